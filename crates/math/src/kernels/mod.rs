@@ -1,0 +1,1 @@
+//! Vector kernels (filled in by the kernel work).

@@ -1,0 +1,1 @@
+//! Argus mpc layer.

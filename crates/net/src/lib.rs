@@ -1,0 +1,1 @@
+//! Argus net layer.

@@ -1,0 +1,1 @@
+//! Argus prg layer.
