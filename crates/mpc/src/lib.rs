@@ -1,1 +1,16 @@
-//! Argus mpc layer.
+//! Argus MPC protocols. One module per sharing scheme, each with the same shape: a share vector
+//! type (struct of arrays), sharing by a party or a client, reveal, local operations, interactive
+//! operations on whole batches in a fixed number of rounds, and conversions.
+//!
+//! * [`rep3`]: replicated 3-party sharing (ABY3, semi-honest) over Z_2^k, Z_t and GF(2).
+//! * [`shamir`]: Shamir sharing with 3 parties and threshold 1 over prime fields.
+#![deny(missing_docs)]
+
+mod error;
+pub mod local;
+mod party;
+pub mod rep3;
+pub mod shamir;
+
+pub use error::MpcError;
+pub use party::Party;

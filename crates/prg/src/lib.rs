@@ -1,1 +1,215 @@
-//! Argus prg layer.
+//! Argus correlated randomness: seeds agreed once when parties connect, expanded by AES-128-CTR
+//! into as many pseudorandom elements as protocols ask for, with no communication per use.
+//!
+//! * [`Prg`] is the one PRG of the project: an AES-128-CTR keystream implementing `RngCore`.
+//! * [`Rep3Prg`] holds the two seeds a party of a 3-party replicated scheme shares with its
+//!   neighbours and derives zero-sharings and replicated random sharings from them (ABY3).
+#![deny(missing_docs)]
+
+use std::fmt;
+
+use aes::cipher::{KeyIvInit, StreamCipher};
+use argus_math::{BitVec, Ring};
+use argus_net::{NetError, Network, PartyId};
+use rand_core::{CryptoRng, RngCore};
+
+type Aes128Ctr = ctr::Ctr128LE<aes::Aes128>;
+
+/// A 128-bit PRG seed. Its `Debug` form never shows the bytes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Seed(pub [u8; 16]);
+
+impl Seed {
+    /// A fresh seed from the operating system's CSPRNG.
+    pub fn random() -> Self {
+        let mut s = [0u8; 16];
+        rand::rngs::OsRng.fill_bytes(&mut s);
+        Seed(s)
+    }
+}
+
+impl fmt::Debug for Seed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Seed(..)")
+    }
+}
+
+/// AES-128 in counter mode, keyed by a [`Seed`]. Two parties holding the same seed and making the
+/// same sequence of calls draw identical bytes.
+pub struct Prg {
+    cipher: Aes128Ctr,
+    buf: [u8; 256],
+    pos: usize,
+}
+
+impl fmt::Debug for Prg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Prg(..)")
+    }
+}
+
+impl Prg {
+    /// The stream of `seed` (zero IV: each seed is used for exactly one stream).
+    pub fn new(seed: &Seed) -> Self {
+        Prg { cipher: Aes128Ctr::new(&seed.0.into(), &[0u8; 16].into()), buf: [0; 256], pos: 256 }
+    }
+    /// A private stream seeded from the OS.
+    pub fn from_entropy() -> Self {
+        Self::new(&Seed::random())
+    }
+    /// A fresh seed drawn from this stream (to derive independent sub-streams).
+    pub fn fork(&mut self) -> Seed {
+        let mut s = [0u8; 16];
+        self.fill_bytes(&mut s);
+        Seed(s)
+    }
+}
+
+impl RngCore for Prg {
+    fn next_u32(&mut self) -> u32 {
+        let mut b = [0u8; 4];
+        self.fill_bytes(&mut b);
+        u32::from_le_bytes(b)
+    }
+    fn next_u64(&mut self) -> u64 {
+        let mut b = [0u8; 8];
+        self.fill_bytes(&mut b);
+        u64::from_le_bytes(b)
+    }
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        // Serve from the buffer first, then fill large requests straight from the keystream.
+        let take = dest.len().min(self.buf.len() - self.pos);
+        dest[..take].copy_from_slice(&self.buf[self.pos..self.pos + take]);
+        self.pos += take;
+        let rest = &mut dest[take..];
+        if rest.len() >= self.buf.len() {
+            rest.fill(0);
+            self.cipher.apply_keystream(rest);
+        } else if !rest.is_empty() {
+            self.buf.fill(0);
+            self.cipher.apply_keystream(&mut self.buf);
+            rest.copy_from_slice(&self.buf[..rest.len()]);
+            self.pos = rest.len();
+        }
+    }
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core::Error> {
+        self.fill_bytes(dest);
+        Ok(())
+    }
+}
+
+impl CryptoRng for Prg {}
+
+/// One seed per pair of parties, agreed at connection time: for each pair `i < j`, party `i`
+/// samples the seed and sends it to `j` over their (TLS-protected) link.
+#[derive(Debug)]
+pub struct PairwiseSeeds {
+    seeds: Vec<Option<Seed>>,
+}
+
+impl PairwiseSeeds {
+    /// Runs the one-round seed agreement among all parties of `net`.
+    pub fn setup(net: &Network) -> Result<Self, NetError> {
+        let (me, n) = (net.id(), net.n());
+        let mut seeds = vec![None; n];
+        for (j, slot) in seeds.iter_mut().enumerate().skip(me + 1) {
+            let s = Seed::random();
+            net.send(j, s.0.to_vec())?;
+            *slot = Some(s);
+        }
+        for (j, slot) in seeds.iter_mut().enumerate().take(me) {
+            let bytes = net.recv(j)?;
+            let arr: [u8; 16] = bytes.as_slice().try_into().map_err(|_| NetError::Frame {
+                peer: j,
+                reason: format!("seed message of {} bytes, expected 16", bytes.len()),
+            })?;
+            *slot = Some(Seed(arr));
+        }
+        Ok(PairwiseSeeds { seeds })
+    }
+    /// The seed shared with `peer` (`None` for oneself).
+    pub fn with(&self, peer: PartyId) -> Option<&Seed> {
+        self.seeds.get(peer).and_then(|s| s.as_ref())
+    }
+}
+
+/// The correlated randomness of one party in 3-party replicated sharing (ABY3, paper 000 app. C).
+///
+/// Party `i` holds seed `s_i` (shared with party `i+1`) and `s_{i-1}` (shared with party `i-1`).
+/// Replicated components follow the same indexing: party `i` holds `(x_i, x_{i-1})`.
+#[derive(Debug)]
+pub struct Rep3Prg {
+    /// Stream of `s_i`, shared with the next party.
+    pub next: Prg,
+    /// Stream of `s_{i-1}`, shared with the previous party.
+    pub prev: Prg,
+    /// Private stream of this party.
+    pub own: Prg,
+}
+
+impl Rep3Prg {
+    /// Agrees seeds with both neighbours over `net` (one round).
+    pub fn setup(net: &Network) -> Result<Self, NetError> {
+        let seeds = PairwiseSeeds::setup(net)?;
+        let pick = |p| seeds.with(p).cloned().expect("every other party has a seed");
+        Ok(Self::from_seeds(&pick(net.next()), &pick(net.prev())))
+    }
+    /// From explicit seeds (tests, or seeds restored by a node).
+    pub fn from_seeds(next: &Seed, prev: &Seed) -> Self {
+        Rep3Prg { next: Prg::new(next), prev: Prg::new(prev), own: Prg::from_entropy() }
+    }
+    /// This party's part `r_i = F(s_i) - F(s_{i-1})` of a sharing of zero (sum over parties is 0).
+    pub fn zero_share<R: Ring>(&mut self, ring: &R, n: usize) -> Vec<R::El> {
+        let a = ring.sample_vec(&mut self.next, n);
+        let b = ring.sample_vec(&mut self.prev, n);
+        a.into_iter().zip(b).map(|(x, y)| ring.sub(x, y)).collect()
+    }
+    /// This party's part of an XOR-sharing of zero over GF(2)^n.
+    pub fn zero_bits(&mut self, n: usize) -> BitVec {
+        let a = BitVec::random(&mut self.next, n);
+        let b = BitVec::random(&mut self.prev, n);
+        a.xor(&b).expect("same length")
+    }
+    /// Components `(x_i, x_{i-1})` of a replicated sharing of a random value nobody knows.
+    pub fn random_pair<R: Ring>(&mut self, ring: &R, n: usize) -> (Vec<R::El>, Vec<R::El>) {
+        (ring.sample_vec(&mut self.next, n), ring.sample_vec(&mut self.prev, n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use argus_math::Z64;
+
+    #[test]
+    fn same_seed_same_stream_any_chunking() {
+        let s = Seed([7; 16]);
+        let (mut a, mut b) = (Prg::new(&s), Prg::new(&s));
+        let mut x = vec![0u8; 5000];
+        a.fill_bytes(&mut x);
+        let mut y = vec![0u8; 5000];
+        let (p1, rest) = y.split_at_mut(3);
+        b.fill_bytes(p1);
+        let (p2, p3) = rest.split_at_mut(1000);
+        b.fill_bytes(p2);
+        b.fill_bytes(p3);
+        assert_eq!(x, y);
+        assert_ne!(Prg::new(&Seed([8; 16])).next_u64(), Prg::new(&s).next_u64());
+        assert_eq!(format!("{:?}", s), "Seed(..)");
+    }
+
+    #[test]
+    fn zero_shares_sum_to_zero() {
+        let seeds: Vec<Seed> = (0..3).map(|_| Seed::random()).collect();
+        // party i: next = s_i, prev = s_{i-1}
+        let mut parties: Vec<Rep3Prg> = (0..3).map(|i| Rep3Prg::from_seeds(&seeds[i], &seeds[(i + 2) % 3])).collect();
+        let r = Z64::new();
+        let shares: Vec<Vec<u64>> = parties.iter_mut().map(|p| p.zero_share(&r, 100)).collect();
+        for k in 0..100 {
+            assert_eq!(shares[0][k].wrapping_add(shares[1][k]).wrapping_add(shares[2][k]), 0);
+        }
+        assert_ne!(shares[0][0], 0);
+        let bits: Vec<BitVec> = parties.iter_mut().map(|p| p.zero_bits(77)).collect();
+        assert_eq!(bits[0].xor(&bits[1]).unwrap().xor(&bits[2]).unwrap().count_ones(), 0);
+    }
+}

@@ -1,0 +1,242 @@
+//! Packed bit vectors: GF(2)^n, 64 bits per word. Invariant: bits past `len` in the last word are 0.
+
+use rand_core::RngCore;
+
+use crate::MathError;
+
+/// A vector of `len` bits packed little-endian into `u64` words (bit i is bit i%64 of word i/64).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BitVec {
+    words: Vec<u64>,
+    len: usize,
+}
+
+/// Words needed for `n` bits.
+#[inline]
+pub fn words_for(n: usize) -> usize {
+    n.div_ceil(64)
+}
+
+impl BitVec {
+    /// `n` zero bits.
+    pub fn zeros(n: usize) -> Self {
+        BitVec { words: vec![0; words_for(n)], len: n }
+    }
+    /// `n` one bits.
+    pub fn ones(n: usize) -> Self {
+        let mut v = BitVec { words: vec![u64::MAX; words_for(n)], len: n };
+        v.clear_tail();
+        v
+    }
+    /// From packed words; bits past `len` are cleared. Errors if `words` is too short.
+    pub fn from_words(mut words: Vec<u64>, len: usize) -> Result<Self, MathError> {
+        if words.len() < words_for(len) {
+            return Err(MathError::LengthMismatch { left: words.len() * 64, right: len });
+        }
+        words.truncate(words_for(len));
+        let mut v = BitVec { words, len };
+        v.clear_tail();
+        Ok(v)
+    }
+    /// From booleans.
+    pub fn from_bools(bits: &[bool]) -> Self {
+        let mut v = Self::zeros(bits.len());
+        for (i, &b) in bits.iter().enumerate() {
+            v.words[i / 64] |= (b as u64) << (i % 64);
+        }
+        v
+    }
+    /// `n` uniformly random bits.
+    pub fn random<R: RngCore + ?Sized>(rng: &mut R, n: usize) -> Self {
+        let mut bytes = vec![0u8; words_for(n) * 8];
+        rng.fill_bytes(&mut bytes);
+        let words = bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        Self::from_words(words, n).expect("sized above")
+    }
+    /// As booleans.
+    pub fn to_bools(&self) -> Vec<bool> {
+        (0..self.len).map(|i| self.get(i)).collect()
+    }
+    /// Number of bits.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether there are no bits.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The packed words.
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+    /// The packed words, mutably. Callers must keep the tail clear (or call `clear_tail`).
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.words
+    }
+    /// Takes the words out.
+    pub fn into_words(self) -> Vec<u64> {
+        self.words
+    }
+    /// Bit `i` (panics if out of range, like slice indexing).
+    #[inline]
+    pub fn get(&self, i: usize) -> bool {
+        assert!(i < self.len, "bit index {i} out of range for length {}", self.len);
+        (self.words[i / 64] >> (i % 64)) & 1 == 1
+    }
+    /// Sets bit `i`.
+    #[inline]
+    pub fn set(&mut self, i: usize, b: bool) {
+        assert!(i < self.len, "bit index {i} out of range for length {}", self.len);
+        let m = 1u64 << (i % 64);
+        if b {
+            self.words[i / 64] |= m;
+        } else {
+            self.words[i / 64] &= !m;
+        }
+    }
+    /// Re-establishes the invariant that bits past `len` are zero.
+    pub fn clear_tail(&mut self) {
+        if self.len % 64 != 0 {
+            if let Some(w) = self.words.last_mut() {
+                *w &= (1u64 << (self.len % 64)) - 1;
+            }
+        }
+    }
+    fn check_len(&self, o: &Self) -> Result<(), MathError> {
+        if self.len != o.len {
+            return Err(MathError::LengthMismatch { left: self.len, right: o.len });
+        }
+        Ok(())
+    }
+    /// `self ^= o`.
+    pub fn xor_assign(&mut self, o: &Self) -> Result<(), MathError> {
+        self.check_len(o)?;
+        self.words.iter_mut().zip(&o.words).for_each(|(a, b)| *a ^= b);
+        Ok(())
+    }
+    /// `self &= o`.
+    pub fn and_assign(&mut self, o: &Self) -> Result<(), MathError> {
+        self.check_len(o)?;
+        self.words.iter_mut().zip(&o.words).for_each(|(a, b)| *a &= b);
+        Ok(())
+    }
+    /// `self ^ o`.
+    pub fn xor(&self, o: &Self) -> Result<Self, MathError> {
+        let mut r = self.clone();
+        r.xor_assign(o)?;
+        Ok(r)
+    }
+    /// `self & o`.
+    pub fn and(&self, o: &Self) -> Result<Self, MathError> {
+        let mut r = self.clone();
+        r.and_assign(o)?;
+        Ok(r)
+    }
+    /// Bitwise complement.
+    pub fn not(&self) -> Self {
+        let mut r = BitVec { words: self.words.iter().map(|w| !w).collect(), len: self.len };
+        r.clear_tail();
+        r
+    }
+    /// Number of one bits.
+    pub fn count_ones(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+    /// Bits `[start, start + n)` as a new vector (word-shifted, no per-bit loop).
+    pub fn slice(&self, start: usize, n: usize) -> Result<Self, MathError> {
+        if start + n > self.len {
+            return Err(MathError::LengthMismatch { left: self.len, right: start + n });
+        }
+        let (w0, sh) = (start / 64, start % 64);
+        let words = (0..words_for(n))
+            .map(|k| {
+                let lo = self.words[w0 + k] >> sh;
+                let hi = if sh == 0 { 0 } else { self.words.get(w0 + k + 1).map_or(0, |w| w << (64 - sh)) };
+                lo | hi
+            })
+            .collect();
+        Self::from_words(words, n)
+    }
+    /// Concatenation of several vectors, in order.
+    pub fn concat(parts: &[&BitVec]) -> Self {
+        let n: usize = parts.iter().map(|p| p.len).sum();
+        let mut out = Self::zeros(n);
+        let mut at = 0;
+        for p in parts {
+            out.write_at(at, p);
+            at += p.len;
+        }
+        out
+    }
+    /// ORs the bits of `src` into `self` starting at bit `at` (the target range must be zero).
+    fn write_at(&mut self, at: usize, src: &BitVec) {
+        let (w0, sh) = (at / 64, at % 64);
+        for (k, &w) in src.words.iter().enumerate() {
+            self.words[w0 + k] |= w << sh;
+            if sh != 0 && w0 + k + 1 < self.words.len() {
+                self.words[w0 + k + 1] |= w >> (64 - sh);
+            }
+        }
+    }
+    /// Little-endian bytes, `ceil(len / 8)` of them: the wire form (no padding to whole words).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len.div_ceil(8));
+        self.append_bytes(&mut out);
+        out
+    }
+    /// Appends the wire form to `out`.
+    pub fn append_bytes(&self, out: &mut Vec<u8>) {
+        let nbytes = self.len.div_ceil(8);
+        let start = out.len();
+        for w in &self.words {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        out.truncate(start + nbytes);
+    }
+    /// Parses `ceil(n / 8)` bytes; stray bits past `n` are an error (they would be a malformed message).
+    pub fn from_bytes(bytes: &[u8], n: usize) -> Result<Self, MathError> {
+        if bytes.len() != n.div_ceil(8) {
+            return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: 0 });
+        }
+        let mut words = vec![0u64; words_for(n)];
+        for (i, &b) in bytes.iter().enumerate() {
+            words[i / 8] |= (b as u64) << (8 * (i % 8));
+        }
+        let v = BitVec { words, len: n };
+        let mut check = v.clone();
+        check.clear_tail();
+        if check != v {
+            return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: 0 });
+        }
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn slice_concat_roundtrip(bits in proptest::collection::vec(any::<bool>(), 0..400), cut in 0usize..400) {
+            let v = BitVec::from_bools(&bits);
+            let cut = cut.min(bits.len());
+            let a = v.slice(0, cut).unwrap();
+            let b = v.slice(cut, bits.len() - cut).unwrap();
+            prop_assert_eq!(a.to_bools(), &bits[..cut]);
+            prop_assert_eq!(BitVec::concat(&[&a, &b]), v.clone());
+            prop_assert_eq!(BitVec::from_bytes(&v.to_bytes(), v.len()).unwrap(), v.clone());
+            prop_assert_eq!(v.not().count_ones(), bits.len() - v.count_ones());
+        }
+    }
+
+    #[test]
+    fn errors() {
+        let a = BitVec::zeros(10);
+        assert_eq!(a.xor(&BitVec::zeros(11)), Err(MathError::LengthMismatch { left: 10, right: 11 }));
+        assert!(BitVec::from_bytes(&[0xff, 0xff], 10).is_err());
+        assert!(a.slice(5, 6).is_err());
+        assert_eq!(BitVec::ones(70).count_ones(), 70);
+    }
+}

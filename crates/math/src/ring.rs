@@ -1,0 +1,462 @@
+//! The `Ring` abstraction and the rings Z_2^k (k = 16, 32, 64, 128) and Z_t (any 2 <= t < 2^128).
+//!
+//! A ring value is a small *context* object (zero-sized for Z_2^k, the modulus for Z_t) that
+//! performs arithmetic on plain element values `Ring::El`. Protocols are generic over `Ring`, so one
+//! implementation of replicated sharing serves Z_2^16, Z_2^64 and Z_{p·2^m} alike.
+
+use std::fmt::{self, Debug, Display};
+use std::marker::PhantomData;
+
+use rand_core::RngCore;
+
+use crate::wide::{mul_mod_u128, reduce_u128};
+use crate::MathError;
+
+/// The modulus of a ring, for messages and for checking that two shares live in the same ring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Modulus {
+    /// Z_{2^k}, 1 <= k <= 128.
+    Pow2(u32),
+    /// Z_t for the given t (not a power of two, or a power of two handled by `Zt`).
+    Int(u128),
+}
+
+impl Display for Modulus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Modulus::Pow2(k) => write!(f, "Z_2^{k}"),
+            Modulus::Int(t) => write!(f, "Z_{t}"),
+        }
+    }
+}
+
+/// Arithmetic in a finite commutative ring, on plain element values.
+pub trait Ring: Clone + PartialEq + Debug + Send + Sync + 'static {
+    /// An element, always kept in canonical form `[0, modulus)`.
+    type El: Copy + Default + PartialEq + Eq + Debug + Send + Sync + 'static;
+
+    /// The modulus, for error messages and ring-equality checks.
+    fn modulus(&self) -> Modulus;
+    /// `ceil(log2(modulus))`: the bit width of a canonical element.
+    fn bits(&self) -> u32;
+    /// Bytes of one element on the wire.
+    fn byte_len(&self) -> usize;
+    /// Additive identity.
+    fn zero(&self) -> Self::El;
+    /// Multiplicative identity.
+    fn one(&self) -> Self::El;
+    /// `a + b`.
+    fn add(&self, a: Self::El, b: Self::El) -> Self::El;
+    /// `a - b`.
+    fn sub(&self, a: Self::El, b: Self::El) -> Self::El;
+    /// `-a`.
+    fn neg(&self, a: Self::El) -> Self::El {
+        self.sub(self.zero(), a)
+    }
+    /// `a * b`.
+    fn mul(&self, a: Self::El, b: Self::El) -> Self::El;
+    /// The element `x mod modulus`.
+    fn from_u128(&self, x: u128) -> Self::El;
+    /// The canonical representative in `[0, modulus)`.
+    fn to_u128(&self, a: Self::El) -> u128;
+    /// `x` if it is canonical, else `None`.
+    fn try_from_u128(&self, x: u128) -> Option<Self::El>;
+    /// A uniformly random element (unbiased) drawn from `rng`.
+    fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> Self::El;
+
+    /// `sum_i a_i * b_i`; rings with a SIMD kernel override this (equal lengths are the caller's duty).
+    fn dot(&self, a: &[Self::El], b: &[Self::El]) -> Self::El {
+        debug_assert_eq!(a.len(), b.len());
+        a.iter().zip(b).fold(self.zero(), |acc, (&x, &y)| self.add(acc, self.mul(x, y)))
+    }
+    /// The signed embedding: `x mod modulus` for negative `x` too.
+    fn from_i128(&self, x: i128) -> Self::El {
+        if x >= 0 {
+            self.from_u128(x as u128)
+        } else {
+            self.neg(self.from_u128(x.unsigned_abs()))
+        }
+    }
+    /// `n` uniformly random elements.
+    fn sample_vec<R: RngCore + ?Sized>(&self, rng: &mut R, n: usize) -> Vec<Self::El> {
+        (0..n).map(|_| self.sample(rng)).collect()
+    }
+    /// Canonical elements from `u128` values, or `OutOfRange` naming the first bad index.
+    fn try_vec_from_u128(&self, xs: &[u128]) -> Result<Vec<Self::El>, MathError> {
+        xs.iter()
+            .enumerate()
+            .map(|(index, &x)| {
+                self.try_from_u128(x).ok_or(MathError::OutOfRange { index, modulus: self.modulus() })
+            })
+            .collect()
+    }
+    /// Appends the little-endian encoding of `xs` (`byte_len` bytes each) to `out`.
+    fn encode(&self, xs: &[Self::El], out: &mut Vec<u8>) {
+        let w = self.byte_len();
+        out.reserve(xs.len() * w);
+        for &x in xs {
+            out.extend_from_slice(&self.to_u128(x).to_le_bytes()[..w]);
+        }
+    }
+    /// Decodes whole elements; rejects a ragged length or a non-canonical value.
+    fn decode(&self, bytes: &[u8]) -> Result<Vec<Self::El>, MathError> {
+        let w = self.byte_len();
+        if bytes.len() % w != 0 {
+            return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: w });
+        }
+        bytes
+            .chunks_exact(w)
+            .enumerate()
+            .map(|(index, c)| {
+                let mut buf = [0u8; 16];
+                buf[..w].copy_from_slice(c);
+                self.try_from_u128(u128::from_le_bytes(buf))
+                    .ok_or(MathError::OutOfRange { index, modulus: self.modulus() })
+            })
+            .collect()
+    }
+}
+
+/// Machine words that implement Z_2^k by wrapping arithmetic.
+pub trait Word:
+    Copy + Default + PartialEq + Eq + Debug + Send + Sync + 'static + sealed::Sealed
+{
+    /// Bit width k.
+    const BITS: u32;
+    /// Wrapping addition.
+    fn wadd(self, o: Self) -> Self;
+    /// Wrapping subtraction.
+    fn wsub(self, o: Self) -> Self;
+    /// Wrapping multiplication.
+    fn wmul(self, o: Self) -> Self;
+    /// Truncating conversion from u128.
+    fn from_u128(x: u128) -> Self;
+    /// Zero-extending conversion to u128.
+    fn to_u128(self) -> u128;
+    /// Decodes from little-endian bytes (exactly `BITS / 8` of them).
+    fn from_le(b: &[u8]) -> Self;
+    /// Appends the little-endian bytes.
+    fn put_le(self, out: &mut Vec<u8>);
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! word {
+    ($t:ty) => {
+        impl sealed::Sealed for $t {}
+        impl Word for $t {
+            const BITS: u32 = <$t>::BITS;
+            #[inline(always)]
+            fn wadd(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            #[inline(always)]
+            fn wsub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+            #[inline(always)]
+            fn wmul(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+            #[inline(always)]
+            fn from_u128(x: u128) -> Self {
+                x as $t
+            }
+            #[inline(always)]
+            fn to_u128(self) -> u128 {
+                self as u128
+            }
+            #[inline(always)]
+            fn from_le(b: &[u8]) -> Self {
+                <$t>::from_le_bytes(b.try_into().expect("caller passes BITS/8 bytes"))
+            }
+            #[inline(always)]
+            fn put_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        }
+    };
+}
+word!(u8);
+word!(u16);
+word!(u32);
+word!(u64);
+word!(u128);
+
+/// The ring Z_2^k with k the width of the machine word `W` (wrapping arithmetic).
+pub struct Z2<W>(PhantomData<W>);
+
+impl<W> Z2<W> {
+    /// The ring (a zero-sized value).
+    pub const fn new() -> Self {
+        Z2(PhantomData)
+    }
+}
+impl<W> Default for Z2<W> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+impl<W> Clone for Z2<W> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<W> Copy for Z2<W> {}
+impl<W> PartialEq for Z2<W> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl<W: Word> Debug for Z2<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Z_2^{}", W::BITS)
+    }
+}
+
+/// Z_2^8.
+pub type Z8 = Z2<u8>;
+/// Z_2^16.
+pub type Z16 = Z2<u16>;
+/// Z_2^32.
+pub type Z32 = Z2<u32>;
+/// Z_2^64.
+pub type Z64 = Z2<u64>;
+/// Z_2^128.
+pub type Z128 = Z2<u128>;
+
+impl<W: Word> Ring for Z2<W> {
+    type El = W;
+    fn modulus(&self) -> Modulus {
+        Modulus::Pow2(W::BITS)
+    }
+    fn bits(&self) -> u32 {
+        W::BITS
+    }
+    fn byte_len(&self) -> usize {
+        (W::BITS / 8) as usize
+    }
+    #[inline(always)]
+    fn zero(&self) -> W {
+        W::default()
+    }
+    #[inline(always)]
+    fn one(&self) -> W {
+        W::from_u128(1)
+    }
+    #[inline(always)]
+    fn add(&self, a: W, b: W) -> W {
+        a.wadd(b)
+    }
+    #[inline(always)]
+    fn sub(&self, a: W, b: W) -> W {
+        a.wsub(b)
+    }
+    #[inline(always)]
+    fn mul(&self, a: W, b: W) -> W {
+        a.wmul(b)
+    }
+    #[inline(always)]
+    fn from_u128(&self, x: u128) -> W {
+        W::from_u128(x)
+    }
+    #[inline(always)]
+    fn to_u128(&self, a: W) -> u128 {
+        a.to_u128()
+    }
+    fn try_from_u128(&self, x: u128) -> Option<W> {
+        (W::BITS == 128 || x >> W::BITS == 0).then(|| W::from_u128(x))
+    }
+    fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> W {
+        let mut b = [0u8; 16];
+        rng.fill_bytes(&mut b[..(W::BITS / 8) as usize]);
+        W::from_u128(u128::from_le_bytes(b))
+    }
+    fn sample_vec<R: RngCore + ?Sized>(&self, rng: &mut R, n: usize) -> Vec<W> {
+        // One bulk draw from the stream: AES-CTR fills large buffers far faster than per element.
+        let w = (W::BITS / 8) as usize;
+        let mut bytes = vec![0u8; n * w];
+        rng.fill_bytes(&mut bytes);
+        bytes.chunks_exact(w).map(W::from_le).collect()
+    }
+    fn encode(&self, xs: &[W], out: &mut Vec<u8>) {
+        out.reserve(xs.len() * (W::BITS / 8) as usize);
+        for &x in xs {
+            x.put_le(out);
+        }
+    }
+    fn decode(&self, bytes: &[u8]) -> Result<Vec<W>, MathError> {
+        let w = (W::BITS / 8) as usize;
+        if bytes.len() % w != 0 {
+            return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: w });
+        }
+        Ok(bytes.chunks_exact(w).map(W::from_le).collect())
+    }
+}
+
+/// The ring Z_t for any modulus 2 <= t < 2^128 (e.g. Z_{p·2^m} for the lifting protocols, or
+/// Z_2^k for a k that is not a machine word). Elements are `u128` in `[0, t)`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Zt {
+    t: u128,
+    bits: u32,
+}
+
+impl Debug for Zt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.modulus())
+    }
+}
+
+impl Zt {
+    /// The ring Z_t; refuses t < 2.
+    pub fn new(t: u128) -> Result<Self, MathError> {
+        if t < 2 {
+            return Err(MathError::InvalidModulus { reason: format!("Z_t needs t >= 2, got {t}") });
+        }
+        let bits = 128 - (t - 1).leading_zeros();
+        Ok(Zt { t, bits })
+    }
+    /// Z_{2^k} for 1 <= k <= 127.
+    pub fn pow2(k: u32) -> Result<Self, MathError> {
+        if !(1..=127).contains(&k) {
+            return Err(MathError::InvalidModulus { reason: format!("Z_2^k needs 1 <= k <= 127, got {k}") });
+        }
+        Self::new(1u128 << k)
+    }
+    /// The modulus t.
+    pub fn t(&self) -> u128 {
+        self.t
+    }
+    /// Whether t is a power of two.
+    pub fn is_pow2(&self) -> bool {
+        self.t.is_power_of_two()
+    }
+}
+
+impl Ring for Zt {
+    type El = u128;
+    fn modulus(&self) -> Modulus {
+        if self.t.is_power_of_two() {
+            Modulus::Pow2(self.t.trailing_zeros())
+        } else {
+            Modulus::Int(self.t)
+        }
+    }
+    fn bits(&self) -> u32 {
+        self.bits
+    }
+    fn byte_len(&self) -> usize {
+        self.bits.div_ceil(8) as usize
+    }
+    fn zero(&self) -> u128 {
+        0
+    }
+    fn one(&self) -> u128 {
+        1
+    }
+    #[inline]
+    fn add(&self, a: u128, b: u128) -> u128 {
+        let (s, carry) = a.overflowing_add(b);
+        if carry || s >= self.t {
+            s.wrapping_sub(self.t)
+        } else {
+            s
+        }
+    }
+    #[inline]
+    fn sub(&self, a: u128, b: u128) -> u128 {
+        if a >= b {
+            a - b
+        } else {
+            a.wrapping_sub(b).wrapping_add(self.t)
+        }
+    }
+    #[inline]
+    fn mul(&self, a: u128, b: u128) -> u128 {
+        if self.t.is_power_of_two() {
+            a.wrapping_mul(b) & (self.t - 1)
+        } else if self.bits <= 64 {
+            (a * b) % self.t
+        } else {
+            mul_mod_u128(a, b, self.t)
+        }
+    }
+    fn from_u128(&self, x: u128) -> u128 {
+        reduce_u128(x, self.t)
+    }
+    fn to_u128(&self, a: u128) -> u128 {
+        a
+    }
+    fn try_from_u128(&self, x: u128) -> Option<u128> {
+        (x < self.t).then_some(x)
+    }
+    fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> u128 {
+        // Rejection sampling on `bits` random bits: unbiased, fewer than two draws on average.
+        let mask = if self.bits == 128 { u128::MAX } else { (1u128 << self.bits) - 1 };
+        loop {
+            let mut b = [0u8; 16];
+            rng.fill_bytes(&mut b[..self.byte_len()]);
+            let x = u128::from_le_bytes(b) & mask;
+            if x < self.t {
+                return x;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn zt_matches_big_arithmetic(t in 2u128..u128::MAX, a: u128, b: u128) {
+            let r = Zt::new(t).unwrap();
+            let (a, b) = (a % t, b % t);
+            // Reference via 256-bit schoolbook in u128 halves (independent of wide.rs).
+            let expect_mul = crate::wide::tests::ref_mul_mod(a, b, t);
+            prop_assert_eq!(r.mul(a, b), expect_mul);
+            prop_assert_eq!(r.add(r.sub(a, b), b), a);
+            prop_assert_eq!(r.add(a, r.neg(a)), 0);
+        }
+
+        #[test]
+        fn zt_small_moduli(t in 2u128..1u128 << 40, a: u64, b: u64) {
+            let r = Zt::new(t).unwrap();
+            let (a, b) = (a as u128 % t, b as u128 % t);
+            prop_assert_eq!(r.mul(a, b), a * b % t);
+            prop_assert_eq!(r.add(a, b), (a + b) % t);
+            prop_assert_eq!(r.sub(a, b), (a + t - b) % t);
+        }
+
+        #[test]
+        fn encode_roundtrip(xs in proptest::collection::vec(any::<u16>(), 0..50)) {
+            let r = Z16::new();
+            let mut out = Vec::new();
+            r.encode(&xs, &mut out);
+            prop_assert_eq!(r.decode(&out).unwrap(), xs);
+        }
+    }
+
+    #[test]
+    fn edge_cases() {
+        let r = Zt::new(u128::MAX).unwrap();
+        assert_eq!(r.add(u128::MAX - 1, u128::MAX - 1), u128::MAX - 2);
+        assert_eq!(r.bits(), 128);
+        assert_eq!(Zt::new(65519 << 20).unwrap().bits(), 36);
+        assert_eq!(Zt::pow2(36).unwrap().modulus(), Modulus::Pow2(36));
+        assert!(Zt::new(1).is_err());
+        assert!(Zt::pow2(128).is_err());
+        let z = Z16::new();
+        assert_eq!(z.from_i128(-1), u16::MAX);
+        assert_eq!(z.try_from_u128(1 << 16), None);
+        let zt = Zt::new(7).unwrap();
+        assert_eq!(zt.from_i128(-1), 6);
+        assert_eq!(zt.decode(&[7]), Err(MathError::OutOfRange { index: 0, modulus: Modulus::Int(7) }));
+        assert_eq!(Z32::new().decode(&[1, 2, 3]), Err(MathError::BadEncoding { bytes: 3, elem_bytes: 4 }));
+    }
+}

@@ -1,0 +1,108 @@
+//! A party of a 3-party scheme: its network endpoint and its correlated randomness.
+
+use argus_math::{BitVec, Ring};
+use argus_net::{Network, PartyId, Stats};
+use argus_prg::Rep3Prg;
+
+use crate::error::{MpcError, Result};
+
+/// One of the three parties: the transport plus the PRG seeds agreed with its neighbours.
+#[derive(Debug)]
+pub struct Party {
+    net: Network,
+    /// Seeds shared with the neighbours (and a private stream).
+    pub prg: Rep3Prg,
+}
+
+impl Party {
+    /// Wraps a connected 3-party network and agrees PRG seeds (one round).
+    pub fn new(net: Network) -> Result<Self> {
+        if net.n() != 3 {
+            return Err(MpcError::WrongPartyCount { scheme: "rep3", expected: 3, got: net.n() });
+        }
+        let prg = Rep3Prg::setup(&net)?;
+        Ok(Party { net, prg })
+    }
+    /// This party's index, 0..3.
+    pub fn id(&self) -> PartyId {
+        self.net.id()
+    }
+    /// Index of the next party, `id + 1 mod 3`.
+    pub fn next(&self) -> PartyId {
+        self.net.next()
+    }
+    /// Index of the previous party, `id - 1 mod 3`.
+    pub fn prev(&self) -> PartyId {
+        self.net.prev()
+    }
+    /// The transport.
+    pub fn net(&self) -> &Network {
+        &self.net
+    }
+    /// Bytes and rounds so far (subtract two readings to measure a protocol call).
+    pub fn stats(&self) -> Stats {
+        self.net.stats()
+    }
+
+    /// Sends `msg` to the next party and returns what the previous party sent (one round).
+    pub(crate) fn pass_next(&self, msg: Vec<u8>) -> Result<Vec<u8>> {
+        self.net.send(self.next(), msg)?;
+        Ok(self.net.recv(self.prev())?)
+    }
+    /// Receives `n` ring elements from `peer`.
+    pub(crate) fn recv_elems<R: Ring>(&self, ring: &R, peer: PartyId, n: usize) -> Result<Vec<R::El>> {
+        let bytes = self.net.recv(peer)?;
+        decode_exact(ring, peer, &bytes, n)
+    }
+    /// Sends ring elements to `peer`.
+    pub(crate) fn send_elems<R: Ring>(&self, ring: &R, peer: PartyId, xs: &[R::El]) -> Result<()> {
+        let mut out = Vec::with_capacity(xs.len() * ring.byte_len());
+        ring.encode(xs, &mut out);
+        Ok(self.net.send(peer, out)?)
+    }
+    /// Sends elements to the next party and receives as many from the previous one.
+    pub(crate) fn pass_elems<R: Ring>(&self, ring: &R, xs: &[R::El]) -> Result<Vec<R::El>> {
+        self.send_elems(ring, self.next(), xs)?;
+        self.recv_elems(ring, self.prev(), xs.len())
+    }
+    /// Sends bit vectors (concatenated, each `ceil(len/8)` bytes) to the next party and receives
+    /// vectors of the same lengths from the previous one.
+    pub(crate) fn pass_bits(&self, parts: &[BitVec]) -> Result<Vec<BitVec>> {
+        let mut out = Vec::with_capacity(parts.iter().map(|p| p.len().div_ceil(8)).sum());
+        for p in parts {
+            p.append_bytes(&mut out);
+        }
+        let got = self.pass_next(out)?;
+        split_bits(self.prev(), &got, parts.iter().map(|p| p.len()))
+    }
+}
+
+/// Decodes exactly `n` elements or reports a malformed message.
+pub(crate) fn decode_exact<R: Ring>(ring: &R, peer: PartyId, bytes: &[u8], n: usize) -> Result<Vec<R::El>> {
+    if bytes.len() != n * ring.byte_len() {
+        return Err(MpcError::Malformed {
+            peer,
+            reason: format!("expected {n} elements of {} bytes, got {} bytes", ring.byte_len(), bytes.len()),
+        });
+    }
+    ring.decode(bytes).map_err(|e| MpcError::Malformed { peer, reason: e.to_string() })
+}
+
+/// Splits a message into bit vectors of the given lengths.
+pub(crate) fn split_bits(peer: PartyId, bytes: &[u8], lens: impl Iterator<Item = usize>) -> Result<Vec<BitVec>> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    for n in lens {
+        let nb = n.div_ceil(8);
+        let chunk = bytes.get(at..at + nb).ok_or_else(|| MpcError::Malformed {
+            peer,
+            reason: format!("bit message of {} bytes is too short", bytes.len()),
+        })?;
+        out.push(BitVec::from_bytes(chunk, n).map_err(|e| MpcError::Malformed { peer, reason: e.to_string() })?);
+        at += nb;
+    }
+    if at != bytes.len() {
+        return Err(MpcError::Malformed { peer, reason: format!("{} trailing bytes", bytes.len() - at) });
+    }
+    Ok(out)
+}

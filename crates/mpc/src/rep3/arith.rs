@@ -1,0 +1,97 @@
+//! Multiplication, resharing and length-independent dot products (paper 000 appendix C).
+
+use argus_math::Ring;
+
+use super::{check_len, Rep3};
+use crate::error::{MpcError, Result};
+use crate::party::Party;
+
+/// Turns an additive sharing (one component `z_i` per party) into a replicated one: add a fresh
+/// zero-sharing (re-randomisation) and send `z_i` to the next party. One round, one element each.
+pub fn reshare<R: Ring>(p: &mut Party, ring: &R, mut z: Vec<R::El>) -> Result<Rep3<R>> {
+    let zero = p.prg.zero_share(ring, z.len());
+    z.iter_mut().zip(&zero).for_each(|(x, &r)| *x = ring.add(*x, r));
+    let prev = p.pass_elems(ring, &z)?;
+    Ok(Rep3::from_parts(ring.clone(), z, prev)?)
+}
+
+/// Element-wise product `x ⊙ y` (paper 000 eq. 4): `z_i = x_i y_i + x_{i-1} y_i + x_i y_{i-1} + r_i`.
+pub fn mul<R: Ring>(p: &mut Party, x: &Rep3<R>, y: &Rep3<R>) -> Result<Rep3<R>> {
+    x.check_compatible(y)?;
+    let r = x.ring();
+    let z = (0..x.len())
+        .map(|k| {
+            let t = r.add(r.mul(x.a[k], y.a[k]), r.mul(x.b[k], y.a[k]));
+            r.add(t, r.mul(x.a[k], y.b[k]))
+        })
+        .collect();
+    reshare(p, r, z)
+}
+
+/// A share in the pre-processed form of paper 000 eq. 6: `(x_i + x_{i-1}, x_{i-1})`, so that a
+/// product needs two plain multiplications: `z_i = a'_x a'_y - b_x b_y + r_i`.
+#[derive(Clone)]
+pub struct Rep3Pre<R: Ring> {
+    /// `x_i + x_{i-1}`.
+    pub sum: Vec<R::El>,
+    /// `x_{i-1}`.
+    pub b: Vec<R::El>,
+    ring: R,
+}
+
+impl<R: Ring> std::fmt::Debug for Rep3Pre<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Rep3Pre<{:?}>[{}]", self.ring, self.sum.len())
+    }
+}
+
+impl<R: Ring> Rep3Pre<R> {
+    /// Pre-processes a share (done once, e.g. when a database row is loaded).
+    pub fn new(x: &Rep3<R>) -> Self {
+        let r = x.ring();
+        Rep3Pre { sum: x.a.iter().zip(&x.b).map(|(&a, &b)| r.add(a, b)).collect(), b: x.b.clone(), ring: r.clone() }
+    }
+    /// The ring.
+    pub fn ring(&self) -> &R {
+        &self.ring
+    }
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.sum.len()
+    }
+    /// Whether empty.
+    pub fn is_empty(&self) -> bool {
+        self.sum.is_empty()
+    }
+}
+
+/// Dot products of `rows` pairs of length-`len` vectors laid out row after row in `x` and `y`.
+/// Communication is one element per row, whatever `len` is.
+pub fn dot<R: Ring>(p: &mut Party, x: &Rep3<R>, y: &Rep3<R>, len: usize) -> Result<Rep3<R>> {
+    x.check_compatible(y)?;
+    dot_pre(p, &Rep3Pre::new(x), &Rep3Pre::new(y), len)
+}
+
+/// [`dot`] on pre-processed shares: two plain dot products per row (eq. 6), then a reshare.
+pub fn dot_pre<R: Ring>(p: &mut Party, x: &Rep3Pre<R>, y: &Rep3Pre<R>, len: usize) -> Result<Rep3<R>> {
+    if x.ring != y.ring {
+        return Err(MpcError::RingMismatch { left: x.ring.modulus(), right: y.ring.modulus() });
+    }
+    check_len(x.len(), y.len())?;
+    let rows = rows_of(x.len(), len)?;
+    let r = &x.ring;
+    let z = (0..rows)
+        .map(|k| {
+            let s = k * len..(k + 1) * len;
+            r.sub(r.dot(&x.sum[s.clone()], &y.sum[s.clone()]), r.dot(&x.b[s.clone()], &y.b[s]))
+        })
+        .collect();
+    reshare(p, r, z)
+}
+
+pub(crate) fn rows_of(total: usize, len: usize) -> Result<usize> {
+    if len == 0 || total % len != 0 {
+        return Err(MpcError::InvalidParameter(format!("{total} elements do not split into rows of {len}")));
+    }
+    Ok(total / len)
+}

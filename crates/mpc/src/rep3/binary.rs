@@ -1,0 +1,188 @@
+//! Boolean circuits on replicated bit shares: AND gates batched into one message per layer, and
+//! binary adders over bit planes (paper 000 appendix E, Alg. 6–9).
+
+use argus_math::BitVec;
+
+use super::Rep3Bits;
+use crate::error::Result;
+use crate::party::Party;
+
+/// One bit position of a batch of shared values ("bit plane"), or `None` for a public zero.
+/// Tracking known zeros lets the adders skip AND gates whose result is known (e.g. the carry into
+/// bit 0), so gate counts match the paper's.
+pub type Plane = Option<Rep3Bits>;
+
+/// Which binary adder a bit decomposition uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Adder {
+    /// Ripple carry (Alg. 7): fewest AND gates, one round per bit.
+    #[default]
+    Ripple,
+    /// Kogge-Stone parallel prefix: about `log2(k)` rounds, more AND gates.
+    LogDepth,
+}
+
+/// `x & y` for shared bits: `z_i = x_i y_i ^ x_{i-1} y_i ^ x_i y_{i-1} ^ r_i`, then reshare.
+pub fn and(p: &mut Party, x: &Rep3Bits, y: &Rep3Bits) -> Result<Rep3Bits> {
+    Ok(and_many(p, &[(x, y)])?.pop().expect("one pair"))
+}
+
+/// Many independent AND gates in one round (one message carrying all of them).
+pub fn and_many(p: &mut Party, pairs: &[(&Rep3Bits, &Rep3Bits)]) -> Result<Vec<Rep3Bits>> {
+    let mut local = Vec::with_capacity(pairs.len());
+    for (x, y) in pairs {
+        super::check_len(x.len(), y.len())?;
+        let mut z = p.prg.zero_bits(x.len());
+        let (xa, xb, ya, yb) = (x.a.words(), x.b.words(), y.a.words(), y.b.words());
+        for (k, w) in z.words_mut().iter_mut().enumerate() {
+            *w ^= (xa[k] & ya[k]) ^ (xb[k] & ya[k]) ^ (xa[k] & yb[k]);
+        }
+        local.push(z);
+    }
+    let prev = p.pass_bits(&local)?;
+    Ok(local.into_iter().zip(prev).map(|(a, b)| Rep3Bits { a, b }).collect())
+}
+
+/// XOR of planes with public zeros.
+pub(crate) fn pxor(x: &Plane, y: &Plane) -> Plane {
+    match (x, y) {
+        (None, None) => None,
+        (Some(v), None) | (None, Some(v)) => Some(v.clone()),
+        (Some(a), Some(b)) => Some(a.xor(b).expect("planes of one batch have equal length")),
+    }
+}
+
+/// A layer of AND gates on planes in one round; gates with a zero input cost nothing.
+pub(crate) fn and_planes(p: &mut Party, pairs: &[(&Plane, &Plane)]) -> Result<Vec<Plane>> {
+    let live: Vec<(&Rep3Bits, &Rep3Bits)> = pairs
+        .iter()
+        .filter_map(|(x, y)| match (x, y) {
+            (Some(a), Some(b)) => Some((a, b)),
+            _ => None,
+        })
+        .collect();
+    let mut done = if live.is_empty() { Vec::new() } else { and_many(p, &live)? }.into_iter();
+    Ok(pairs.iter().map(|(x, y)| if x.is_some() && y.is_some() { done.next() } else { None }).collect())
+}
+
+/// Adds two shared binary numbers given as planes (index = bit position, missing = 0) and returns
+/// the sum's bits at the positions in `outputs`, in that order. Gates with a known-zero input
+/// are skipped, so the counts are those of the paper's circuits.
+pub fn add_bits(p: &mut Party, x: &[Plane], y: &[Plane], outputs: &[usize], adder: Adder) -> Result<Vec<Plane>> {
+    let Some(&top) = outputs.iter().max() else { return Ok(Vec::new()) };
+    let all = match adder {
+        Adder::Ripple => ripple(p, x, y, top)?,
+        Adder::LogDepth => kogge_stone(p, x, y, top, outputs)?,
+    };
+    Ok(outputs.iter().map(|&j| all[j].clone()).collect())
+}
+
+fn plane_at(v: &[Plane], j: usize) -> Plane {
+    v.get(j).cloned().flatten()
+}
+
+/// Ripple-carry adder (Alg. 6/7): the carry into bit `j+1` is `((a_j^c_j) & (b_j^c_j)) ^ c_j`,
+/// one AND and one round per bit.
+fn ripple(p: &mut Party, x: &[Plane], y: &[Plane], top: usize) -> Result<Vec<Plane>> {
+    let mut out = Vec::with_capacity(top + 1);
+    let mut carry: Plane = None;
+    for j in 0..=top {
+        let (a, b) = (plane_at(x, j), plane_at(y, j));
+        out.push(pxor(&pxor(&a, &b), &carry));
+        if j < top {
+            let t1 = pxor(&a, &carry);
+            let t2 = pxor(&b, &carry);
+            let prod = and_planes(p, &[(&t1, &t2)])?.pop().expect("one gate");
+            carry = pxor(&prod, &carry);
+        }
+    }
+    Ok(out)
+}
+
+/// Kogge-Stone prefix adder: generate `g_j = a_j b_j`, propagate `p_j = a_j ^ b_j`, then
+/// `ceil(log2(top))` levels of `(G, P)_j <- (G_j ^ P_j G_{j-d}, P_j P_{j-d})`. Only the nodes the
+/// requested outputs depend on are computed.
+fn kogge_stone(p: &mut Party, x: &[Plane], y: &[Plane], top: usize, outputs: &[usize]) -> Result<Vec<Plane>> {
+    let a: Vec<Plane> = (0..=top).map(|j| plane_at(x, j)).collect();
+    let b: Vec<Plane> = (0..=top).map(|j| plane_at(y, j)).collect();
+    let prop: Vec<Plane> = (0..=top).map(|j| pxor(&a[j], &b[j])).collect();
+    let n = top; // carries into bits 1..=top are the prefixes G over 0..j-1
+    let mut levels = Vec::new();
+    let mut d = 1;
+    while d < n {
+        levels.push(d);
+        d *= 2;
+    }
+    // Walk the levels backwards to find which (G, P) nodes are needed at each level's output.
+    let mut need_g = vec![false; n];
+    for &j in outputs.iter().filter(|&&j| j >= 1) {
+        need_g[j - 1] = true;
+    }
+    let mut need_p = vec![false; n];
+    let mut plan = Vec::with_capacity(levels.len());
+    for &d in levels.iter().rev() {
+        let (mut ng, mut np) = (need_g.clone(), need_p.clone());
+        for j in d..n {
+            if need_g[j] {
+                ng[j - d] = true;
+                np[j] = true;
+            }
+            if need_p[j] {
+                np[j - d] = true;
+            }
+        }
+        plan.push((d, need_g, need_p));
+        need_g = ng;
+        need_p = np;
+    }
+    plan.reverse();
+    let none: Plane = None;
+    let gen_pairs: Vec<(&Plane, &Plane)> =
+        (0..n).map(|j| if need_g[j] { (&a[j], &b[j]) } else { (&none, &none) }).collect();
+    let mut g = and_planes(p, &gen_pairs)?;
+    let mut pp: Vec<Plane> = prop[..n].to_vec();
+    for (d, want_g, want_p) in plan {
+        let mut pairs: Vec<(&Plane, &Plane)> = Vec::new();
+        let mut slots = Vec::new();
+        for j in d..n {
+            if want_g[j] {
+                pairs.push((&pp[j], &g[j - d]));
+                slots.push((j, true));
+            }
+            if want_p[j] {
+                pairs.push((&pp[j], &pp[j - d]));
+                slots.push((j, false));
+            }
+        }
+        let res = and_planes(p, &pairs)?;
+        let (mut g2, mut p2) = (g.clone(), pp.clone());
+        for ((j, is_g), v) in slots.into_iter().zip(res) {
+            if is_g {
+                g2[j] = pxor(&g[j], &v);
+            } else {
+                p2[j] = v;
+            }
+        }
+        g = g2;
+        pp = p2;
+    }
+    Ok((0..=top).map(|j| if j == 0 { prop[0].clone() } else { pxor(&prop[j], &g[j - 1]) }).collect())
+}
+
+/// Splits canonical values into `k` bit planes: plane `j` holds bit `j` of every value.
+pub fn to_planes(values: &[u128], k: usize) -> Vec<BitVec> {
+    let n = values.len();
+    let mut planes: Vec<Vec<u64>> = vec![vec![0u64; argus_math::words_for(n)]; k];
+    for (w, chunk) in values.chunks(64).enumerate() {
+        for (t, &v) in chunk.iter().enumerate() {
+            let mut v = v;
+            let mut j = 0;
+            while v != 0 && j < k {
+                planes[j][w] |= ((v & 1) as u64) << t;
+                v >>= 1;
+                j += 1;
+            }
+        }
+    }
+    planes.into_iter().map(|w| BitVec::from_words(w, n).expect("sized")).collect()
+}

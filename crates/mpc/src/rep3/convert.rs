@@ -1,0 +1,147 @@
+//! Arithmetic-to-binary conversion: bit extraction, MSB and comparison (paper 000 Alg. 5, 10;
+//! Lemma 1 and 2).
+
+use argus_math::{BitVec, Modulus, Ring};
+
+use super::binary::{add_bits, and_planes, pxor, to_planes, Adder, Plane};
+use super::{Rep3, Rep3Bits};
+use crate::error::{MpcError, Result};
+use crate::party::Party;
+
+/// `k` for a ring Z_2^k, or an error naming the ring.
+pub(crate) fn pow2_bits<R: Ring>(ring: &R) -> Result<u32> {
+    match ring.modulus() {
+        Modulus::Pow2(k) => Ok(k),
+        m => Err(MpcError::InvalidParameter(format!("bit extraction by binary adder needs Z_2^k, got {m}"))),
+    }
+}
+
+/// Bits `outputs` of the integer sum `x_0 + x_1 + x_2` of the three `width`-bit components whose
+/// two this party holds as `a` (= x_i) and `b` (= x_{i-1}) (paper 000 Alg. 10 with ShareSplit,
+/// Alg. 5). Output positions `>= width` see the carries, as Lift (Alg. 14) needs.
+pub fn bit_extract_components(
+    p: &mut Party,
+    a: &[u128],
+    b: &[u128],
+    width: usize,
+    outputs: &[usize],
+    adder: Adder,
+) -> Result<Vec<Rep3Bits>> {
+    super::check_len(a.len(), b.len())?;
+    let n = a.len();
+    let Some(&top) = outputs.iter().max() else { return Ok(Vec::new()) };
+    let (pa, pb) = (to_planes(a, width), to_planes(b, width));
+    let me = p.id();
+    let zero = BitVec::zeros(n);
+    // ShareSplit: party i holds component x_i as `a` and x_{i-1} as `b`.
+    let split = |j: usize, bit: usize| Rep3Bits {
+        a: if j == me { pa[bit].clone() } else { zero.clone() },
+        b: if j == (me + 2) % 3 { pb[bit].clone() } else { zero.clone() },
+    };
+    // Full-adder layer (Alg. 6) compresses three operands to sum s and carry c; c_j feeds bit j+1.
+    let mut s: Vec<Plane> = Vec::with_capacity(width);
+    let mut t1s = Vec::new();
+    let mut t2s = Vec::new();
+    let mut x2s = Vec::new();
+    for bit in 0..width {
+        let (x0, x1, x2) = (split(0, bit), split(1, bit), split(2, bit));
+        s.push(Some(x0.xor(&x1)?.xor(&x2)?));
+        if bit < top {
+            t1s.push(Some(x0.xor(&x2)?));
+            t2s.push(Some(x1.xor(&x2)?));
+            x2s.push(Some(x2));
+        }
+    }
+    let pairs: Vec<(&Plane, &Plane)> = t1s.iter().zip(&t2s).collect();
+    let prods = and_planes(p, &pairs)?;
+    let mut c: Vec<Plane> = vec![None];
+    c.extend(prods.iter().zip(&x2s).map(|(m, x2)| pxor(m, x2)));
+    let bits = add_bits(p, &s, &c, outputs, adder)?;
+    Ok(bits.into_iter().map(|b| b.unwrap_or_else(|| Rep3Bits::zeros(n))).collect())
+}
+
+/// Bits `outputs` (LSB = 0) of shared values in Z_2^k (Alg. 10).
+pub fn bit_extract<R: Ring>(p: &mut Party, x: &Rep3<R>, outputs: &[usize], adder: Adder) -> Result<Vec<Rep3Bits>> {
+    let k = pow2_bits(x.ring())? as usize;
+    if let Some(&j) = outputs.iter().find(|&&j| j >= k) {
+        return Err(MpcError::InvalidParameter(format!("bit {j} does not exist in Z_2^{k}")));
+    }
+    let r = x.ring();
+    let a: Vec<u128> = x.a.iter().map(|&v| r.to_u128(v)).collect();
+    let b: Vec<u128> = x.b.iter().map(|&v| r.to_u128(v)).collect();
+    bit_extract_components(p, &a, &b, k, outputs, adder)
+}
+
+/// Full bit decomposition (A2B): the `k` bit planes of shared values in Z_2^k, LSB first.
+/// With the ripple adder: `2k - 3` AND gates per value in `k - 1` rounds.
+pub fn a2b<R: Ring>(p: &mut Party, x: &Rep3<R>, adder: Adder) -> Result<Vec<Rep3Bits>> {
+    let k = pow2_bits(x.ring())? as usize;
+    bit_extract(p, x, &(0..k).collect::<Vec<_>>(), adder)
+}
+
+/// Most significant bit of shared values in Z_2^k. For k = 16 with the ripple adder: 29 AND
+/// gates in 15 rounds (paper 000 section 4.3.1).
+pub fn msb<R: Ring>(p: &mut Party, x: &Rep3<R>, adder: Adder) -> Result<Rep3Bits> {
+    let k = pow2_bits(x.ring())? as usize;
+    Ok(bit_extract(p, x, &[k - 1], adder)?.pop().expect("one output"))
+}
+
+/// MSBs of several vectors over the same ring in one run of the circuit.
+pub fn msb_many<R: Ring>(p: &mut Party, xs: &[&Rep3<R>], adder: Adder) -> Result<Vec<Rep3Bits>> {
+    let all = Rep3::concat(xs)?;
+    let m = msb(p, &all, adder)?;
+    let mut at = 0;
+    xs.iter()
+        .map(|x| {
+            let part = m.slice(at, x.len());
+            at += x.len();
+            part
+        })
+        .collect()
+}
+
+/// Signed less-than `x < y` for any two values of Z_2^k read as two's complement. `msb(x - y)`
+/// alone is wrong when the subtraction overflows, so the overflow is corrected with the signs:
+/// `lt = d ^ ((s_x ^ s_y) & (s_x ^ d))`, with all three MSBs from one circuit run.
+pub fn lt<R: Ring>(p: &mut Party, x: &Rep3<R>, y: &Rep3<R>, adder: Adder) -> Result<Rep3Bits> {
+    x.check_compatible(y)?;
+    let d = x.sub(y)?;
+    let m = msb_many(p, &[&d, x, y], adder)?;
+    let (d, sx, sy) = (&m[0], &m[1], &m[2]);
+    let fix = super::binary::and(p, &sx.xor(sy)?, &sx.xor(d)?)?;
+    Ok(d.xor(&fix)?)
+}
+
+/// `x < y` as `msb(x - y)` for values known to lie in `[-bound, bound)` (signed), the cheap
+/// comparison of paper 000 section 4.2. Refuses a bound for which `x - y` could overflow.
+pub fn lt_bounded<R: Ring>(p: &mut Party, x: &Rep3<R>, y: &Rep3<R>, bound: u128, adder: Adder) -> Result<Rep3Bits> {
+    x.check_compatible(y)?;
+    let k = pow2_bits(x.ring())?;
+    // x - y lies in (-2·bound, 2·bound); it must fit the signed range [-2^(k-1), 2^(k-1)).
+    if k < 2 || bound > 1u128 << (k - 2) {
+        return Err(MpcError::InvalidParameter(format!("bound {bound} too large for a comparison in Z_2^{k}")));
+    }
+    msb(p, &x.sub(y)?, adder)
+}
+
+/// Lemma 1 (paper 000): `hd > f·ml` equals `MSB(ceil(f·ml) - hd)` over Z_t for vectors of length
+/// `l` if `l < t/4` and `l < t - 2^(ceil(log2 t) - 1)`.
+pub fn lemma1(l: u128, t: u128) -> Result<()> {
+    lemma2(l, 1, t)
+}
+
+/// Lemma 2 (paper 000): `hd > (a/b)·ml` equals `MSB(a·ml - b·hd)` over Z_t if `b·l < t/4` and
+/// `b·l < t - 2^(ceil(log2 t) - 1)`.
+pub fn lemma2(l: u128, b: u128, t: u128) -> Result<()> {
+    let bl = l.checked_mul(b).ok_or_else(|| MpcError::InvalidParameter("b·l overflows".into()))?;
+    if t < 4 {
+        return Err(MpcError::InvalidParameter(format!("modulus {t} too small")));
+    }
+    let half = 1u128 << (128 - (t - 1).leading_zeros() - 1);
+    if !bl.checked_mul(4).is_some_and(|v| v < t) || bl >= t - half {
+        return Err(MpcError::InvalidParameter(format!(
+            "Lemma 2 bound violated: b·l = {bl} needs b·l < t/4 and b·l < t - {half} for t = {t}"
+        )));
+    }
+    Ok(())
+}

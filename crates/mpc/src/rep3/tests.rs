@@ -1,0 +1,318 @@
+//! rep3 against its plaintext twin: random inputs and edge cases, both backends, and the
+//! paper's gate, round and byte counts.
+
+use argus_math::{BitVec, Ring, Z16, Z32, Z64, Zt};
+use argus_net::{NetConfig, Stats};
+use proptest::prelude::*;
+use rand::{rngs::StdRng, Rng, SeedableRng};
+
+use super::*;
+use crate::local::{run3, Backend};
+use crate::party::Party;
+use crate::MpcError;
+
+fn cfg() -> NetConfig {
+    NetConfig::with_timeout(std::time::Duration::from_secs(20))
+}
+
+/// Client-shares `xs`, runs `f` at every party on its share, and returns party 0's output.
+fn with_shares<R: Ring, T: Send>(
+    backend: Backend,
+    ring: &R,
+    inputs: &[Vec<R::El>],
+    f: impl Fn(&mut Party, Vec<Rep3<R>>) -> crate::error::Result<T> + Sync,
+) -> Vec<T> {
+    let mut rng = StdRng::seed_from_u64(1);
+    let shares: Vec<[Rep3<R>; 3]> = inputs.iter().map(|v| share_from_client(ring, v, &mut rng)).collect();
+    run3(backend, cfg(), |p| {
+        let mine = shares.iter().map(|s| s[p.id()].clone()).collect();
+        f(p, mine)
+    })
+    .unwrap()
+}
+
+fn open_bits(p: &mut Party, x: &Rep3Bits) -> crate::error::Result<Vec<bool>> {
+    Ok(reveal_bits(p, x)?.to_bools())
+}
+
+/// Edge values of Z_2^64 mixed with random ones.
+fn edge64(n: usize, seed: u64) -> Vec<u64> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let edges = [0, 1, u64::MAX, i64::MAX as u64, i64::MIN as u64, 2, u64::MAX - 1];
+    (0..n).map(|i| if i < edges.len() { edges[i] } else if i % 3 == 0 { edges[i % edges.len()] } else { rng.gen() }).collect()
+}
+
+#[test]
+fn sharing_and_reveal_all_ways() {
+    for backend in [Backend::Memory, Backend::Tcp] {
+        let ring = Z64::new();
+        let xs = edge64(50, 2);
+        let out = with_shares(backend, &ring, &[xs.clone()], |p, s| {
+            let all = reveal(p, &s[0])?;
+            let to2 = reveal_to(p, &s[0], 2)?;
+            let from1 = input(p, &ring, 1, (p.id() == 1).then_some(&xs[..]), xs.len())?;
+            let back = reveal(p, &from1)?;
+            let bits = BitVec::from_bools(&xs.iter().map(|v| v & 1 == 1).collect::<Vec<_>>());
+            let b = input_bits(p, 2, (p.id() == 2).then_some(&bits), bits.len())?;
+            Ok((p.id(), all, to2, back, open_bits(p, &b)?, bits.to_bools()))
+        });
+        for (id, all, to2, back, b, want_b) in out {
+            assert_eq!(all, xs);
+            assert_eq!(to2.is_some(), id == 2);
+            if let Some(v) = to2 {
+                assert_eq!(v, xs);
+            }
+            assert_eq!(back, xs);
+            assert_eq!(b, want_b);
+        }
+    }
+}
+
+#[test]
+fn local_ops_match_plaintext() {
+    let ring = Zt::new(65519 << 20).unwrap();
+    let mut rng = StdRng::seed_from_u64(3);
+    let xs: Vec<u128> = (0..40).map(|_| ring.sample(&mut rng)).collect();
+    let ys: Vec<u128> = (0..40).map(|_| ring.sample(&mut rng)).collect();
+    let out = with_shares(Backend::Memory, &ring, &[xs.clone(), ys.clone()], |p, s| {
+        let (x, y) = (&s[0], &s[1]);
+        let e = x.add(y)?.sub(&y.mul_scalar(3))?.neg().add_scalar(p.id(), 7).add_public(p.id(), &ys)?.mul_public(&xs)?;
+        reveal(p, &e)
+    });
+    for k in 0..40 {
+        let r = &ring;
+        let e = r.neg(r.sub(r.add(xs[k], ys[k]), r.mul(ys[k], 3)));
+        let e = r.mul(r.add(r.add(e, 7), ys[k]), xs[k]);
+        assert_eq!(out[0][k], e);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+
+    #[test]
+    fn mul_and_dot_match_plaintext(xs in proptest::collection::vec(any::<u16>(), 1..60), len in 1usize..7) {
+        let ring = Z16::new();
+        let n = xs.len() * len;
+        let ys: Vec<u16> = (0..n).map(|i| (i as u16).wrapping_mul(40503) ^ 0x5a5a).collect();
+        let xs2: Vec<u16> = (0..n).map(|i| xs[i % xs.len()].wrapping_add(i as u16)).collect();
+        let out = with_shares(Backend::Memory, &ring, &[xs2.clone(), ys.clone()], |p, s| {
+            let m = mul(p, &s[0], &s[1])?;
+            let d = dot(p, &s[0], &s[1], len)?;
+            Ok((reveal(p, &m)?, reveal(p, &d)?))
+        });
+        let want_m: Vec<u16> = xs2.iter().zip(&ys).map(|(a, b)| a.wrapping_mul(*b)).collect();
+        let want_d: Vec<u16> = xs2.chunks(len).zip(ys.chunks(len)).map(|(a, b)| a.iter().zip(b).fold(0u16, |s, (x, y)| s.wrapping_add(x.wrapping_mul(*y)))).collect();
+        prop_assert_eq!(&out[0].0, &want_m);
+        prop_assert_eq!(&out[2].1, &want_d);
+    }
+
+    #[test]
+    fn bit_decomposition_and_msb(seed: u64, n in 1usize..130) {
+        let ring = Z32::new();
+        let mut rng = StdRng::seed_from_u64(seed);
+        let edges = [0u32, 1, u32::MAX, 1 << 31, (1 << 31) - 1];
+        let xs: Vec<u32> = (0..n).map(|i| if i < edges.len() { edges[i] } else { rng.gen() }).collect();
+        for adder in [Adder::Ripple, Adder::LogDepth] {
+            let out = with_shares(Backend::Memory, &ring, &[xs.clone()], |p, s| {
+                let planes = a2b(p, &s[0], adder)?;
+                let m = msb(p, &s[0], adder)?;
+                let mid = bit_extract(p, &s[0], &[5, 17], adder)?;
+                let opened: Vec<Vec<bool>> = planes.iter().map(|b| open_bits(p, b)).collect::<crate::error::Result<_>>()?;
+                Ok((opened, open_bits(p, &m)?, open_bits(p, &mid[0])?, open_bits(p, &mid[1])?))
+            });
+            let (planes, m, b5, b17) = &out[1];
+            for (i, &x) in xs.iter().enumerate() {
+                for (j, plane) in planes.iter().enumerate() {
+                    prop_assert_eq!(plane[i], (x >> j) & 1 == 1);
+                }
+                prop_assert_eq!(m[i], x >> 31 == 1);
+                prop_assert_eq!(b5[i], (x >> 5) & 1 == 1);
+                prop_assert_eq!(b17[i], (x >> 17) & 1 == 1);
+            }
+        }
+    }
+
+    #[test]
+    fn signed_less_than(seed: u64, n in 1usize..80) {
+        let ring = Z64::new();
+        let xs = edge64(n, seed);
+        let ys = edge64(n, seed.wrapping_add(1)).into_iter().rev().collect::<Vec<_>>();
+        for adder in [Adder::Ripple, Adder::LogDepth] {
+            let out = with_shares(Backend::Memory, &ring, &[xs.clone(), ys.clone()], |p, s| {
+                let l = lt(p, &s[0], &s[1], adder)?;
+                open_bits(p, &l)
+            });
+            for i in 0..n {
+                prop_assert_eq!(out[0][i], (xs[i] as i64) < (ys[i] as i64), "{} < {}", xs[i] as i64, ys[i] as i64);
+            }
+        }
+    }
+
+    #[test]
+    fn inject_lift_mux_or(seed: u64, n in 1usize..100, groups in 1usize..5) {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let ring = Z16::new();
+        let xs: Vec<u16> = (0..n).map(|i| match i { 0 => 0, 1 => u16::MAX, 2 => 1 << 15, _ => rng.gen() }).collect();
+        let ys: Vec<u16> = (0..n).map(|_| rng.gen()).collect();
+        let big = Zt::pow2(36).unwrap();
+        let bits: Vec<bool> = (0..n * groups).map(|i| rng.gen_bool(if i % 7 == 0 { 0.5 } else { 0.02 })).collect();
+        let bitv = BitVec::from_bools(&bits);
+        let cbits = BitVec::from_bools(&(0..n).map(|_| rng.gen()).collect::<Vec<bool>>());
+        let mut crng = StdRng::seed_from_u64(seed ^ 9);
+        let bshares = share_bits_from_client(&bitv, &mut crng);
+        let cshares = share_bits_from_client(&cbits, &mut crng);
+        let out = with_shares(Backend::Memory, &ring, &[xs.clone(), ys.clone()], |p, s| {
+            let me = p.id();
+            let inj = bit_inject(p, &cshares[me], &Z64::new())?;
+            let l36 = lift(p, &s[0], &big, Adder::Ripple)?;
+            let l32 = lift(p, &s[0], &Z32::new(), Adder::LogDepth)?;
+            let cl = const_lift(&s[0], 1 << 20, &big)?;
+            let mx = mux(p, &cshares[me], &s[0], &s[1])?;
+            let mb = mux_bits(p, &cshares[me], &cshares[me].not(me), &cshares[me])?;
+            let ors = or_tree(p, &bshares[me], groups)?;
+            Ok((reveal(p, &inj)?, reveal(p, &l36)?, reveal(p, &l32)?, reveal(p, &cl)?, reveal(p, &mx)?, open_bits(p, &mb)?, open_bits(p, &ors)?))
+        });
+        let (inj, l36, l32, cl, mx, mb, ors) = &out[0];
+        for i in 0..n {
+            let c = cbits.get(i);
+            prop_assert_eq!(inj[i], c as u64);
+            prop_assert_eq!(l36[i], xs[i] as u128);
+            prop_assert_eq!(l32[i], xs[i] as u32);
+            prop_assert_eq!(cl[i], (xs[i] as u128) << 20);
+            prop_assert_eq!(mx[i], if c { xs[i] } else { ys[i] });
+            prop_assert!(!mb[i], "c ? !c : c is always false");
+        }
+        for g in 0..groups {
+            let want = (0..n).any(|e| bits[e * groups + g]);
+            prop_assert_eq!(ors[g], want);
+        }
+    }
+}
+
+#[test]
+fn three_party_ot_delivers_chosen_message() {
+    let ring = Z32::new();
+    let m0: Vec<u32> = (0..100).collect();
+    let m1: Vec<u32> = (0..100).map(|i| 1000 + i).collect();
+    let c = BitVec::from_bools(&(0..100).map(|i| i % 3 == 0).collect::<Vec<_>>());
+    for sender in 0..3 {
+        let out = run3(Backend::Memory, cfg(), |p| {
+            let role = (p.id() + 3 - sender) % 3;
+            three_party_ot(p, &ring, sender, (role == 0).then_some((&m0[..], &m1[..])), (role != 0).then_some(&c), 100)
+        })
+        .unwrap();
+        for (id, o) in out.into_iter().enumerate() {
+            assert_eq!(o.is_some(), id == (sender + 1) % 3);
+            if let Some(v) = o {
+                assert!((0..100).all(|i| v[i] == if c.get(i) { m1[i] } else { m0[i] }));
+            }
+        }
+    }
+}
+
+/// Bytes and rounds a party spends in `f`, maximised over the parties.
+fn cost(backend: Backend, n: usize, f: impl Fn(&mut Party, &Rep3<Z16>) -> crate::error::Result<()> + Sync) -> Stats {
+    let ring = Z16::new();
+    let xs: Vec<u16> = (0..n as u32).map(|i| (i * 7919) as u16).collect();
+    let per = with_shares(backend, &ring, &[xs], |p, s| {
+        let before = p.stats();
+        f(p, &s[0])?;
+        Ok(p.stats() - before)
+    });
+    per.into_iter().fold(Stats::default(), |m, s| Stats {
+        bytes_sent: m.bytes_sent.max(s.bytes_sent),
+        bytes_received: m.bytes_received.max(s.bytes_received),
+        messages_sent: m.messages_sent.max(s.messages_sent),
+        rounds: m.rounds.max(s.rounds),
+    })
+}
+
+#[test]
+fn msb16_ripple_is_29_and_gates_in_15_rounds() {
+    let n = 64 * 100;
+    for backend in [Backend::Memory, Backend::Tcp] {
+        let c = cost(backend, n, |p, x| msb(p, x, Adder::Ripple).map(|_| ()));
+        assert_eq!(c.rounds, 15);
+        assert_eq!(c.bytes_sent, 29 * n as u64 / 8, "29 AND gates per value, one bit each");
+    }
+    // Full decomposition: 2k - 3 gates in k - 1 rounds (paper 000 section 5.2).
+    let c = cost(Backend::Memory, n, |p, x| a2b(p, x, Adder::Ripple).map(|_| ()));
+    assert_eq!((c.rounds, c.bytes_sent), (15, 29 * n as u64 / 8));
+    // The log-depth adder trades gates for rounds: 1 (full adders) + 1 (generate) + 4 levels.
+    let c = cost(Backend::Memory, n, |p, x| msb(p, x, Adder::LogDepth).map(|_| ()));
+    assert_eq!(c.rounds, 6);
+}
+
+#[test]
+fn dot_product_costs_one_multiplication_whatever_the_length() {
+    let rows = 64;
+    let mul_cost = cost(Backend::Memory, rows, |p, x| mul(p, x, x).map(|_| ()));
+    for len in [1, 10, 1000] {
+        let c = cost(Backend::Memory, rows * len, |p, x| dot(p, x, x, len).map(|_| ()));
+        assert_eq!((c.bytes_sent, c.rounds), (mul_cost.bytes_sent, mul_cost.rounds));
+    }
+    assert_eq!((mul_cost.bytes_sent, mul_cost.rounds), (2 * rows as u64, 1));
+}
+
+#[test]
+fn bit_injection_and_lift_costs() {
+    let n = 64 * 10;
+    // Bit injection into Z_2^16: party 0 sends 2 elements, party 2 one, party 1 one; two rounds.
+    let c = cost(Backend::Memory, n, |p, x| {
+        let b = msb(p, x, Adder::Ripple)?;
+        let before = p.stats();
+        bit_inject(p, &b, &Z16::new())?;
+        let used = p.stats() - before;
+        let want = if p.id() == 0 { 4 * n as u64 } else { 2 * n as u64 };
+        assert_eq!(used.bytes_sent, want, "party {}", p.id());
+        Ok(())
+    });
+    assert!(c.rounds > 0);
+    // Lift Z_2^16 -> Z_2^36: 2k = 32 AND gates in k + 1 = 17 rounds, then the bit injections.
+    // Their two hops (OT to party 1, party 1 forwards to party 2) count as one round per party:
+    // each party sends once in them (the counter counts a party's sends after a receive).
+    let c = cost(Backend::Memory, n, |p, x| lift(p, x, &Zt::pow2(36).unwrap(), Adder::Ripple).map(|_| ()));
+    assert_eq!(c.rounds, 17 + 1);
+    // Party 0 sends most: 32 gates, then two 3-byte elements per injection (Z_2^20, Z_2^19).
+    assert_eq!(c.bytes_sent, 32 * n as u64 / 8 + 2 * 3 * n as u64 * 2);
+}
+
+#[test]
+fn bad_input_is_a_typed_error() {
+    let out = run3(Backend::Memory, cfg(), |p| {
+        let a = Rep3::zeros(Z16::new(), 3);
+        let b = Rep3::zeros(Z16::new(), 4);
+        let e1 = mul(p, &a, &b).unwrap_err();
+        let t = Rep3::zeros(Zt::new(7).unwrap(), 3);
+        let t2 = Rep3::zeros(Zt::new(11).unwrap(), 3);
+        let e2 = t.add(&t2).unwrap_err();
+        let e3 = msb(p, &t, Adder::Ripple).unwrap_err();
+        let e4 = dot(p, &b, &b, 3).unwrap_err();
+        let e5 = lift(p, &a, &Zt::new(100).unwrap(), Adder::Ripple).unwrap_err();
+        let e6 = Rep3::from_parts(Z16::new(), vec![1], vec![]).unwrap_err();
+        Ok([e1, e2, e3, e4, e5, e6].map(|e| e.to_string()))
+    })
+    .unwrap();
+    let e = &out[0];
+    assert_eq!(e[0], "length mismatch: 3 vs 4");
+    assert!(e[1].contains("different rings"), "{}", e[1]);
+    assert!(e[2].contains("needs Z_2^k"), "{}", e[2]);
+    assert!(e[3].contains("rows of 3"), "{}", e[3]);
+    assert!(e[4].contains("Z_2^k"), "{}", e[4]);
+    assert!(e[5].contains("length mismatch"));
+    // A network of the wrong size is refused before any protocol runs.
+    let nets = argus_net::mem::connect(2, cfg());
+    let errs: Vec<MpcError> = nets.into_iter().map(|n| Party::new(n).unwrap_err()).collect();
+    assert!(errs[0].to_string().contains("needs 3 parties, the network has 2"));
+}
+
+#[test]
+fn lemma_bounds() {
+    assert!(lemma1(12800, 1 << 16).is_ok());
+    assert!(lemma1(16384, 1 << 16).is_err()); // l = t/4 is not < t/4
+    assert!(lemma1(12800, 65519).is_ok());
+    assert!(lemma2(12800, 1 << 20, 1 << 36).is_ok());
+    assert!(lemma2(12800, 1 << 20, 1 << 35).is_err());
+    assert!(lemma2(12800, 1 << 20, 65519u128 << 20).is_ok());
+}

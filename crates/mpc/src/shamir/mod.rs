@@ -1,0 +1,1 @@
+//! Shamir sharing (3 parties, threshold 1) over prime fields.
