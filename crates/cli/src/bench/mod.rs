@@ -1,0 +1,66 @@
+//! `argus bench <suite>`: measurements that print the paper's or a baseline's figure beside ours.
+
+mod core;
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+use serde::Serialize;
+
+/// Benchmark suites.
+#[derive(Subcommand, Debug)]
+pub enum Suite {
+    /// The engine's core protocols (rep3, Shamir) and the plaintext kernel.
+    Core(core::CoreArgs),
+}
+
+/// Runs a suite.
+pub fn run(suite: Suite) -> Result<(), String> {
+    match suite {
+        Suite::Core(a) => core::run(a),
+    }
+}
+
+/// One line of a benchmark report (also the JSON record).
+#[derive(Clone, Debug, Serialize)]
+pub struct Record {
+    /// Suite name, e.g. `core`.
+    pub suite: String,
+    /// Operation, e.g. `mul`.
+    pub op: String,
+    /// Sharing scheme: `rep3`, `shamir` or `plain`.
+    pub scheme: String,
+    /// Variant, e.g. the adder.
+    pub variant: String,
+    /// Bits of the modulus.
+    pub modulus_bits: u32,
+    /// Operations in the batch.
+    pub batch: usize,
+    /// `memory` or `tcp`.
+    pub backend: String,
+    /// Median wall time of one batch.
+    pub seconds: f64,
+    /// `batch / seconds`.
+    pub ops_per_sec: f64,
+    /// Bytes sent by the busiest party for the whole batch.
+    pub bytes_per_party: u64,
+    /// Rounds of the busiest party for the whole batch.
+    pub rounds: u64,
+}
+
+/// Writes records as a JSON array.
+pub fn write_json(path: &PathBuf, records: &[Record]) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(records).map_err(|e| e.to_string())?;
+    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// Median of a non-empty sample.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
