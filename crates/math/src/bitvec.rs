@@ -199,16 +199,54 @@ impl BitVec {
             return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: 0 });
         }
         let mut words = vec![0u64; words_for(n)];
-        for (i, &b) in bytes.iter().enumerate() {
-            words[i / 8] |= (b as u64) << (8 * (i % 8));
+        for (w, chunk) in words.iter_mut().zip(bytes.chunks(8)) {
+            let mut buf = [0u8; 8];
+            buf[..chunk.len()].copy_from_slice(chunk);
+            *w = u64::from_le_bytes(buf);
         }
-        let v = BitVec { words, len: n };
-        let mut check = v.clone();
-        check.clear_tail();
-        if check != v {
+        if n % 64 != 0 && words.last().is_some_and(|&w| w >> (n % 64) != 0) {
             return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: 0 });
         }
-        Ok(v)
+        Ok(BitVec { words, len: n })
+    }
+    /// Transposes canonical values into `k` bit planes: plane `j` holds bit `j` of every value
+    /// (64 values at a time through a 64 x 64 bit-matrix transpose).
+    pub fn planes_of(values: &[u128], k: usize) -> Vec<BitVec> {
+        let n = values.len();
+        let nw = words_for(n);
+        let mut planes: Vec<Vec<u64>> = vec![vec![0u64; nw]; k];
+        let mut block = [0u64; 64];
+        for (w, chunk) in values.chunks(64).enumerate() {
+            for limb in 0..k.div_ceil(64) {
+                block.fill(0);
+                for (t, &v) in chunk.iter().enumerate() {
+                    block[t] = (v >> (64 * limb)) as u64;
+                }
+                transpose64(&mut block);
+                for (j, &row) in block.iter().enumerate().take(k - 64 * limb) {
+                    planes[64 * limb + j][w] = row;
+                }
+            }
+        }
+        planes.into_iter().map(|words| BitVec { words, len: n }).collect()
+    }
+}
+
+/// In-place transpose of a 64 x 64 bit matrix: afterwards bit `t` of `a[j]` is what bit `j` of
+/// `a[t]` was. Swaps off-diagonal blocks of size 32, 16, ..., 1 (Hacker's Delight 7-3).
+pub fn transpose64(a: &mut [u64; 64]) {
+    let mut j = 32;
+    let mut m: u64 = 0x0000_0000_FFFF_FFFF;
+    while j != 0 {
+        let mut k = 0;
+        while k < 64 {
+            let t = ((a[k] >> j) ^ a[k + j]) & m;
+            a[k + j] ^= t;
+            a[k] ^= t << j;
+            k = (k + j + 1) & !j;
+        }
+        j >>= 1;
+        m ^= m << j;
     }
 }
 
@@ -228,6 +266,19 @@ mod tests {
             prop_assert_eq!(BitVec::concat(&[&a, &b]), v.clone());
             prop_assert_eq!(BitVec::from_bytes(&v.to_bytes(), v.len()).unwrap(), v.clone());
             prop_assert_eq!(v.not().count_ones(), bits.len() - v.count_ones());
+        }
+    }
+
+    #[test]
+    fn transpose_matches_naive() {
+        let vals: Vec<u128> = (0..150u128).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835) ^ (i << 100)).collect();
+        for k in [1, 16, 64, 65, 128] {
+            let planes = BitVec::planes_of(&vals, k);
+            for (j, p) in planes.iter().enumerate() {
+                for (t, &v) in vals.iter().enumerate() {
+                    assert_eq!(p.get(t), (v >> j) & 1 == 1, "k {k} bit {j} value {t}");
+                }
+            }
         }
     }
 

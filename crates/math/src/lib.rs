@@ -14,7 +14,7 @@ pub mod kernels;
 mod ring;
 mod wide;
 
-pub use bitvec::{words_for, BitVec};
+pub use bitvec::{transpose64, words_for, BitVec};
 pub use error::MathError;
 pub use field::{is_probable_prime, Field, Fp, F65519, P128};
 pub use ring::{Modulus, Ring, Word, Z128, Z16, Z2, Z32, Z64, Z8, Zt};

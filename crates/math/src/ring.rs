@@ -119,7 +119,7 @@ pub trait Ring: Clone + PartialEq + Debug + Send + Sync + 'static {
 
 /// Machine words that implement Z_2^k by wrapping arithmetic.
 pub trait Word:
-    Copy + Default + PartialEq + Eq + Debug + Send + Sync + 'static + sealed::Sealed
+    Copy + Default + PartialEq + Eq + Debug + Send + Sync + 'static + bytemuck::Pod + sealed::Sealed
 {
     /// Bit width k.
     const BITS: u32;
@@ -275,26 +275,27 @@ impl<W: Word> Ring for Z2<W> {
         W::from_u128(u128::from_le_bytes(b))
     }
     fn sample_vec<R: RngCore + ?Sized>(&self, rng: &mut R, n: usize) -> Vec<W> {
-        // One bulk draw from the stream: AES-CTR fills large buffers far faster than per element.
-        let w = (W::BITS / 8) as usize;
-        let mut bytes = vec![0u8; n * w];
-        rng.fill_bytes(&mut bytes);
-        bytes.chunks_exact(w).map(W::from_le).collect()
+        // One bulk draw straight into the vector: AES-CTR fills large buffers far faster than
+        // per element, and every bit pattern is a valid word.
+        let mut v = vec![W::default(); n];
+        rng.fill_bytes(bytemuck::cast_slice_mut(&mut v));
+        v
     }
     fn encode(&self, xs: &[W], out: &mut Vec<u8>) {
-        out.reserve(xs.len() * (W::BITS / 8) as usize);
-        for &x in xs {
-            x.put_le(out);
-        }
+        // Little-endian targets only (x86-64, aarch64): the in-memory form is the wire form.
+        out.extend_from_slice(bytemuck::cast_slice(xs));
     }
     fn decode(&self, bytes: &[u8]) -> Result<Vec<W>, MathError> {
         let w = (W::BITS / 8) as usize;
         if bytes.len() % w != 0 {
             return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: w });
         }
-        Ok(bytes.chunks_exact(w).map(W::from_le).collect())
+        Ok(bytemuck::pod_collect_to_vec(bytes))
     }
 }
+
+#[cfg(not(target_endian = "little"))]
+compile_error!("argus-math encodes Z_2^k elements by their in-memory bytes: little-endian targets only");
 
 /// The ring Z_t for any modulus 2 <= t < 2^128 (e.g. Z_{p·2^m} for the lifting protocols, or
 /// Z_2^k for a k that is not a machine word). Elements are `u128` in `[0, t)`.

@@ -46,8 +46,12 @@ struct Case {
     variant: &'static str,
     modulus_bits: u32,
     dot: bool,
-    run: fn(&mut Party, usize, usize) -> Result<(), MpcError>,
+    /// Draws inputs for a batch (untimed) and returns the timed protocol call.
+    prepare: fn(&mut Party, usize, usize) -> Timed,
 }
+
+/// The protocol call of one repetition, inputs already drawn.
+type Timed = Box<dyn FnOnce(&mut Party) -> Result<(), MpcError>>;
 
 /// Random valid replicated shares of `n` unknown values, drawn from the pairwise streams.
 fn random_shares<R: Ring>(p: &mut Party, ring: R, n: usize) -> Rep3<R> {
@@ -63,9 +67,10 @@ fn random_bits(p: &mut Party, n: usize) -> Rep3Bits {
 
 /// Runs `reps` timed repetitions of `f` on fresh inputs of size `n`; a barrier (one empty message
 /// to each peer) lines the parties up before each start. Returns (seconds, stats) per repetition.
-fn timed(p: &mut Party, reps: usize, n: usize, f: fn(&mut Party, usize, usize) -> Result<(), MpcError>, len: usize) -> Result<Vec<(f64, Stats)>, MpcError> {
+fn timed(p: &mut Party, reps: usize, n: usize, prepare: fn(&mut Party, usize, usize) -> Timed, len: usize) -> Result<Vec<(f64, Stats)>, MpcError> {
     let mut out = Vec::with_capacity(reps);
     for _ in 0..reps {
+        let f = prepare(p, n, len);
         for peer in [p.next(), p.prev()] {
             p.net().send(peer, Vec::new())?;
         }
@@ -74,7 +79,7 @@ fn timed(p: &mut Party, reps: usize, n: usize, f: fn(&mut Party, usize, usize) -
         }
         let before = p.stats();
         let t0 = Instant::now();
-        f(p, n, len)?;
+        f(p)?;
         out.push((t0.elapsed().as_secs_f64(), p.stats() - before));
     }
     Ok(out)
@@ -82,58 +87,58 @@ fn timed(p: &mut Party, reps: usize, n: usize, f: fn(&mut Party, usize, usize) -
 
 fn cases() -> Vec<Case> {
     vec![
-        Case { op: "mul", scheme: "rep3", variant: "-", modulus_bits: 64, dot: false, run: |p, n, _| {
+        Case { op: "mul", scheme: "rep3", variant: "-", modulus_bits: 64, dot: false, prepare: |p, n, _len| {
             let (x, y) = (random_shares(p, Z64::new(), n), random_shares(p, Z64::new(), n));
-            rep3::mul(p, &x, &y).map(|_| ())
+            Box::new(move |p| rep3::mul(p, &x, &y).map(|_| ()))
         } },
-        Case { op: "mul", scheme: "rep3", variant: "-", modulus_bits: 16, dot: false, run: |p, n, _| {
+        Case { op: "mul", scheme: "rep3", variant: "-", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
             let (x, y) = (random_shares(p, Z16::new(), n), random_shares(p, Z16::new(), n));
-            rep3::mul(p, &x, &y).map(|_| ())
+            Box::new(move |p| rep3::mul(p, &x, &y).map(|_| ()))
         } },
-        Case { op: "dot", scheme: "rep3", variant: "pre", modulus_bits: 16, dot: true, run: |p, n, len| {
+        Case { op: "dot", scheme: "rep3", variant: "pre", modulus_bits: 16, dot: true, prepare: |p, n, len| {
             let x = Rep3Pre::new(&random_shares(p, Z16::new(), n * len));
             let y = Rep3Pre::new(&random_shares(p, Z16::new(), n * len));
-            rep3::dot_pre(p, &x, &y, len).map(|_| ())
+            Box::new(move |p| rep3::dot_pre(p, &x, &y, len).map(|_| ()))
         } },
-        Case { op: "lt", scheme: "rep3", variant: "ripple", modulus_bits: 64, dot: false, run: |p, n, _| {
+        Case { op: "lt", scheme: "rep3", variant: "ripple", modulus_bits: 64, dot: false, prepare: |p, n, _len| {
             let (x, y) = (random_shares(p, Z64::new(), n), random_shares(p, Z64::new(), n));
-            rep3::lt(p, &x, &y, Adder::Ripple).map(|_| ())
+            Box::new(move |p| rep3::lt(p, &x, &y, Adder::Ripple).map(|_| ()))
         } },
-        Case { op: "a2b", scheme: "rep3", variant: "ripple", modulus_bits: 16, dot: false, run: |p, n, _| {
+        Case { op: "a2b", scheme: "rep3", variant: "ripple", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
             let x = random_shares(p, Z16::new(), n);
-            rep3::a2b(p, &x, Adder::Ripple).map(|_| ())
+            Box::new(move |p| rep3::a2b(p, &x, Adder::Ripple).map(|_| ()))
         } },
-        Case { op: "a2b", scheme: "rep3", variant: "ripple", modulus_bits: 64, dot: false, run: |p, n, _| {
+        Case { op: "a2b", scheme: "rep3", variant: "ripple", modulus_bits: 64, dot: false, prepare: |p, n, _len| {
             let x = random_shares(p, Z64::new(), n);
-            rep3::a2b(p, &x, Adder::Ripple).map(|_| ())
+            Box::new(move |p| rep3::a2b(p, &x, Adder::Ripple).map(|_| ()))
         } },
-        Case { op: "bit_inject", scheme: "rep3", variant: "-", modulus_bits: 16, dot: false, run: |p, n, _| {
+        Case { op: "bit_inject", scheme: "rep3", variant: "-", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
             let b = random_bits(p, n);
-            rep3::bit_inject(p, &b, &Z16::new()).map(|_| ())
+            Box::new(move |p| rep3::bit_inject(p, &b, &Z16::new()).map(|_| ()))
         } },
-        Case { op: "lift", scheme: "rep3", variant: "16->36", modulus_bits: 36, dot: false, run: |p, n, _| {
+        Case { op: "lift", scheme: "rep3", variant: "16->36", modulus_bits: 36, dot: false, prepare: |p, n, _len| {
             let x = random_shares(p, Z16::new(), n);
-            rep3::lift(p, &x, &Zt::pow2(36).expect("valid"), Adder::Ripple).map(|_| ())
+            Box::new(move |p| rep3::lift(p, &x, &Zt::pow2(36).expect("valid"), Adder::Ripple).map(|_| ()))
         } },
-        Case { op: "or_tree", scheme: "rep3", variant: "-", modulus_bits: 1, dot: false, run: |p, n, _| {
+        Case { op: "or_tree", scheme: "rep3", variant: "-", modulus_bits: 1, dot: false, prepare: |p, n, _len| {
             let b = random_bits(p, n);
-            rep3::or_tree(p, &b, 1).map(|_| ())
+            Box::new(move |p| rep3::or_tree(p, &b, 1).map(|_| ()))
         } },
-        Case { op: "msb", scheme: "rep3", variant: "ripple", modulus_bits: 16, dot: false, run: |p, n, _| {
+        Case { op: "msb", scheme: "rep3", variant: "ripple", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
             let x = random_shares(p, Z16::new(), n);
-            rep3::msb(p, &x, Adder::Ripple).map(|_| ())
+            Box::new(move |p| rep3::msb(p, &x, Adder::Ripple).map(|_| ()))
         } },
-        Case { op: "msb", scheme: "rep3", variant: "logdepth", modulus_bits: 16, dot: false, run: |p, n, _| {
+        Case { op: "msb", scheme: "rep3", variant: "logdepth", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
             let x = random_shares(p, Z16::new(), n);
-            rep3::msb(p, &x, Adder::LogDepth).map(|_| ())
+            Box::new(move |p| rep3::msb(p, &x, Adder::LogDepth).map(|_| ()))
         } },
-        Case { op: "msb", scheme: "rep3", variant: "ripple", modulus_bits: 32, dot: false, run: |p, n, _| {
+        Case { op: "msb", scheme: "rep3", variant: "ripple", modulus_bits: 32, dot: false, prepare: |p, n, _len| {
             let x = random_shares(p, Z32::new(), n);
-            rep3::msb(p, &x, Adder::Ripple).map(|_| ())
+            Box::new(move |p| rep3::msb(p, &x, Adder::Ripple).map(|_| ()))
         } },
-        Case { op: "msb", scheme: "rep3", variant: "logdepth", modulus_bits: 32, dot: false, run: |p, n, _| {
+        Case { op: "msb", scheme: "rep3", variant: "logdepth", modulus_bits: 32, dot: false, prepare: |p, n, _len| {
             let x = random_shares(p, Z32::new(), n);
-            rep3::msb(p, &x, Adder::LogDepth).map(|_| ())
+            Box::new(move |p| rep3::msb(p, &x, Adder::LogDepth).map(|_| ()))
         } },
     ]
 }
@@ -180,7 +185,7 @@ pub fn run(a: CoreArgs) -> Result<(), String> {
                 if p.id() == 0 {
                     bar.set_message(format!("{} {} {}-bit {} x{n}", c.op, c.scheme, c.modulus_bits, c.variant));
                 }
-                res.push(timed(p, reps, n, c.run, DOT_LEN)?);
+                res.push(timed(p, reps, n, c.prepare, DOT_LEN)?);
                 if p.id() == 0 {
                     bar.inc(1);
                 }

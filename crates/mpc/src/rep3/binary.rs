@@ -169,20 +169,7 @@ fn kogge_stone(p: &mut Party, x: &[Plane], y: &[Plane], top: usize, outputs: &[u
     Ok((0..=top).map(|j| if j == 0 { prop[0].clone() } else { pxor(&prop[j], &g[j - 1]) }).collect())
 }
 
-/// Splits canonical values into `k` bit planes: plane `j` holds bit `j` of every value.
+/// Splits canonical values into `k` bit planes (plane `j` = bit `j` of every value).
 pub fn to_planes(values: &[u128], k: usize) -> Vec<BitVec> {
-    let n = values.len();
-    let mut planes: Vec<Vec<u64>> = vec![vec![0u64; argus_math::words_for(n)]; k];
-    for (w, chunk) in values.chunks(64).enumerate() {
-        for (t, &v) in chunk.iter().enumerate() {
-            let mut v = v;
-            let mut j = 0;
-            while v != 0 && j < k {
-                planes[j][w] |= ((v & 1) as u64) << t;
-                v >>= 1;
-                j += 1;
-            }
-        }
-    }
-    planes.into_iter().map(|w| BitVec::from_words(w, n).expect("sized")).collect()
+    BitVec::planes_of(values, k)
 }

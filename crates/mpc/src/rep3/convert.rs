@@ -3,7 +3,7 @@
 
 use argus_math::{BitVec, Modulus, Ring};
 
-use super::binary::{add_bits, and_planes, pxor, to_planes, Adder, Plane};
+use super::binary::{add_bits, and_planes, pxor, Adder, Plane};
 use super::{Rep3, Rep3Bits};
 use crate::error::{MpcError, Result};
 use crate::party::Party;
@@ -30,28 +30,26 @@ pub fn bit_extract_components(
     super::check_len(a.len(), b.len())?;
     let n = a.len();
     let Some(&top) = outputs.iter().max() else { return Ok(Vec::new()) };
-    let (pa, pb) = (to_planes(a, width), to_planes(b, width));
-    let me = p.id();
+    let (pa, pb) = (BitVec::planes_of(a, width), BitVec::planes_of(b, width));
+    let (me, prev) = (p.id(), (p.id() + 2) % 3);
     let zero = BitVec::zeros(n);
-    // ShareSplit: party i holds component x_i as `a` and x_{i-1} as `b`.
-    let split = |j: usize, bit: usize| Rep3Bits {
-        a: if j == me { pa[bit].clone() } else { zero.clone() },
-        b: if j == (me + 2) % 3 { pb[bit].clone() } else { zero.clone() },
+    // ShareSplit: component x_j is a boolean sharing held by parties j (as `a`) and j+1 (as `b`),
+    // so this party's share of a XOR of components `set` is (x_i if i in set, x_{i-1} if i-1 in set).
+    let part = |set: &[usize], bit: usize| Rep3Bits {
+        a: if set.contains(&me) { pa[bit].clone() } else { zero.clone() },
+        b: if set.contains(&prev) { pb[bit].clone() } else { zero.clone() },
     };
-    // Full-adder layer (Alg. 6) compresses three operands to sum s and carry c; c_j feeds bit j+1.
-    let mut s: Vec<Plane> = Vec::with_capacity(width);
+    // Full-adder layer (Alg. 6) compresses x_0 + x_1 + x_2 to sum s and carry c, with
+    // c_j = ((x_0 ^ x_2) & (x_1 ^ x_2)) ^ x_2 feeding bit j+1.
     let mut t1s = Vec::new();
     let mut t2s = Vec::new();
     let mut x2s = Vec::new();
-    for bit in 0..width {
-        let (x0, x1, x2) = (split(0, bit), split(1, bit), split(2, bit));
-        s.push(Some(x0.xor(&x1)?.xor(&x2)?));
-        if bit < top {
-            t1s.push(Some(x0.xor(&x2)?));
-            t2s.push(Some(x1.xor(&x2)?));
-            x2s.push(Some(x2));
-        }
+    for bit in 0..width.min(top) {
+        t1s.push(Some(part(&[0, 2], bit)));
+        t2s.push(Some(part(&[1, 2], bit)));
+        x2s.push(Some(part(&[2], bit)));
     }
+    let s: Vec<Plane> = pa.into_iter().zip(pb).map(|(a, b)| Some(Rep3Bits { a, b })).collect();
     let pairs: Vec<(&Plane, &Plane)> = t1s.iter().zip(&t2s).collect();
     let prods = and_planes(p, &pairs)?;
     let mut c: Vec<Plane> = vec![None];

@@ -1,0 +1,289 @@
+//! TCP backend with mutual TLS, for parties in separate OS processes (or
+//! machines), or in threads of one process ([`connect_local`]).
+//!
+//! # Identity
+//!
+//! All parties trust one CA ([`Pki`]); party `i` holds a certificate naming
+//! the DNS name `party-{i}` (see [`party_name`]). Every connection is TLS 1.3
+//! with certificates on both sides, both checked against the CA:
+//!
+//! * the dialler checks, via the TLS server name, that the acceptor's
+//!   certificate names the party it meant to reach;
+//! * the dialler then announces its party id (and the number of parties); the
+//!   acceptor checks that the dialler's certificate names that party, and
+//!   answers "accepted" or "refused, because ...". A refused dialler gets
+//!   [`NetError::Tls`] with the acceptor's reason, the acceptor gets
+//!   [`NetError::Tls`] too (e.g. "certificate names party-1 but connected as
+//!   party 2").
+//!
+//! # Dial scheme
+//!
+//! Party `id` listens on `addrs[id]`, dials every lower-numbered party (one
+//! after the other, in increasing order), and accepts one connection from
+//! every higher-numbered party (concurrently with its dialling). Refused TCP
+//! connections are retried until the overall deadline [`NetConfig::timeout`],
+//! so the parties may start in any order.
+//!
+//! # Threads
+//!
+//! Each [`Network`] owns a small tokio runtime with [`IO_THREADS`] worker
+//! threads, shared by all its links. Per peer it runs a writer task, fed by
+//! an unbounded queue (so [`Network::send`] never blocks), and a reader task
+//! that pushes complete messages into the queue that [`Network::recv`] waits
+//! on. Messages are framed as a `u32` little-endian length and the payload.
+//!
+//! # Failures
+//!
+//! EOF or a reset on a link gives [`NetError::PeerClosed`] (after the
+//! messages received before it); a peer that goes silent gives
+//! [`NetError::Timeout`] after the receive timeout. Dropping a `Network`
+//! waits (at most the timeout) for its queued messages to be written, then
+//! closes its TLS sessions.
+
+use std::net::{SocketAddr, TcpListener as StdTcpListener};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Receiver;
+use tokio::net::TcpStream;
+use tokio::runtime::Runtime;
+use tokio::task::JoinSet;
+
+use crate::{Backend, Link, NetConfig, NetError, Network, Outgoing, PartyId};
+
+mod link;
+mod pki;
+mod setup;
+
+pub use pki::{party_name, PemPaths, Pki, TlsIdentity};
+
+/// Number of tokio worker threads of each TCP [`Network`].
+pub const IO_THREADS: usize = 2;
+
+/// Read buffer under TLS: rustls asks the socket for a few KiB at a time;
+/// reading in large chunks instead saves most of the system calls.
+const SOCKET_READ_BUFFER: usize = 256 * 1024;
+
+/// The transport under TLS.
+pub(crate) type Io = tokio::io::BufReader<TcpStream>;
+
+/// Wraps a connected socket for use under TLS.
+pub(crate) fn wrap_io(tcp: TcpStream) -> Io {
+    let _ = tcp.set_nodelay(true);
+    tokio::io::BufReader::with_capacity(SOCKET_READ_BUFFER, tcp)
+}
+/// An established, authenticated connection.
+pub(crate) type Stream = tokio_rustls::TlsStream<Io>;
+
+fn io_err(context: impl Into<String>, source: std::io::Error) -> NetError {
+    NetError::Io {
+        context: context.into(),
+        source,
+    }
+}
+
+/// Connects party `id` to all others: listens on `addrs[id]` and proceeds as
+/// [`connect_with_listener`]. `addrs.len()` is the number of parties.
+pub fn connect(
+    id: PartyId,
+    addrs: &[SocketAddr],
+    identity: &TlsIdentity,
+    cfg: NetConfig,
+) -> Result<Network, NetError> {
+    let n = addrs.len();
+    if id >= n {
+        return Err(NetError::UnknownParty { party: id, n });
+    }
+    let listener = StdTcpListener::bind(addrs[id])
+        .map_err(|e| io_err(format!("party {id} listening on {}", addrs[id]), e))?;
+    connect_with_listener(id, listener, addrs, identity, cfg)
+}
+
+/// Connects party `id` to all others, accepting on an already bound
+/// `listener` (e.g. bound to port 0 and its address then told to the other
+/// parties); `addrs[id]` is not used.
+///
+/// Dials every party `j < id` at `addrs[j]` and accepts every party `j > id`
+/// (see the [module documentation](self)); returns when all links are
+/// established and authenticated, or with an error after at most
+/// `cfg.timeout`. Errors: [`NetError::Tls`] for a refused or refusing peer,
+/// [`NetError::WrongPartyCount`] if a peer has a different number of parties,
+/// [`NetError::Timeout`] if a higher-numbered party did not connect in time,
+/// [`NetError::Io`] if a lower-numbered party could not be reached.
+pub fn connect_with_listener(
+    id: PartyId,
+    listener: StdTcpListener,
+    addrs: &[SocketAddr],
+    identity: &TlsIdentity,
+    cfg: NetConfig,
+) -> Result<Network, NetError> {
+    let n = addrs.len();
+    if id >= n {
+        return Err(NetError::UnknownParty { party: id, n });
+    }
+    if n > u32::MAX as usize {
+        return Err(NetError::WrongPartyCount {
+            expected: u32::MAX as usize,
+            got: n,
+        });
+    }
+    let start = Instant::now();
+    let ctx = Arc::new(setup::TlsContext::new(identity)?);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(IO_THREADS)
+        .thread_name(format!("argus-net-{id}"))
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|e| io_err("starting the network runtime", e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| io_err("configuring the listener", e))?;
+
+    let plan = Arc::new(setup::Plan {
+        id,
+        addrs: addrs.to_vec(),
+        timeout: cfg.timeout,
+        deadline: tokio::time::Instant::from_std(start + cfg.timeout),
+    });
+    let streams = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::from_std(listener)
+            .map_err(|e| io_err("registering the listener", e))?;
+        let mut tasks = JoinSet::new();
+        tasks.spawn(setup::dial_all(ctx.clone(), plan.clone()));
+        if id + 1 < n {
+            tasks.spawn(setup::accept_all(ctx.clone(), plan.clone(), listener));
+        }
+        let mut streams: Vec<Option<Stream>> = (0..n).map(|_| None).collect();
+        while let Some(joined) = tasks.join_next().await {
+            match joined {
+                Ok(Ok(list)) => {
+                    for (peer, s) in list {
+                        streams[peer] = Some(s);
+                    }
+                }
+                Ok(Err(e)) => {
+                    tasks.abort_all();
+                    return Err(e);
+                }
+                Err(join_error) => {
+                    tasks.abort_all();
+                    if join_error.is_panic() {
+                        std::panic::resume_unwind(join_error.into_panic());
+                    }
+                    return Err(io_err(
+                        "connection setup",
+                        std::io::Error::other(join_error.to_string()),
+                    ));
+                }
+            }
+        }
+        Ok(streams)
+    })?;
+    tracing::debug!(party = id, n, elapsed = ?start.elapsed(), "all links established");
+
+    let (writers_tx, writers_done) = crossbeam_channel::bounded::<()>(0);
+    let (readers_tx, readers_done) = crossbeam_channel::bounded::<()>(0);
+    let mut links = Vec::with_capacity(n);
+    for (peer, stream) in streams.into_iter().enumerate() {
+        let Some(stream) = stream else {
+            links.push(None);
+            continue;
+        };
+        let (inbox_tx, inbox_rx) = crossbeam_channel::unbounded();
+        let (out_tx, out_rx) = tokio::sync::mpsc::unbounded_channel();
+        let dead = Arc::new(AtomicBool::new(false));
+        let (rd, wr) = tokio::io::split(stream);
+        runtime.spawn(link::reader(
+            peer,
+            rd,
+            inbox_tx,
+            dead.clone(),
+            readers_tx.clone(),
+        ));
+        runtime.spawn(link::writer(
+            peer,
+            wr,
+            out_rx,
+            dead.clone(),
+            writers_tx.clone(),
+        ));
+        links.push(Some(Link::new(Outgoing::Tcp(out_tx), inbox_rx, dead)));
+    }
+    let backend = TcpBackend {
+        runtime: Some(runtime),
+        writers_done,
+        readers_done,
+        linger: cfg.timeout,
+    };
+    Ok(Network::new(id, &cfg, links, Backend::Tcp(backend)))
+}
+
+/// Connects `n` parties over loopback TLS in threads of this process, with a
+/// fresh [`Pki`] and free ports (listeners bound to `127.0.0.1:0`), and
+/// returns their endpoints (element `i` is party `i`). For tests and
+/// benchmarks.
+pub fn connect_local(n: usize, cfg: NetConfig) -> Result<Vec<Network>, NetError> {
+    let pki = Pki::generate(n);
+    let listeners = (0..n)
+        .map(|_| {
+            StdTcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
+                .map_err(|e| io_err("binding a loopback port", e))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let addrs = listeners
+        .iter()
+        .map(|l| l.local_addr().map_err(|e| io_err("local address", e)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let results: Vec<Result<Network, NetError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = listeners
+            .into_iter()
+            .enumerate()
+            .map(|(i, listener)| {
+                let (addrs, identity, cfg) = (&addrs, pki.identity(i), cfg.clone());
+                s.spawn(move || connect_with_listener(i, listener, addrs, &identity, cfg))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    results.into_iter().collect()
+}
+
+/// Runtime and shutdown bookkeeping of a TCP [`Network`].
+pub(crate) struct TcpBackend {
+    runtime: Option<Runtime>,
+    /// Disconnected once every writer task has ended.
+    writers_done: Receiver<()>,
+    /// Disconnected once every reader task has ended.
+    readers_done: Receiver<()>,
+    linger: Duration,
+}
+
+impl Drop for TcpBackend {
+    fn drop(&mut self) {
+        // The links (and so the send queues) are dropped before the backend:
+        // the writers now flush what is queued and close their TLS sessions.
+        let deadline = Instant::now() + self.linger;
+        let _ = self.writers_done.recv_deadline(deadline);
+        let Some(runtime) = self.runtime.take() else {
+            return;
+        };
+        // Keep reading (and discarding) until the peers close too, so that
+        // our sockets are not reset with unread data; in the background, so
+        // that the drop does not wait for the peers.
+        let readers_done = self.readers_done.clone();
+        let lingering = std::thread::Builder::new()
+            .name("argus-net-linger".into())
+            .spawn(move || {
+                let _ = readers_done.recv_deadline(deadline);
+                runtime.shutdown_background();
+            });
+        if let Err(e) = lingering {
+            tracing::warn!(error = %e, "could not start the linger thread");
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! Key material for the TCP backend: one CA, one certificate per party.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
+    KeyUsagePurpose, PKCS_ECDSA_P256_SHA256,
+};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivatePkcs8KeyDer};
+
+use crate::{NetError, PartyId};
+
+/// The DNS name (subject alternative name) in party `i`'s certificate.
+pub fn party_name(i: PartyId) -> String {
+    format!("party-{i}")
+}
+
+/// A freshly generated public-key infrastructure for `n` parties: one CA
+/// (ECDSA P-256, self-signed) and, for each party `i`, an ECDSA P-256 key and
+/// a certificate signed by the CA whose subject alternative name is the DNS
+/// name `party-{i}`, valid for TLS server and client authentication.
+///
+/// The CA's private key is discarded after generation: no further party
+/// certificates can be issued.
+pub struct Pki {
+    ca_cert_der: Vec<u8>,
+    ca_cert_pem: String,
+    parties: Vec<PartyKeys>,
+}
+
+struct PartyKeys {
+    cert_der: Vec<u8>,
+    cert_pem: String,
+    key_der: Vec<u8>,
+    key_pem: String,
+}
+
+impl fmt::Debug for Pki {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pki")
+            .field("n", &self.parties.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pki {
+    /// Generates a CA and certificates for parties `0..n`.
+    ///
+    /// # Panics
+    /// If certificate generation fails (not expected with these fixed,
+    /// valid parameters).
+    pub fn generate(n: usize) -> Pki {
+        Self::try_generate(n).expect("generating the party certificates")
+    }
+
+    fn try_generate(n: usize) -> Result<Pki, rcgen::Error> {
+        let ca_key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)?;
+        let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params
+            .distinguished_name
+            .push(DnType::CommonName, "Argus party CA");
+        ca_params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::CrlSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
+        let ca_cert = ca_params.self_signed(&ca_key)?;
+
+        let mut parties = Vec::with_capacity(n);
+        for i in 0..n {
+            let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)?;
+            let mut params = CertificateParams::new(vec![party_name(i)])?;
+            params
+                .distinguished_name
+                .push(DnType::CommonName, party_name(i));
+            params.is_ca = IsCa::ExplicitNoCa;
+            params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+            params.extended_key_usages = vec![
+                ExtendedKeyUsagePurpose::ServerAuth,
+                ExtendedKeyUsagePurpose::ClientAuth,
+            ];
+            let cert = params.signed_by(&key, &ca_cert, &ca_key)?;
+            parties.push(PartyKeys {
+                cert_der: cert.der().to_vec(),
+                cert_pem: cert.pem(),
+                key_der: key.serialize_der(),
+                key_pem: key.serialize_pem(),
+            });
+        }
+        Ok(Pki {
+            ca_cert_der: ca_cert.der().to_vec(),
+            ca_cert_pem: ca_cert.pem(),
+            parties,
+        })
+    }
+
+    /// Number of parties.
+    pub fn n(&self) -> usize {
+        self.parties.len()
+    }
+
+    /// The CA certificate (DER).
+    pub fn ca_cert_der(&self) -> &[u8] {
+        &self.ca_cert_der
+    }
+
+    /// Party `i`'s identity: CA certificate, its certificate and private key.
+    ///
+    /// # Panics
+    /// If `i >= self.n()`.
+    pub fn identity(&self, i: PartyId) -> TlsIdentity {
+        let p = &self.parties[i];
+        TlsIdentity {
+            ca_cert_der: self.ca_cert_der.clone(),
+            cert_der: p.cert_der.clone(),
+            key_der: p.key_der.clone(),
+        }
+    }
+
+    /// Writes the CA certificate and every party's certificate and key as PEM
+    /// files into `dir` (created if missing), named as in [`PemPaths::new`]:
+    /// `ca.pem`, `party-{i}.pem`, `party-{i}.key` (keys are written with mode
+    /// 0600 on Unix). Each process then loads its identity with
+    /// [`TlsIdentity::from_pem_dir`].
+    pub fn write_pem(&self, dir: impl AsRef<Path>) -> Result<(), NetError> {
+        let dir = dir.as_ref();
+        std::fs::create_dir_all(dir)
+            .map_err(|e| io_err(format!("creating {}", dir.display()), e))?;
+        let ca = dir.join(CA_FILE);
+        std::fs::write(&ca, &self.ca_cert_pem)
+            .map_err(|e| io_err(format!("writing {}", ca.display()), e))?;
+        for (i, p) in self.parties.iter().enumerate() {
+            let paths = PemPaths::new(dir, i);
+            std::fs::write(&paths.cert, &p.cert_pem)
+                .map_err(|e| io_err(format!("writing {}", paths.cert.display()), e))?;
+            write_private(&paths.key, p.key_pem.as_bytes())
+                .map_err(|e| io_err(format!("writing {}", paths.key.display()), e))?;
+        }
+        Ok(())
+    }
+}
+
+const CA_FILE: &str = "ca.pem";
+
+#[cfg(unix)]
+fn write_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(data)
+}
+
+#[cfg(not(unix))]
+fn write_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    std::fs::write(path, data)
+}
+
+fn io_err(context: String, source: std::io::Error) -> NetError {
+    NetError::Io { context, source }
+}
+
+/// The file names [`Pki::write_pem`] uses for party `i` in a directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PemPaths {
+    /// CA certificate: `dir/ca.pem`.
+    pub ca: PathBuf,
+    /// Party certificate: `dir/party-{i}.pem`.
+    pub cert: PathBuf,
+    /// Party private key (PKCS#8): `dir/party-{i}.key`.
+    pub key: PathBuf,
+}
+
+impl PemPaths {
+    /// The paths of party `i`'s files in `dir`.
+    pub fn new(dir: impl AsRef<Path>, i: PartyId) -> Self {
+        let dir = dir.as_ref();
+        PemPaths {
+            ca: dir.join(CA_FILE),
+            cert: dir.join(format!("{}.pem", party_name(i))),
+            key: dir.join(format!("{}.key", party_name(i))),
+        }
+    }
+}
+
+/// What one party needs to join the TLS network: the CA certificate that
+/// all parties trust, its own certificate, and its private key (all DER).
+#[derive(Clone, PartialEq, Eq)]
+pub struct TlsIdentity {
+    /// The party CA's certificate (DER). Only certificates signed by it are
+    /// accepted from peers.
+    pub ca_cert_der: Vec<u8>,
+    /// This party's certificate (DER), naming `party-{id}`.
+    pub cert_der: Vec<u8>,
+    /// This party's private key, PKCS#8 DER.
+    pub key_der: Vec<u8>,
+}
+
+impl fmt::Debug for TlsIdentity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TlsIdentity")
+            .field(
+                "ca_cert_der",
+                &format_args!("{} bytes", self.ca_cert_der.len()),
+            )
+            .field("cert_der", &format_args!("{} bytes", self.cert_der.len()))
+            .field("key_der", &"<redacted>")
+            .finish()
+    }
+}
+
+impl TlsIdentity {
+    /// Loads an identity from PEM files: the CA certificate, this party's
+    /// certificate (first `CERTIFICATE` block of each) and its private key
+    /// (a PKCS#8 `PRIVATE KEY` block).
+    pub fn from_pem_files(
+        ca: impl AsRef<Path>,
+        cert: impl AsRef<Path>,
+        key: impl AsRef<Path>,
+    ) -> Result<TlsIdentity, NetError> {
+        let (ca, cert, key) = (ca.as_ref(), cert.as_ref(), key.as_ref());
+        let ca_cert = CertificateDer::from_pem_file(ca).map_err(|e| pem_err(ca, e))?;
+        let own_cert = CertificateDer::from_pem_file(cert).map_err(|e| pem_err(cert, e))?;
+        let own_key = PrivatePkcs8KeyDer::from_pem_file(key).map_err(|e| pem_err(key, e))?;
+        Ok(TlsIdentity {
+            ca_cert_der: ca_cert.to_vec(),
+            cert_der: own_cert.to_vec(),
+            key_der: own_key.secret_pkcs8_der().to_vec(),
+        })
+    }
+
+    /// Loads party `i`'s identity from a directory written by
+    /// [`Pki::write_pem`].
+    pub fn from_pem_dir(dir: impl AsRef<Path>, i: PartyId) -> Result<TlsIdentity, NetError> {
+        let p = PemPaths::new(dir, i);
+        Self::from_pem_files(&p.ca, &p.cert, &p.key)
+    }
+}
+
+fn pem_err(path: &Path, e: rustls::pki_types::pem::Error) -> NetError {
+    let source = match e {
+        rustls::pki_types::pem::Error::Io(io) => io,
+        other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
+    };
+    io_err(format!("reading PEM file {}", path.display()), source)
+}
