@@ -363,6 +363,9 @@ pub struct Network {
     rounds: AtomicU64,
     /// True before the first send and after every completed recv.
     round_open: AtomicBool,
+    /// Copies of received messages while a test records this party's view (see `record_view`).
+    view: std::sync::Mutex<Option<Vec<(PartyId, Vec<u8>)>>>,
+    recording: AtomicBool,
     _backend: Backend,
 }
 
@@ -404,6 +407,8 @@ impl Network {
             messages_sent: AtomicU64::new(0),
             rounds: AtomicU64::new(0),
             round_open: AtomicBool::new(true),
+            view: std::sync::Mutex::new(None),
+            recording: AtomicBool::new(false),
             _backend: backend,
         }
     }
@@ -551,7 +556,25 @@ impl Network {
         self.bytes_received
             .fetch_add(arrived.data.len() as u64, Ordering::Relaxed);
         self.round_open.store(true, Ordering::Release);
+        if self.recording.load(Ordering::Relaxed) {
+            let mut view = self.view.lock().unwrap_or_else(|p| p.into_inner());
+            view.get_or_insert_with(Vec::new).push((from, arrived.data.clone()));
+        }
         Ok(arrived.data)
+    }
+
+    /// Starts keeping a copy of every received message: the party's *view*, for the statistical
+    /// tests that check it does not depend on the inputs. Off by default (no cost then).
+    pub fn record_view(&self) {
+        *self.view.lock().unwrap_or_else(|p| p.into_inner()) = Some(Vec::new());
+        self.recording.store(true, Ordering::Relaxed);
+    }
+
+    /// Stops recording and returns the messages received since [`record_view`](Network::record_view),
+    /// in order, with their senders.
+    pub fn take_view(&self) -> Vec<(PartyId, Vec<u8>)> {
+        self.recording.store(false, Ordering::Relaxed);
+        self.view.lock().unwrap_or_else(|p| p.into_inner()).take().unwrap_or_default()
     }
 
     /// Cumulative counters of this party (payload bytes, not framing).
