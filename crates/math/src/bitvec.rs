@@ -48,10 +48,14 @@ impl BitVec {
     }
     /// `n` uniformly random bits.
     pub fn random<R: RngCore + ?Sized>(rng: &mut R, n: usize) -> Self {
-        let mut bytes = vec![0u8; words_for(n) * 8];
-        rng.fill_bytes(&mut bytes);
-        let words = bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
-        Self::from_words(words, n).expect("sized above")
+        let mut v = Self::zeros(n);
+        v.fill_random(rng);
+        v
+    }
+    /// Overwrites every bit with a random one (the tail stays clear).
+    pub fn fill_random<R: RngCore + ?Sized>(&mut self, rng: &mut R) {
+        rng.fill_bytes(bytemuck::cast_slice_mut(&mut self.words));
+        self.clear_tail();
     }
     /// As booleans.
     pub fn to_bools(&self) -> Vec<bool> {
@@ -186,12 +190,9 @@ impl BitVec {
     }
     /// Appends the wire form to `out`.
     pub fn append_bytes(&self, out: &mut Vec<u8>) {
-        let nbytes = self.len.div_ceil(8);
-        let start = out.len();
-        for w in &self.words {
-            out.extend_from_slice(&w.to_le_bytes());
-        }
-        out.truncate(start + nbytes);
+        // Little-endian words are the wire bytes; the tail word is cut to whole bytes.
+        let bytes: &[u8] = bytemuck::cast_slice(&self.words);
+        out.extend_from_slice(&bytes[..self.len.div_ceil(8)]);
     }
     /// Parses `ceil(n / 8)` bytes; stray bits past `n` are an error (they would be a malformed message).
     pub fn from_bytes(bytes: &[u8], n: usize) -> Result<Self, MathError> {
@@ -199,11 +200,7 @@ impl BitVec {
             return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: 0 });
         }
         let mut words = vec![0u64; words_for(n)];
-        for (w, chunk) in words.iter_mut().zip(bytes.chunks(8)) {
-            let mut buf = [0u8; 8];
-            buf[..chunk.len()].copy_from_slice(chunk);
-            *w = u64::from_le_bytes(buf);
-        }
+        bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
         if n % 64 != 0 && words.last().is_some_and(|&w| w >> (n % 64) != 0) {
             return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: 0 });
         }
@@ -212,15 +209,20 @@ impl BitVec {
     /// Transposes canonical values into `k` bit planes: plane `j` holds bit `j` of every value
     /// (64 values at a time through a 64 x 64 bit-matrix transpose).
     pub fn planes_of(values: &[u128], k: usize) -> Vec<BitVec> {
-        let n = values.len();
+        Self::planes_from_fn(values.len(), k, |i| values[i])
+    }
+    /// [`planes_of`](Self::planes_of) for values given by a function of the index, so callers
+    /// transpose straight from their own element type without an intermediate array.
+    pub fn planes_from_fn(n: usize, k: usize, value: impl Fn(usize) -> u128) -> Vec<BitVec> {
         let nw = words_for(n);
         let mut planes: Vec<Vec<u64>> = vec![vec![0u64; nw]; k];
         let mut block = [0u64; 64];
-        for (w, chunk) in values.chunks(64).enumerate() {
+        for w in 0..nw {
+            let chunk = w * 64..n.min(w * 64 + 64);
             for limb in 0..k.div_ceil(64) {
                 block.fill(0);
-                for (t, &v) in chunk.iter().enumerate() {
-                    block[t] = (v >> (64 * limb)) as u64;
+                for (t, i) in chunk.clone().enumerate() {
+                    block[t] = (value(i) >> (64 * limb)) as u64;
                 }
                 transpose64(&mut block);
                 for (j, &row) in block.iter().enumerate().take(k - 64 * limb) {

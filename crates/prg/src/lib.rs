@@ -166,14 +166,27 @@ impl Rep3Prg {
     }
     /// This party's part of an XOR-sharing of zero over GF(2)^n.
     pub fn zero_bits(&mut self, n: usize) -> BitVec {
-        let a = BitVec::random(&mut self.next, n);
-        let b = BitVec::random(&mut self.prev, n);
-        a.xor(&b).expect("same length")
+        let mut z = BitVec::random(&mut self.next, n);
+        // XOR the second stream in through a small buffer instead of a second vector.
+        let mut buf = [0u64; 256];
+        for chunk in z.words_mut().chunks_mut(buf.len()) {
+            let b = &mut buf[..chunk.len()];
+            let bytes: &mut [u8] = bytemuck_bytes(b);
+            self.prev.fill_bytes(bytes);
+            chunk.iter_mut().zip(b.iter()).for_each(|(w, r)| *w ^= r);
+        }
+        z.clear_tail();
+        z
     }
     /// Components `(x_i, x_{i-1})` of a replicated sharing of a random value nobody knows.
     pub fn random_pair<R: Ring>(&mut self, ring: &R, n: usize) -> (Vec<R::El>, Vec<R::El>) {
         (ring.sample_vec(&mut self.next, n), ring.sample_vec(&mut self.prev, n))
     }
+}
+
+/// The bytes of a word buffer (little-endian, like the streams' consumers expect).
+fn bytemuck_bytes(words: &mut [u64]) -> &mut [u8] {
+    bytemuck::cast_slice_mut(words)
 }
 
 #[cfg(test)]

@@ -70,11 +70,11 @@ pub(crate) fn and_planes(p: &mut Party, pairs: &[(&Plane, &Plane)]) -> Result<Ve
 /// are skipped, so the counts are those of the paper's circuits.
 pub fn add_bits(p: &mut Party, x: &[Plane], y: &[Plane], outputs: &[usize], adder: Adder) -> Result<Vec<Plane>> {
     let Some(&top) = outputs.iter().max() else { return Ok(Vec::new()) };
-    let all = match adder {
-        Adder::Ripple => ripple(p, x, y, top)?,
+    let mut all = match adder {
+        Adder::Ripple => ripple(p, x, y, top, outputs)?,
         Adder::LogDepth => kogge_stone(p, x, y, top, outputs)?,
     };
-    Ok(outputs.iter().map(|&j| all[j].clone()).collect())
+    Ok(outputs.iter().map(|&j| all[j].take()).collect())
 }
 
 fn plane_at(v: &[Plane], j: usize) -> Plane {
@@ -83,12 +83,12 @@ fn plane_at(v: &[Plane], j: usize) -> Plane {
 
 /// Ripple-carry adder (Alg. 6/7): the carry into bit `j+1` is `((a_j^c_j) & (b_j^c_j)) ^ c_j`,
 /// one AND and one round per bit.
-fn ripple(p: &mut Party, x: &[Plane], y: &[Plane], top: usize) -> Result<Vec<Plane>> {
+fn ripple(p: &mut Party, x: &[Plane], y: &[Plane], top: usize, outputs: &[usize]) -> Result<Vec<Plane>> {
     let mut out = Vec::with_capacity(top + 1);
     let mut carry: Plane = None;
     for j in 0..=top {
         let (a, b) = (plane_at(x, j), plane_at(y, j));
-        out.push(pxor(&pxor(&a, &b), &carry));
+        out.push(if outputs.contains(&j) { pxor(&pxor(&a, &b), &carry) } else { None });
         if j < top {
             let t1 = pxor(&a, &carry);
             let t2 = pxor(&b, &carry);
@@ -166,7 +166,13 @@ fn kogge_stone(p: &mut Party, x: &[Plane], y: &[Plane], top: usize, outputs: &[u
         g = g2;
         pp = p2;
     }
-    Ok((0..=top).map(|j| if j == 0 { prop[0].clone() } else { pxor(&prop[j], &g[j - 1]) }).collect())
+    Ok((0..=top)
+        .map(|j| match j {
+            _ if !outputs.contains(&j) => None,
+            0 => prop[0].clone(),
+            _ => pxor(&prop[j], &g[j - 1]),
+        })
+        .collect())
 }
 
 /// Splits canonical values into `k` bit planes (plane `j` = bit `j` of every value).

@@ -28,9 +28,22 @@ pub fn bit_extract_components(
     adder: Adder,
 ) -> Result<Vec<Rep3Bits>> {
     super::check_len(a.len(), b.len())?;
-    let n = a.len();
+    let pa = BitVec::planes_of(a, width);
+    let pb = BitVec::planes_of(b, width);
+    extract_from_planes(p, pa, pb, a.len(), outputs, adder)
+}
+
+/// The adder part of [`bit_extract_components`], on the bit planes of this party's two components.
+fn extract_from_planes(
+    p: &mut Party,
+    pa: Vec<BitVec>,
+    pb: Vec<BitVec>,
+    n: usize,
+    outputs: &[usize],
+    adder: Adder,
+) -> Result<Vec<Rep3Bits>> {
+    let width = pa.len();
     let Some(&top) = outputs.iter().max() else { return Ok(Vec::new()) };
-    let (pa, pb) = (BitVec::planes_of(a, width), BitVec::planes_of(b, width));
     let (me, prev) = (p.id(), (p.id() + 2) % 3);
     let zero = BitVec::zeros(n);
     // ShareSplit: component x_j is a boolean sharing held by parties j (as `a`) and j+1 (as `b`),
@@ -65,9 +78,9 @@ pub fn bit_extract<R: Ring>(p: &mut Party, x: &Rep3<R>, outputs: &[usize], adder
         return Err(MpcError::InvalidParameter(format!("bit {j} does not exist in Z_2^{k}")));
     }
     let r = x.ring();
-    let a: Vec<u128> = x.a.iter().map(|&v| r.to_u128(v)).collect();
-    let b: Vec<u128> = x.b.iter().map(|&v| r.to_u128(v)).collect();
-    bit_extract_components(p, &a, &b, k, outputs, adder)
+    let pa = BitVec::planes_from_fn(x.len(), k, |i| r.to_u128(x.a[i]));
+    let pb = BitVec::planes_from_fn(x.len(), k, |i| r.to_u128(x.b[i]));
+    extract_from_planes(p, pa, pb, x.len(), outputs, adder)
 }
 
 /// Full bit decomposition (A2B): the `k` bit planes of shared values in Z_2^k, LSB first.

@@ -316,3 +316,58 @@ fn lemma_bounds() {
     assert!(lemma2(12800, 1 << 20, 1 << 35).is_err());
     assert!(lemma2(12800, 1 << 20, 65519u128 << 20).is_ok());
 }
+
+/// Byte histogram of everything party `id` received while running `f` on shares of `xs`.
+fn view_histogram(xs: Vec<u16>, id: usize, f: impl Fn(&mut Party, &Rep3<Z16>) -> crate::error::Result<()> + Sync) -> [f64; 256] {
+    let views = with_shares(Backend::Memory, &Z16::new(), &[xs], |p, s| {
+        p.net().record_view();
+        f(p, &s[0])?;
+        Ok(p.net().take_view())
+    });
+    let mut h = [0f64; 256];
+    for (_, msg) in &views[id] {
+        for &b in msg {
+            h[b as usize] += 1.0;
+        }
+    }
+    h
+}
+
+/// Chi-square statistic of a histogram against the uniform distribution.
+fn chi2_uniform(h: &[f64; 256]) -> f64 {
+    let e = h.iter().sum::<f64>() / 256.0;
+    h.iter().map(|&o| (o - e) * (o - e) / e).sum()
+}
+
+/// Two-sample chi-square statistic (same total count in both).
+fn chi2_same(a: &[f64; 256], b: &[f64; 256]) -> f64 {
+    a.iter().zip(b).filter(|(x, y)| *x + *y > 0.0).map(|(x, y)| (x - y) * (x - y) / (x + y)).sum()
+}
+
+/// What a party receives in multiplication and in bit decomposition looks uniform and is the
+/// same whatever the inputs (all zero, all ones, random). With 255 degrees of freedom the
+/// statistic has mean 255 and standard deviation 22.6; 380 is more than 5 deviations out.
+#[test]
+fn views_are_independent_of_inputs() {
+    const LIMIT: f64 = 380.0;
+    let n = 1 << 15;
+    let mut rng = StdRng::seed_from_u64(11);
+    let inputs = [vec![0u16; n], vec![u16::MAX; n], (0..n).map(|_| rng.gen()).collect::<Vec<u16>>()];
+    let ops: [(&str, fn(&mut Party, &Rep3<Z16>) -> crate::error::Result<()>); 2] = [
+        ("mul", |p, x| mul(p, x, x).map(|_| ())),
+        ("bit decomposition", |p, x| a2b(p, &x.slice(0, 1 << 13)?, Adder::Ripple).map(|_| ())),
+    ];
+    for (name, op) in ops {
+        for id in 0..3 {
+            let hs: Vec<[f64; 256]> = inputs.iter().map(|xs| view_histogram(xs.clone(), id, op)).collect();
+            for (k, h) in hs.iter().enumerate() {
+                let c = chi2_uniform(h);
+                assert!(c < LIMIT, "{name}: party {id}'s view for input set {k} is not uniform (chi2 = {c:.0})");
+            }
+            for k in 1..hs.len() {
+                let c = chi2_same(&hs[0], &hs[k]);
+                assert!(c < LIMIT, "{name}: party {id}'s view differs between input sets 0 and {k} (chi2 = {c:.0})");
+            }
+        }
+    }
+}
