@@ -83,8 +83,12 @@ impl RngCore for Prg {
         self.pos += take;
         let rest = &mut dest[take..];
         if rest.len() >= self.buf.len() {
-            rest.fill(0);
-            self.cipher.apply_keystream(rest);
+            // Keystream = E(counter) ^ 0: read zeros from a small cache-resident block instead of
+            // clearing the destination in a separate pass.
+            static ZEROS: [u8; 4096] = [0; 4096];
+            for chunk in rest.chunks_mut(ZEROS.len()) {
+                self.cipher.apply_keystream_b2b(&ZEROS[..chunk.len()], chunk).expect("equal lengths");
+            }
         } else if !rest.is_empty() {
             self.buf.fill(0);
             self.cipher.apply_keystream(&mut self.buf);
@@ -160,9 +164,21 @@ impl Rep3Prg {
     }
     /// This party's part `r_i = F(s_i) - F(s_{i-1})` of a sharing of zero (sum over parties is 0).
     pub fn zero_share<R: Ring>(&mut self, ring: &R, n: usize) -> Vec<R::El> {
-        let a = ring.sample_vec(&mut self.next, n);
-        let b = ring.sample_vec(&mut self.prev, n);
-        a.into_iter().zip(b).map(|(x, y)| ring.sub(x, y)).collect()
+        let mut z = vec![ring.zero(); n];
+        self.add_zero_share(ring, &mut z);
+        z
+    }
+    /// Adds this party's part of a fresh zero-sharing to `z` in place. Works through the vector
+    /// in cache-sized chunks so no stream output is ever materialised in full.
+    pub fn add_zero_share<R: Ring>(&mut self, ring: &R, z: &mut [R::El]) {
+        const CHUNK: usize = 2048;
+        for chunk in z.chunks_mut(CHUNK) {
+            let a = ring.sample_vec(&mut self.next, chunk.len());
+            let b = ring.sample_vec(&mut self.prev, chunk.len());
+            for ((z, a), b) in chunk.iter_mut().zip(a).zip(b) {
+                *z = ring.add(*z, ring.sub(a, b));
+            }
+        }
     }
     /// This party's part of an XOR-sharing of zero over GF(2)^n.
     pub fn zero_bits(&mut self, n: usize) -> BitVec {

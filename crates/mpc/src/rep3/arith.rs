@@ -9,8 +9,7 @@ use crate::party::Party;
 /// Turns an additive sharing (one component `z_i` per party) into a replicated one: add a fresh
 /// zero-sharing (re-randomisation) and send `z_i` to the next party. One round, one element each.
 pub fn reshare<R: Ring>(p: &mut Party, ring: &R, mut z: Vec<R::El>) -> Result<Rep3<R>> {
-    let zero = p.prg.zero_share(ring, z.len());
-    z.iter_mut().zip(&zero).for_each(|(x, &r)| *x = ring.add(*x, r));
+    p.prg.add_zero_share(ring, &mut z);
     let prev = p.pass_elems(ring, &z)?;
     Ok(Rep3::from_parts(ring.clone(), z, prev)?)
 }
