@@ -3,9 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use argus_math::{BitVec, Ring, Zt, Z16, Z64};
+use argus_math::{BitVec, Ring, Zt, F65519, Z16, Z64};
 use argus_mpc::local::{run3, Backend};
 use argus_mpc::rep3::{self, share_bits_from_client, share_from_client, Adder};
+use argus_mpc::shamir;
 use argus_mpc::MpcError;
 use argus_net::NetConfig;
 use clap::Args;
@@ -58,6 +59,13 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
     let sq = share_from_client(&z16, &q, &mut client);
     let sdb = share_from_client(&z16, &db, &mut client);
     let sf = share_bits_from_client(&BitVec::from_bools(&flags), &mut client);
+    let f = F65519;
+    let fq: Vec<u16> = q.iter().map(|&v| f.from_i128(v as i16 as i128)).collect();
+    let fdb: Vec<u16> = db.iter().map(|&v| f.from_i128(v as i16 as i128)).collect();
+    let fh: Vec<u16> = h.iter().map(|&v| v % F65519::P).collect();
+    let shq = shamir::share_from_client(&f, &fq, &mut client).map_err(|e| e.to_string())?;
+    let shdb = shamir::share_from_client(&f, &fdb, &mut client).map_err(|e| e.to_string())?;
+    let shh = shamir::share_from_client(&f, &fh, &mut client).map_err(|e| e.to_string())?;
 
     let steps = vec![
         Step { name: "multiply 64-bit", want: x.iter().zip(&y).map(|(a, b)| a.wrapping_mul(*b) as u128).collect() },
@@ -70,6 +78,12 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
         Step { name: "MSB extraction, 16-bit log-depth", want: h.iter().map(|v| (v >> 15) as u128).collect() },
         Step { name: "lift Z_2^16 -> Z_2^36", want: h.iter().map(|&v| v as u128).collect() },
         Step { name: "OR-tree over all flags", want: vec![flags.iter().any(|&f| f) as u128] },
+        Step { name: "Shamir multiply mod 65519", want: fh.iter().map(|&v| f.mul(v, v) as u128).collect() },
+        Step {
+            name: "Shamir dot products -> rep3 mod p",
+            want: fq.chunks(dot_len).zip(fdb.chunks(dot_len)).map(|(a, b)| f.dot(a, b) as u128).collect(),
+        },
+        Step { name: "Shamir MSB mod 65519", want: fh.iter().map(|v| (v >> 15) as u128).collect() },
     ];
     println!("argus demo: 3 parties over {} ({} values per step)", backend, n);
     let bar = ProgressBar::new(steps.len() as u64)
@@ -120,6 +134,20 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
         step(p, 6, &|p| {
             let r = rep3::or_tree(p, &sf[me], 1)?;
             Ok(bits(rep3::reveal_bits(p, &r)?))
+        })?;
+        step(p, 7, &|p| {
+            let r = shamir::mul(p, &shh[me], &shh[me])?;
+            Ok(wide16(shamir::reveal(p, &r)?))
+        })?;
+        step(p, 8, &|p| {
+            let d = shamir::dot(&shq[me], &shdb[me], dot_len)?;
+            let r = shamir::to_rep3(p, &d)?;
+            Ok(wide16(rep3::reveal(p, &r)?))
+        })?;
+        step(p, 9, &|p| {
+            let r = shamir::to_rep3(p, &shh[me])?;
+            let m = shamir::msb_p(p, &r)?;
+            Ok(bits(rep3::reveal_bits(p, &m)?))
         })?;
         Ok(out)
     })

@@ -4,9 +4,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use argus_math::kernels::{measure_plain_dot, PlainDotVariant};
-use argus_math::{Ring, Zt, Z16, Z32, Z64};
+use argus_math::{Field, Ring, Zt, F65519, Z16, Z32, Z64};
 use argus_mpc::local::{run3, Backend};
 use argus_mpc::rep3::{self, Adder, Rep3, Rep3Bits, Rep3Pre};
+use argus_mpc::shamir::{self, Circuit, Shamir};
 use argus_mpc::{MpcError, Party};
 use argus_net::{NetConfig, Stats};
 use clap::Args;
@@ -57,6 +58,12 @@ type Timed = Box<dyn FnOnce(&mut Party) -> Result<(), MpcError>>;
 fn random_shares<R: Ring>(p: &mut Party, ring: R, n: usize) -> Rep3<R> {
     let (a, b) = p.prg.random_pair(&ring, n);
     Rep3::from_parts(ring, a, b).expect("equal lengths")
+}
+
+/// Random degree-1 Shamir shares of `n` unknown values (local conversion of random replicated ones).
+fn random_shamir<F: Field>(p: &mut Party, field: F, n: usize) -> Shamir<F> {
+    let r = random_shares(p, field, n);
+    shamir::from_rep3(p.id(), &r).expect("valid shares")
 }
 
 fn random_bits(p: &mut Party, n: usize) -> Rep3Bits {
@@ -139,6 +146,29 @@ fn cases() -> Vec<Case> {
         Case { op: "msb", scheme: "rep3", variant: "logdepth", modulus_bits: 32, dot: false, prepare: |p, n, _len| {
             let x = random_shares(p, Z32::new(), n);
             Box::new(move |p| rep3::msb(p, &x, Adder::LogDepth).map(|_| ()))
+        } },
+        Case { op: "mul", scheme: "shamir", variant: "-", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
+            let (x, y) = (random_shamir(p, F65519, n), random_shamir(p, F65519, n));
+            Box::new(move |p| shamir::mul(p, &x, &y).map(|_| ()))
+        } },
+        Case { op: "dot", scheme: "shamir", variant: "to_rep3", modulus_bits: 16, dot: true, prepare: |p, n, len| {
+            let (x, y) = (random_shamir(p, F65519, n * len), random_shamir(p, F65519, n * len));
+            Box::new(move |p| {
+                let d = shamir::dot(&x, &y, len)?;
+                shamir::to_rep3(p, &d).map(|_| ())
+            })
+        } },
+        Case { op: "msb", scheme: "shamir", variant: "parallel", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
+            let x = random_shares(p, F65519, n);
+            Box::new(move |p| shamir::msb_p_with(p, &x, Circuit::Parallel).map(|_| ()))
+        } },
+        Case { op: "msb", scheme: "shamir", variant: "paper", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
+            let x = random_shares(p, F65519, n);
+            Box::new(move |p| shamir::msb_p_with(p, &x, Circuit::Paper).map(|_| ()))
+        } },
+        Case { op: "lift", scheme: "shamir", variant: "p->p*2^20", modulus_bits: 36, dot: false, prepare: |p, n, _len| {
+            let x = random_shares(p, F65519, n);
+            Box::new(move |p| shamir::lift_p(p, &x, 20, &Zt::new(65519u128 << 20).expect("valid")).map(|_| ()))
         } },
     ]
 }
