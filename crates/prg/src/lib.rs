@@ -242,3 +242,20 @@ mod tests {
         assert_eq!(bits[0].xor(&bits[1]).unwrap().xor(&bits[2]).unwrap().count_ones(), 0);
     }
 }
+
+#[cfg(test)]
+mod speed {
+    /// `cargo test --release -p argus-prg speed -- --ignored --nocapture` prints the stream rate.
+    #[test]
+    #[ignore]
+    fn prg_throughput() {
+        use rand_core::RngCore;
+        let mut p = super::Prg::new(&super::Seed([1; 16]));
+        let mut buf = vec![0u8; 256 << 10];
+        let t = std::time::Instant::now();
+        for _ in 0..1024 {
+            p.fill_bytes(&mut buf);
+        }
+        println!("AES-CTR: {:.2} GB/s", 1024.0 * buf.len() as f64 / t.elapsed().as_secs_f64() / 1e9);
+    }
+}
