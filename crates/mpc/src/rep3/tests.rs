@@ -371,3 +371,53 @@ fn views_are_independent_of_inputs() {
         }
     }
 }
+
+/// Every rep3 protocol once more over TCP with mutual TLS, on random values plus edge cases.
+#[test]
+fn all_protocols_over_tcp() {
+    let mut rng = StdRng::seed_from_u64(99);
+    let n = 300;
+    let x64 = edge64(n, 5);
+    let y64: Vec<u64> = edge64(n, 6).into_iter().rev().collect();
+    let x16: Vec<u16> = (0..n).map(|i| if i < 3 { [0, 1, u16::MAX][i] } else { rng.gen() }).collect();
+    let bits = BitVec::from_bools(&(0..n).map(|i| i == 7).collect::<Vec<_>>());
+    let mut crng = StdRng::seed_from_u64(3);
+    let s64 = [share_from_client(&Z64::new(), &x64, &mut crng), share_from_client(&Z64::new(), &y64, &mut crng)];
+    let s16 = share_from_client(&Z16::new(), &x16, &mut crng);
+    let sb = share_bits_from_client(&bits, &mut crng);
+    let out = run3(Backend::Tcp, cfg(), |p| {
+        let me = p.id();
+        let (x, y, h) = (&s64[0][me], &s64[1][me], &s16[me]);
+        let m = mul(p, x, y)?;
+        let d = dot(p, x, y, 3)?;
+        let l = lt(p, x, y, Adder::LogDepth)?;
+        let planes = a2b(p, h, Adder::Ripple)?;
+        let inj = bit_inject(p, &planes[15], &Z64::new())?;
+        let lf = lift(p, h, &Zt::pow2(40).unwrap(), Adder::LogDepth)?;
+        let mx = mux(p, &l, x, y)?;
+        let or = or_tree(p, &sb[me], 1)?;
+        Ok((
+            reveal(p, &m)?,
+            reveal(p, &d)?,
+            reveal_bits(p, &l)?.to_bools(),
+            reveal(p, &inj)?,
+            reveal(p, &lf)?,
+            reveal(p, &mx)?,
+            reveal_bits(p, &or)?.to_bools(),
+        ))
+    })
+    .unwrap();
+    let (m, d, l, inj, lf, mx, or) = &out[2];
+    for i in 0..n {
+        assert_eq!(m[i], x64[i].wrapping_mul(y64[i]));
+        let less = (x64[i] as i64) < (y64[i] as i64);
+        assert_eq!(l[i], less);
+        assert_eq!(inj[i], (x16[i] >> 15) as u64);
+        assert_eq!(lf[i], x16[i] as u128);
+        assert_eq!(mx[i], if less { x64[i] } else { y64[i] });
+    }
+    for (r, want) in d.iter().zip(x64.chunks(3).zip(y64.chunks(3))) {
+        assert_eq!(*r, want.0.iter().zip(want.1).fold(0u64, |s, (a, b)| s.wrapping_add(a.wrapping_mul(*b))));
+    }
+    assert_eq!(or, &vec![true]);
+}
