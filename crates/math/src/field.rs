@@ -12,18 +12,6 @@ use crate::MathError;
 pub trait Field: Ring {
     /// `a^-1`, or `None` for zero.
     fn inv(&self, a: Self::El) -> Option<Self::El>;
-    /// `a^e`.
-    fn pow(&self, mut a: Self::El, mut e: u128) -> Self::El {
-        let mut acc = self.one();
-        while e > 0 {
-            if e & 1 == 1 {
-                acc = self.mul(acc, a);
-            }
-            a = self.mul(a, a);
-            e >>= 1;
-        }
-        acc
-    }
 }
 
 /// F_p with p = 2^16 - 17 = 65519, elements as canonical `u16`.
@@ -93,6 +81,10 @@ impl Ring for F65519 {
                 return x;
             }
         }
+    }
+    fn dot(&self, a: &[u16], b: &[u16]) -> u16 {
+        // SIMD kernel with deferred reduction; shares are canonical by construction.
+        crate::kernels::dot_f65519(a, b).expect("canonical inputs of equal length")
     }
     fn decode(&self, bytes: &[u8]) -> Result<Vec<u16>, MathError> {
         if bytes.len() % 2 != 0 {
@@ -217,17 +209,7 @@ pub fn is_probable_prime(n: u128) -> bool {
     let r = Zt::new(n).expect("n >= 2");
     let s = (n - 1).trailing_zeros();
     let d = (n - 1) >> s;
-    let pow = |mut a: u128, mut e: u128| {
-        let mut acc = 1u128;
-        while e > 0 {
-            if e & 1 == 1 {
-                acc = r.mul(acc, a);
-            }
-            a = r.mul(a, a);
-            e >>= 1;
-        }
-        acc
-    };
+    let pow = |a, e| r.pow(a, e);
     'bases: for &b in &BASES {
         let mut x = pow(b, d);
         if x == 1 || x == n - 1 {

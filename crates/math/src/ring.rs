@@ -64,6 +64,18 @@ pub trait Ring: Clone + PartialEq + Debug + Send + Sync + 'static {
     /// A uniformly random element (unbiased) drawn from `rng`.
     fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> Self::El;
 
+    /// `a^e` by square-and-multiply.
+    fn pow(&self, mut a: Self::El, mut e: u128) -> Self::El {
+        let mut acc = self.one();
+        while e > 0 {
+            if e & 1 == 1 {
+                acc = self.mul(acc, a);
+            }
+            a = self.mul(a, a);
+            e >>= 1;
+        }
+        acc
+    }
     /// `sum_i a_i * b_i`; rings with a SIMD kernel override this (equal lengths are the caller's duty).
     fn dot(&self, a: &[Self::El], b: &[Self::El]) -> Self::El {
         debug_assert_eq!(a.len(), b.len());
@@ -137,6 +149,8 @@ pub trait Word:
     fn from_le(b: &[u8]) -> Self;
     /// Appends the little-endian bytes.
     fn put_le(self, out: &mut Vec<u8>);
+    /// Wrapping dot product of equal-length slices (a SIMD kernel where there is one).
+    fn dot(a: &[Self], b: &[Self]) -> Self;
 }
 
 mod sealed {
@@ -144,7 +158,7 @@ mod sealed {
 }
 
 macro_rules! word {
-    ($t:ty) => {
+    ($t:ty, $kernel:expr) => {
         impl sealed::Sealed for $t {}
         impl Word for $t {
             const BITS: u32 = <$t>::BITS;
@@ -176,14 +190,21 @@ macro_rules! word {
             fn put_le(self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_le_bytes());
             }
+            fn dot(a: &[Self], b: &[Self]) -> Self {
+                let kernel: Option<fn(&[$t], &[$t]) -> Result<$t, crate::kernels::KernelError>> = $kernel;
+                match kernel {
+                    Some(k) => k(a, b).expect("callers pass equal lengths"),
+                    None => a.iter().zip(b).fold(0, |s: $t, (x, y)| s.wrapping_add(x.wrapping_mul(*y))),
+                }
+            }
         }
     };
 }
-word!(u8);
-word!(u16);
-word!(u32);
-word!(u64);
-word!(u128);
+word!(u8, None);
+word!(u16, Some(crate::kernels::dot_u16));
+word!(u32, Some(crate::kernels::dot_u32));
+word!(u64, Some(crate::kernels::dot_u64));
+word!(u128, None);
 
 /// The ring Z_2^k with k the width of the machine word `W` (wrapping arithmetic).
 pub struct Z2<W>(PhantomData<W>);
@@ -291,6 +312,9 @@ impl<W: Word> Ring for Z2<W> {
             return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: w });
         }
         Ok(bytemuck::pod_collect_to_vec(bytes))
+    }
+    fn dot(&self, a: &[W], b: &[W]) -> W {
+        W::dot(a, b)
     }
 }
 

@@ -1,0 +1,608 @@
+//! Every public kernel at every available level against a naive reference, plus the edge
+//! cases the fast paths are most likely to get wrong and every error variant.
+
+use proptest::prelude::*;
+use proptest::sample::select;
+
+use super::dispatch::backend;
+use super::isa::resolve;
+use super::*;
+
+const P: u16 = P65519;
+
+/// Naive references: simple loops, wrapping arithmetic or `% p` in u64, nothing shared with
+/// the implementations under test.
+mod reference {
+    use super::P;
+
+    pub fn fadd(a: u16, b: u16) -> u16 {
+        ((a as u64 + b as u64) % P as u64) as u16
+    }
+    pub fn fsub(a: u16, b: u16) -> u16 {
+        ((a as u64 + P as u64 - b as u64) % P as u64) as u16
+    }
+    pub fn fmul(a: u16, b: u16) -> u16 {
+        ((a as u64 * b as u64) % P as u64) as u16
+    }
+    pub fn fdot(a: &[u16], b: &[u16]) -> u16 {
+        let mut acc = 0u64;
+        for i in 0..a.len() {
+            acc = (acc + a[i] as u64 * b[i] as u64) % P as u64;
+        }
+        acc as u16
+    }
+
+    macro_rules! ring {
+        ($dot:ident, $t:ty) => {
+            pub fn $dot(a: &[$t], b: &[$t]) -> $t {
+                let mut acc: $t = 0;
+                for i in 0..a.len() {
+                    acc = acc.wrapping_add(a[i].wrapping_mul(b[i]));
+                }
+                acc
+            }
+        };
+    }
+    ring!(dot16, u16);
+    ring!(dot32, u32);
+    ring!(dot64, u64);
+
+    /// out[i*rows_b + j] = dot(a_i, b_j).
+    pub fn gemm<T: Copy>(a: &[T], b: &[T], len: usize, dot: fn(&[T], &[T]) -> T) -> Vec<T> {
+        let (ra, rb) = (a.len() / len, b.len() / len);
+        let mut out = Vec::new();
+        for i in 0..ra {
+            for j in 0..rb {
+                out.push(dot(&a[i * len..(i + 1) * len], &b[j * len..(j + 1) * len]));
+            }
+        }
+        out
+    }
+}
+
+type Binary<T> = fn(Isa, &mut [T], &[T]) -> Result<(), KernelError>;
+type Scalar<T> = fn(Isa, &mut [T], T) -> Result<(), KernelError>;
+type Dot<T> = fn(Isa, &[T], &[T]) -> Result<T, KernelError>;
+type Gemm<T> = fn(Isa, &[T], &[T], usize, &mut [T]) -> Result<(), KernelError>;
+
+fn check_binary<T: Copy + PartialEq + std::fmt::Debug>(
+    name: &str,
+    f: Binary<T>,
+    r: fn(T, T) -> T,
+    dst: &[T],
+    src: &[T],
+) {
+    let expect: Vec<T> = dst.iter().zip(src).map(|(&x, &y)| r(x, y)).collect();
+    for isa in available() {
+        let mut d = dst.to_vec();
+        f(isa, &mut d, src).unwrap();
+        assert_eq!(d, expect, "{name} at {isa}, len {}", dst.len());
+    }
+}
+
+fn check_scalar<T: Copy + PartialEq + std::fmt::Debug>(
+    name: &str,
+    f: Scalar<T>,
+    r: fn(T, T) -> T,
+    dst: &[T],
+    s: T,
+) {
+    let expect: Vec<T> = dst.iter().map(|&x| r(x, s)).collect();
+    for isa in available() {
+        let mut d = dst.to_vec();
+        f(isa, &mut d, s).unwrap();
+        assert_eq!(d, expect, "{name} at {isa}, len {}", dst.len());
+    }
+}
+
+fn check_dot<T: Copy + PartialEq + std::fmt::Debug>(
+    name: &str,
+    f: Dot<T>,
+    r: fn(&[T], &[T]) -> T,
+    a: &[T],
+    b: &[T],
+) {
+    let expect = r(a, b);
+    for isa in available() {
+        assert_eq!(
+            f(isa, a, b).unwrap(),
+            expect,
+            "{name} at {isa}, len {}",
+            a.len()
+        );
+    }
+}
+
+fn check_gemm<T: Copy + PartialEq + std::fmt::Debug + Default>(
+    name: &str,
+    f: Gemm<T>,
+    r: fn(&[T], &[T]) -> T,
+    a: &[T],
+    b: &[T],
+    len: usize,
+) {
+    let expect = reference::gemm(a, b, len, r);
+    for isa in available() {
+        // Pre-filled with garbage: the kernels must overwrite, not accumulate into, `out`.
+        let mut out = vec![T::default(); expect.len()];
+        if let Some(first) = a.first() {
+            out.fill(*first);
+        }
+        f(isa, a, b, len, &mut out).unwrap();
+        assert_eq!(
+            out,
+            expect,
+            "{name} at {isa}, {}x{} rows of len {len}",
+            a.len() / len,
+            b.len() / len
+        );
+    }
+}
+
+/// Generates the proptest and edge-case tests of one ring Z_2^k.
+macro_rules! ring_tests {
+    ($modname:ident, $t:ty, $dot_ref:path, [$add:ident, $sub:ident, $mul:ident, $smul:ident, $dot:ident, $gemm:ident]) => {
+        mod $modname {
+            use super::*;
+
+            fn elem() -> impl Strategy<Value = $t> {
+                prop_oneof![4 => any::<$t>(), 1 => Just(<$t>::MAX), 1 => Just(0 as $t), 1 => Just(1 as $t)]
+            }
+
+            fn pair() -> impl Strategy<Value = (Vec<$t>, Vec<$t>)> {
+                (0usize..300).prop_flat_map(|n| (prop::collection::vec(elem(), n), prop::collection::vec(elem(), n)))
+            }
+
+            fn all_ops(a: &[$t], b: &[$t], s: $t) {
+                check_binary("add", $add, <$t>::wrapping_add, a, b);
+                check_binary("sub", $sub, <$t>::wrapping_sub, a, b);
+                check_binary("mul", $mul, <$t>::wrapping_mul, a, b);
+                check_scalar("scalar_mul", $smul, <$t>::wrapping_mul, a, s);
+                check_dot("dot", $dot, $dot_ref, a, b);
+            }
+
+            proptest! {
+                #[test]
+                fn elementwise_and_dot((a, b) in pair(), s in elem()) {
+                    all_ops(&a, &b, s);
+                }
+
+                #[test]
+                fn gemm_random(
+                    (len, a, b) in (1usize..300, 0usize..9, 0usize..9).prop_flat_map(|(len, ra, rb)| {
+                        (Just(len), prop::collection::vec(elem(), ra * len), prop::collection::vec(elem(), rb * len))
+                    })
+                ) {
+                    check_gemm("gemm", $gemm, $dot_ref, &a, &b, len);
+                }
+            }
+
+            #[test]
+            fn edges() {
+                for n in [0usize, 1, 7, 31, 32, 33, 63, 64, 65, 12800, 16384] {
+                    let max = vec![<$t>::MAX; n];
+                    let zero = vec![0 as $t; n];
+                    all_ops(&max, &max, <$t>::MAX);
+                    all_ops(&zero, &max, <$t>::MAX);
+                    all_ops(&max, &zero, 0);
+                }
+            }
+
+            #[test]
+            fn gemm_edges() {
+                let mut x = 0x1234_5678_9abc_def0u64;
+                let mut rnd = |n: usize| -> Vec<$t> {
+                    (0..n).map(|_| { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x as $t }).collect()
+                };
+                // Several K-blocks plus a tail; more queries than one query block (64), more
+                // rows than one row block (96); lengths 12800 and 16384 from the benchmarks.
+                for (ra, rb, len) in [(3, 5, 12800), (2, 3, 16384), (5, 7, 4100), (70, 9, 40), (66, 3, 2100), (1, 1, 1), (3, 200, 70), (65, 130, 33)] {
+                    check_gemm("gemm", $gemm, $dot_ref, &rnd(ra * len), &rnd(rb * len), len);
+                    check_gemm("gemm", $gemm, $dot_ref, &vec![<$t>::MAX; ra * len], &vec![<$t>::MAX; rb * len], len);
+                }
+                // Zero rows on either side.
+                check_gemm("gemm", $gemm, $dot_ref, &[], &rnd(30), 10);
+                check_gemm("gemm", $gemm, $dot_ref, &rnd(30), &[], 10);
+            }
+        }
+    };
+}
+
+ring_tests!(
+    ring16,
+    u16,
+    reference::dot16,
+    [
+        add_u16_with,
+        sub_u16_with,
+        mul_u16_with,
+        scalar_mul_u16_with,
+        dot_u16_with,
+        gemm_u16_with
+    ]
+);
+ring_tests!(
+    ring32,
+    u32,
+    reference::dot32,
+    [
+        add_u32_with,
+        sub_u32_with,
+        mul_u32_with,
+        scalar_mul_u32_with,
+        dot_u32_with,
+        gemm_u32_with
+    ]
+);
+ring_tests!(
+    ring64,
+    u64,
+    reference::dot64,
+    [
+        add_u64_with,
+        sub_u64_with,
+        mul_u64_with,
+        scalar_mul_u64_with,
+        dot_u64_with,
+        gemm_u64_with
+    ]
+);
+
+mod field {
+    use super::reference::{fadd, fdot, fmul, fsub};
+    use super::*;
+
+    /// Values the centring and splitting treat specially: 0, ±1, ±(p−1)/2 and their
+    /// neighbours, multiples of 256 ± 128, and p − 1.
+    const SPECIAL: [u16; 12] = [
+        0,
+        1,
+        2,
+        127,
+        128,
+        32639,
+        32640,
+        32759,
+        32760,
+        32761,
+        P - 2,
+        P - 1,
+    ];
+
+    fn elem() -> impl Strategy<Value = u16> {
+        prop_oneof![4 => 0..P, 1 => select(&SPECIAL[..])]
+    }
+
+    fn pair() -> impl Strategy<Value = (Vec<u16>, Vec<u16>)> {
+        (0usize..300).prop_flat_map(|n| {
+            (
+                prop::collection::vec(elem(), n),
+                prop::collection::vec(elem(), n),
+            )
+        })
+    }
+
+    fn all_ops(a: &[u16], b: &[u16], s: u16) {
+        check_binary("add_f65519", add_f65519_with, fadd, a, b);
+        check_binary("sub_f65519", sub_f65519_with, fsub, a, b);
+        check_binary("mul_f65519", mul_f65519_with, fmul, a, b);
+        check_scalar("scalar_mul_f65519", scalar_mul_f65519_with, fmul, a, s);
+        check_dot("dot_f65519", dot_f65519_with, fdot, a, b);
+    }
+
+    proptest! {
+        #[test]
+        fn elementwise_and_dot((a, b) in pair(), s in elem()) {
+            all_ops(&a, &b, s);
+        }
+
+        #[test]
+        fn gemm_random(
+            (len, a, b) in (1usize..300, 0usize..9, 0usize..9).prop_flat_map(|(len, ra, rb)| {
+                (Just(len), prop::collection::vec(elem(), ra * len), prop::collection::vec(elem(), rb * len))
+            })
+        ) {
+            check_gemm("gemm_f65519", gemm_f65519_with, fdot, &a, &b, len);
+        }
+    }
+
+    #[test]
+    fn edges() {
+        for n in [0usize, 1, 15, 16, 17, 31, 32, 33, 12800, 16384] {
+            for &(x, y) in &[
+                (P - 1, P - 1),
+                (0, P - 1),
+                (32759, 32759),
+                (32760, 32760),
+                (32759, 32760),
+            ] {
+                all_ops(&vec![x; n], &vec![y; n], y);
+            }
+        }
+    }
+
+    /// Constant inputs make every lane of every accumulator add the same worst-case term at
+    /// every step, the hardest case for the deferred reductions.
+    #[test]
+    fn deferred_reduction_worst_cases() {
+        let mut pairs = vec![
+            (P - 1, P - 1),
+            (32759, 32759),
+            (32760, 32760),
+            (32759, 32760),
+        ];
+        // For the packed matrix product the per-element term is
+        // hi·centre(256·u mod p) + lo·centre(u), where centre(v) = 256·hi + lo is the split
+        // operand: search the u maximising it for the v with the largest split parts, and use
+        // the pair both ways round (queries are scaled, rows split; both orders are tested).
+        for v in [32640u16, 32759, 32760, 32879, 128, P - 128, 32767, 32768] {
+            let x = centred(v);
+            let hi = (x + 128) >> 8;
+            let lo = x - 256 * hi;
+            let best = (0..P)
+                .max_by_key(|&u| {
+                    (hi * centred(((u as u64 * 256) % P as u64) as u16) + lo * centred(u)).abs()
+                })
+                .unwrap_or(0);
+            pairs.push((v, best));
+            pairs.push((best, v));
+        }
+        for (x, y) in pairs {
+            for len in [16384usize, 12800, 4096 + 16] {
+                let (a, b) = (vec![x; 2 * len], vec![y; 3 * len]);
+                check_dot("dot_f65519", dot_f65519_with, fdot, &a[..len], &b[..len]);
+                check_gemm("gemm_f65519", gemm_f65519_with, fdot, &a, &b, len);
+            }
+        }
+    }
+
+    /// Long enough for the SIMD dot product to flush its split accumulators several times.
+    #[test]
+    fn long_dot_products() {
+        let n = 3 * (1 << 19) + 77;
+        let mut x = 0x5555_aaaa_1234_9876u64;
+        let rnd: Vec<u16> = (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x % P as u64) as u16
+            })
+            .collect();
+        for (a, b) in [
+            (vec![32759; n], vec![32759; n]),
+            (vec![P - 1; n], rnd.clone()),
+            (rnd.clone(), rnd),
+        ] {
+            check_dot("dot_f65519", dot_f65519_with, fdot, &a, &b);
+        }
+    }
+
+    fn centred(v: u16) -> i64 {
+        if v > P / 2 {
+            v as i64 - P as i64
+        } else {
+            v as i64
+        }
+    }
+
+    #[test]
+    fn gemm_edges() {
+        let mut x = 0x0fed_cba9_8765_4321u64;
+        let mut rnd = |n: usize| -> Vec<u16> {
+            (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % P as u64) as u16
+                })
+                .collect()
+        };
+        for (ra, rb, len) in [
+            (3, 5, 12800),
+            (2, 3, 16384),
+            (5, 7, 4100),
+            (70, 9, 40),
+            (66, 3, 2100),
+            (1, 1, 1),
+            (3, 200, 70),
+            (65, 130, 33),
+        ] {
+            check_gemm(
+                "gemm_f65519",
+                gemm_f65519_with,
+                fdot,
+                &rnd(ra * len),
+                &rnd(rb * len),
+                len,
+            );
+        }
+        check_gemm("gemm_f65519", gemm_f65519_with, fdot, &[], &rnd(30), 10);
+        check_gemm("gemm_f65519", gemm_f65519_with, fdot, &rnd(30), &[], 10);
+    }
+}
+
+#[test]
+fn dispatch_picks_the_requested_level_or_the_best_below() {
+    let avail = available();
+    for isa in Isa::ALL {
+        let got = backend(isa).isa();
+        assert_eq!(got, resolve(isa));
+        assert_eq!(avail.contains(&isa), got == isa, "{isa}");
+    }
+}
+
+#[test]
+fn length_mismatch_is_reported() {
+    let e = Err(KernelError::LengthMismatch { left: 3, right: 2 });
+    for isa in available() {
+        let (mut d16, s16) = ([1u16, 2, 3], [4u16, 5]);
+        let (mut d32, s32) = ([1u32, 2, 3], [4u32, 5]);
+        let (mut d64, s64) = ([1u64, 2, 3], [4u64, 5]);
+        assert_eq!(add_u16_with(isa, &mut d16, &s16), e);
+        assert_eq!(sub_u16_with(isa, &mut d16, &s16), e);
+        assert_eq!(mul_u16_with(isa, &mut d16, &s16), e);
+        assert_eq!(add_u32_with(isa, &mut d32, &s32), e);
+        assert_eq!(sub_u32_with(isa, &mut d32, &s32), e);
+        assert_eq!(mul_u32_with(isa, &mut d32, &s32), e);
+        assert_eq!(add_u64_with(isa, &mut d64, &s64), e);
+        assert_eq!(sub_u64_with(isa, &mut d64, &s64), e);
+        assert_eq!(mul_u64_with(isa, &mut d64, &s64), e);
+        assert_eq!(add_f65519_with(isa, &mut d16, &s16), e);
+        assert_eq!(sub_f65519_with(isa, &mut d16, &s16), e);
+        assert_eq!(mul_f65519_with(isa, &mut d16, &s16), e);
+        assert_eq!(d16, [1, 2, 3], "nothing written on error");
+        assert_eq!(
+            dot_u16_with(isa, &d16, &s16),
+            Err(KernelError::LengthMismatch { left: 3, right: 2 })
+        );
+        assert_eq!(
+            dot_u32_with(isa, &d32, &s32),
+            Err(KernelError::LengthMismatch { left: 3, right: 2 })
+        );
+        assert_eq!(
+            dot_u64_with(isa, &d64, &s64),
+            Err(KernelError::LengthMismatch { left: 3, right: 2 })
+        );
+        assert_eq!(
+            dot_f65519_with(isa, &d16, &s16),
+            Err(KernelError::LengthMismatch { left: 3, right: 2 })
+        );
+    }
+    // The plain (detected-level) entry points validate the same way.
+    assert_eq!(
+        add_u16(&mut [1, 2], &[1]),
+        Err(KernelError::LengthMismatch { left: 2, right: 1 })
+    );
+    assert_eq!(
+        dot_f65519(&[1], &[]),
+        Err(KernelError::LengthMismatch { left: 1, right: 0 })
+    );
+}
+
+#[test]
+fn shape_mismatch_is_reported() {
+    let shape = |what, expected, got| {
+        Err(KernelError::ShapeMismatch {
+            what,
+            expected,
+            got,
+        })
+    };
+    let (a, b) = (vec![1u16; 12], vec![2u16; 8]);
+    for isa in available() {
+        let mut out = vec![7u16; 6];
+        assert_eq!(
+            gemm_u16_with(isa, &a, &b, 0, &mut out),
+            shape("len (must be non-zero)", 1, 0)
+        );
+        assert_eq!(
+            gemm_u16_with(isa, &a, &b, 5, &mut out),
+            shape("a.len() % len", 0, 2)
+        );
+        assert_eq!(
+            gemm_u16_with(isa, &a, &b, 3, &mut out),
+            shape("b.len() % len", 0, 2)
+        );
+        assert_eq!(gemm_u16_with(isa, &a, &b, 4, &mut out), Ok(()));
+        assert_eq!(
+            gemm_u16_with(isa, &a, &b, 2, &mut out),
+            shape("out.len()", 24, 6)
+        );
+        assert_eq!(
+            gemm_f65519_with(isa, &a, &b, 2, &mut out),
+            shape("out.len()", 24, 6)
+        );
+        assert_eq!(
+            gemm_f65519_with(isa, &a, &b, 0, &mut out),
+            shape("len (must be non-zero)", 1, 0)
+        );
+        let (a32, b32, mut o32) = (vec![1u32; 12], vec![1u32; 8], vec![0u32; 5]);
+        assert_eq!(
+            gemm_u32_with(isa, &a32, &b32, 4, &mut o32),
+            shape("out.len()", 6, 5)
+        );
+        let (a64, b64, mut o64) = (vec![1u64; 12], vec![1u64; 8], vec![0u64; 6]);
+        assert_eq!(
+            gemm_u64_with(isa, &a64, &b64, 5, &mut o64),
+            shape("a.len() % len", 0, 2)
+        );
+        assert!(
+            out.iter().all(|&x| x == 7 || x == 8),
+            "only the valid call wrote"
+        );
+    }
+    assert_eq!(gemm_u16(&a, &b, 4, &mut [0; 5]), shape("out.len()", 6, 5));
+}
+
+#[test]
+fn non_canonical_is_reported() {
+    let bad = |index, value| Err(KernelError::NotCanonical { index, value });
+    let bad_dot = |index, value| Err::<u16, _>(KernelError::NotCanonical { index, value });
+    for isa in available() {
+        for n in [1usize, 40, 300] {
+            let good = vec![5u16; n];
+            let mut worse = good.clone();
+            worse[n - 1] = P;
+            let mut d = worse.clone();
+            assert_eq!(add_f65519_with(isa, &mut d, &good), bad(n - 1, P));
+            assert_eq!(
+                sub_f65519_with(isa, &mut good.clone(), &worse),
+                bad(n - 1, P)
+            );
+            assert_eq!(mul_f65519_with(isa, &mut d, &good), bad(n - 1, P));
+            assert_eq!(scalar_mul_f65519_with(isa, &mut d, 3), bad(n - 1, P));
+            assert_eq!(d, worse, "nothing written on error");
+            assert_eq!(
+                scalar_mul_f65519_with(isa, &mut good.clone(), u16::MAX),
+                bad(0, u16::MAX)
+            );
+            assert_eq!(dot_f65519_with(isa, &good, &worse), bad_dot(n - 1, P));
+            assert_eq!(dot_f65519_with(isa, &worse, &good), bad_dot(n - 1, P));
+        }
+        // Matrix products: a bad value in the vectorised part, in the scalar tail, on either
+        // side, and with no output at all.
+        for (ra, rb, len) in [
+            (2usize, 3usize, 100usize),
+            (2, 3, 40),
+            (2, 3, 7),
+            (5, 70, 33),
+            (0, 3, 10),
+            (2, 0, 10),
+        ] {
+            let (a, b) = (vec![1u16; ra * len], vec![2u16; rb * len]);
+            let mut out = vec![0u16; ra * rb];
+            assert_eq!(gemm_f65519_with(isa, &a, &b, len, &mut out), Ok(()));
+            for pos in [0, len / 2, len - 1] {
+                if ra > 0 {
+                    let mut a2 = a.clone();
+                    a2[(ra - 1) * len + pos] = u16::MAX;
+                    assert_eq!(
+                        gemm_f65519_with(isa, &a2, &b, len, &mut out),
+                        bad((ra - 1) * len + pos, u16::MAX)
+                    );
+                }
+                if rb > 0 {
+                    let mut b2 = b.clone();
+                    b2[(rb - 1) * len + pos] = P;
+                    assert_eq!(
+                        gemm_f65519_with(isa, &a, &b2, len, &mut out),
+                        bad((rb - 1) * len + pos, P),
+                        "{isa} {ra}x{rb}x{len}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn measure_plain_dot_runs() {
+    for variant in [PlainDotVariant::Ring16, PlainDotVariant::Field65519] {
+        let m = measure_plain_dot(variant, 100, 8, 3);
+        assert!(m.seconds_median > 0.0 && m.dots_per_sec > 0.0, "{m:?}");
+        let m = measure_plain_dot_with(Isa::Portable, variant, 0, 0, 0);
+        assert!(m.dots_per_sec > 0.0, "{m:?}");
+    }
+}
