@@ -73,14 +73,10 @@ impl Ring for F65519 {
         (x < Self::P as u128).then_some(x as u16)
     }
     fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> u16 {
-        loop {
-            let mut b = [0u8; 2];
-            rng.fill_bytes(&mut b);
-            let x = u16::from_le_bytes(b);
-            if x < Self::P {
-                return x;
-            }
-        }
+        self.sample_vec(rng, 1)[0]
+    }
+    fn sample_vec<R: RngCore + ?Sized>(&self, rng: &mut R, n: usize) -> Vec<u16> {
+        crate::ring::sample_rejecting(rng, n, 2, |x| (x < Self::P as u128).then_some(x as u16))
     }
     fn dot(&self, a: &[u16], b: &[u16]) -> u16 {
         // SIMD kernel with deferred reduction; shares are canonical by construction.
@@ -181,6 +177,9 @@ impl Ring for Fp {
     }
     fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> u128 {
         self.zt.sample(rng)
+    }
+    fn sample_vec<R: RngCore + ?Sized>(&self, rng: &mut R, n: usize) -> Vec<u128> {
+        self.zt.sample_vec(rng, n)
     }
 }
 

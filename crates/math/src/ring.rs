@@ -419,17 +419,44 @@ impl Ring for Zt {
         (x < self.t).then_some(x)
     }
     fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> u128 {
-        // Rejection sampling on `bits` random bits: unbiased, fewer than two draws on average.
+        self.sample_vec(rng, 1)[0]
+    }
+    fn sample_vec<R: RngCore + ?Sized>(&self, rng: &mut R, n: usize) -> Vec<u128> {
+        // Rejection sampling on `bits` random bits (unbiased, fewer than two draws per element on
+        // average), drawing the stream in blocks rather than per element.
         let mask = if self.bits == 128 { u128::MAX } else { (1u128 << self.bits) - 1 };
-        loop {
+        sample_rejecting(rng, n, self.byte_len(), |raw| {
+            let x = raw & mask;
+            (x < self.t).then_some(x)
+        })
+    }
+}
+
+/// `n` elements from `w`-byte little-endian draws, keeping those `accept` maps to `Some`. The
+/// stream is read in blocks; the sequence of draws depends only on the stream, so two parties
+/// sharing a seed obtain the same elements.
+pub(crate) fn sample_rejecting<R: RngCore + ?Sized, T>(
+    rng: &mut R,
+    n: usize,
+    w: usize,
+    accept: impl Fn(u128) -> Option<T>,
+) -> Vec<T> {
+    const BLOCK: usize = 1024;
+    let mut out = Vec::with_capacity(n);
+    let mut buf = vec![0u8; w * BLOCK.min(n.max(1))];
+    while out.len() < n {
+        let want = (n - out.len()).min(BLOCK);
+        let bytes = &mut buf[..want * w];
+        rng.fill_bytes(bytes);
+        for c in bytes.chunks_exact(w) {
             let mut b = [0u8; 16];
-            rng.fill_bytes(&mut b[..self.byte_len()]);
-            let x = u128::from_le_bytes(b) & mask;
-            if x < self.t {
-                return x;
+            b[..w].copy_from_slice(c);
+            if let Some(x) = accept(u128::from_le_bytes(b)) {
+                out.push(x);
             }
         }
     }
+    out
 }
 
 #[cfg(test)]

@@ -32,15 +32,22 @@ pub fn and_many(p: &mut Party, pairs: &[(&Rep3Bits, &Rep3Bits)]) -> Result<Vec<R
     let mut local = Vec::with_capacity(pairs.len());
     for (x, y) in pairs {
         super::check_len(x.len(), y.len())?;
-        let mut z = p.prg.zero_bits(x.len());
         let (xa, xb, ya, yb) = (x.a.words(), x.b.words(), y.a.words(), y.b.words());
-        for (k, w) in z.words_mut().iter_mut().enumerate() {
-            *w ^= (xa[k] & ya[k]) ^ (xb[k] & ya[k]) ^ (xa[k] & yb[k]);
-        }
-        local.push(z);
+        local.push(and_local(p, x.len(), |k| (xa[k], xb[k], ya[k], yb[k])));
     }
     let prev = p.pass_bits(&local)?;
     Ok(local.into_iter().zip(prev).map(|(a, b)| Rep3Bits { a, b }).collect())
+}
+
+/// This party's additive share `z_i` of an AND gate (before the reshare), word by word from the
+/// words `(x_i, x_{i-1}, y_i, y_{i-1})` that `words(k)` returns for word `k`.
+pub(crate) fn and_local(p: &mut Party, n: usize, words: impl Fn(usize) -> (u64, u64, u64, u64)) -> BitVec {
+    let mut z = p.prg.zero_bits(n);
+    for (k, w) in z.words_mut().iter_mut().enumerate() {
+        let (xa, xb, ya, yb) = words(k);
+        *w ^= (xa & ya) ^ (xb & ya) ^ (xa & yb);
+    }
+    z
 }
 
 /// XOR of planes with public zeros.

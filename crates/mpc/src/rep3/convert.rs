@@ -3,7 +3,7 @@
 
 use argus_math::{BitVec, Modulus, Ring};
 
-use super::binary::{add_bits, and_planes, pxor, Adder, Plane};
+use super::binary::{add_bits, and_local, Adder, Plane};
 use super::{Rep3, Rep3Bits};
 use crate::error::{MpcError, Result};
 use crate::party::Party;
@@ -45,28 +45,37 @@ fn extract_from_planes(
     let width = pa.len();
     let Some(&top) = outputs.iter().max() else { return Ok(Vec::new()) };
     let (me, prev) = (p.id(), (p.id() + 2) % 3);
-    let zero = BitVec::zeros(n);
     // ShareSplit: component x_j is a boolean sharing held by parties j (as `a`) and j+1 (as `b`),
-    // so this party's share of a XOR of components `set` is (x_i if i in set, x_{i-1} if i-1 in set).
-    let part = |set: &[usize], bit: usize| Rep3Bits {
-        a: if set.contains(&me) { pa[bit].clone() } else { zero.clone() },
-        b: if set.contains(&prev) { pb[bit].clone() } else { zero.clone() },
-    };
+    // so this party's share of a XOR of components `set` is (x_i if i in set, x_{i-1} if i-1 in
+    // set, else 0) — which of its two planes enter, decided once per party.
+    let sel = |set: &[usize]| (set.contains(&me), set.contains(&prev));
+    let (t1, t2, x2) = (sel(&[0, 2]), sel(&[1, 2]), sel(&[2]));
+    let pick = |(ua, ub): (bool, bool), a: u64, b: u64| (if ua { a } else { 0 }, if ub { b } else { 0 });
     // Full-adder layer (Alg. 6) compresses x_0 + x_1 + x_2 to sum s and carry c, with
-    // c_j = ((x_0 ^ x_2) & (x_1 ^ x_2)) ^ x_2 feeding bit j+1.
-    let mut t1s = Vec::new();
-    let mut t2s = Vec::new();
-    let mut x2s = Vec::new();
-    for bit in 0..width.min(top) {
-        t1s.push(Some(part(&[0, 2], bit)));
-        t2s.push(Some(part(&[1, 2], bit)));
-        x2s.push(Some(part(&[2], bit)));
+    // c_j = ((x_0 ^ x_2) & (x_1 ^ x_2)) ^ x_2 feeding bit j+1: one AND layer, computed straight
+    // from the two planes without materialising the operands.
+    let local: Vec<BitVec> = (0..width.min(top))
+        .map(|bit| {
+            let (wa, wb) = (pa[bit].words(), pb[bit].words());
+            and_local(p, n, |k| {
+                let (t1a, t1b) = pick(t1, wa[k], wb[k]);
+                let (t2a, t2b) = pick(t2, wa[k], wb[k]);
+                (t1a, t1b, t2a, t2b)
+            })
+        })
+        .collect();
+    let from_prev = if local.is_empty() { Vec::new() } else { p.pass_bits(&local)? };
+    let mut c: Vec<Plane> = vec![None];
+    for (bit, (mut a, mut b)) in local.into_iter().zip(from_prev).enumerate() {
+        if x2.0 {
+            a.xor_assign(&pa[bit])?;
+        }
+        if x2.1 {
+            b.xor_assign(&pb[bit])?;
+        }
+        c.push(Some(Rep3Bits { a, b }));
     }
     let s: Vec<Plane> = pa.into_iter().zip(pb).map(|(a, b)| Some(Rep3Bits { a, b })).collect();
-    let pairs: Vec<(&Plane, &Plane)> = t1s.iter().zip(&t2s).collect();
-    let prods = and_planes(p, &pairs)?;
-    let mut c: Vec<Plane> = vec![None];
-    c.extend(prods.iter().zip(&x2s).map(|(m, x2)| pxor(m, x2)));
     let bits = add_bits(p, &s, &c, outputs, adder)?;
     Ok(bits.into_iter().map(|b| b.unwrap_or_else(|| Rep3Bits::zeros(n))).collect())
 }

@@ -7,6 +7,12 @@ use super::{Rep3, Rep3Bits};
 use crate::error::{MpcError, Result};
 use crate::party::Party;
 
+/// Bit `i` without the bounds assertion of `BitVec::get` (callers iterate below the length).
+#[inline(always)]
+fn bit(v: &BitVec, i: usize) -> bool {
+    (v.words()[i / 64] >> (i % 64)) & 1 == 1
+}
+
 /// Roles of a 3-party OT: sender `s`, receiver `s + 1`, helper `s + 2`. Sender and helper share
 /// the seed `s_{s+2}` (the sender's `prev` stream, the helper's `next` stream).
 fn role(p: &Party, sender: PartyId) -> usize {
@@ -42,7 +48,7 @@ pub fn three_party_ot<R: Ring>(
             super::check_len(c.len(), n)?;
             let w0 = ring.sample_vec(&mut p.prg.next, n);
             let w1 = ring.sample_vec(&mut p.prg.next, n);
-            let wc: Vec<R::El> = (0..n).map(|i| if c.get(i) { w1[i] } else { w0[i] }).collect();
+            let wc: Vec<R::El> = (0..n).map(|i| if bit(c, i) { w1[i] } else { w0[i] }).collect();
             p.send_elems(ring, (sender + 1) % 3, &wc)?;
             Ok(None)
         }
@@ -51,7 +57,7 @@ pub fn three_party_ot<R: Ring>(
             super::check_len(c.len(), n)?;
             let k = p.recv_elems(ring, sender, 2 * n)?;
             let wc = p.recv_elems(ring, (sender + 2) % 3, n)?;
-            Ok(Some((0..n).map(|i| ring.sub(k[if c.get(i) { n + i } else { i }], wc[i])).collect()))
+            Ok(Some((0..n).map(|i| ring.sub(k[if bit(c, i) { n + i } else { i }], wc[i])).collect()))
         }
     }
 }
@@ -96,8 +102,8 @@ pub fn bit_inject_many<R: Ring>(p: &mut Party, xs: &[(&Rep3Bits, R)]) -> Result<
                 let known = x.a.xor(&x.b)?;
                 let (one, zero) = (ring.one(), ring.zero());
                 let base = |i: usize| ring.neg(ring.add(r0[idx][i], r2[idx][i]));
-                let m0: Vec<R::El> = (0..n).map(|i| ring.add(base(i), if known.get(i) { one } else { zero })).collect();
-                let m1: Vec<R::El> = (0..n).map(|i| ring.add(base(i), if known.get(i) { zero } else { one })).collect();
+                let m0: Vec<R::El> = (0..n).map(|i| ring.add(base(i), if bit(&known, i) { one } else { zero })).collect();
+                let m1: Vec<R::El> = (0..n).map(|i| ring.add(base(i), if bit(&known, i) { zero } else { one })).collect();
                 three_party_ot(p, ring, 0, Some((&m0, &m1)), None, n)?;
                 None
             }
