@@ -421,6 +421,27 @@ impl Ring for Zt {
     fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> u128 {
         self.sample_vec(rng, 1)[0]
     }
+    fn decode(&self, bytes: &[u8]) -> Result<Vec<u128>, MathError> {
+        let w = self.byte_len();
+        if bytes.len() % w != 0 {
+            return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: w });
+        }
+        let mut out = Vec::with_capacity(bytes.len() / w);
+        let mut bad = None;
+        for (index, c) in bytes.chunks_exact(w).enumerate() {
+            let mut b = [0u8; 16];
+            b[..w].copy_from_slice(c);
+            let x = u128::from_le_bytes(b);
+            if x >= self.t && bad.is_none() {
+                bad = Some(index);
+            }
+            out.push(x);
+        }
+        match bad {
+            Some(index) => Err(MathError::OutOfRange { index, modulus: self.modulus() }),
+            None => Ok(out),
+        }
+    }
     fn sample_vec<R: RngCore + ?Sized>(&self, rng: &mut R, n: usize) -> Vec<u128> {
         // Rejection sampling on `bits` random bits (unbiased, fewer than two draws per element on
         // average), drawing the stream in blocks rather than per element.

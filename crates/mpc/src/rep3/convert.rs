@@ -86,9 +86,21 @@ pub fn bit_extract<R: Ring>(p: &mut Party, x: &Rep3<R>, outputs: &[usize], adder
     if let Some(&j) = outputs.iter().find(|&&j| j >= k) {
         return Err(MpcError::InvalidParameter(format!("bit {j} does not exist in Z_2^{k}")));
     }
+    bit_extract_sum(p, x, k, outputs, adder)
+}
+
+/// Bits `outputs` of the integer sum of the three `width`-bit components of `x` (the canonical
+/// representatives of its ring), transposed straight from the shares.
+pub(crate) fn bit_extract_sum<R: Ring>(
+    p: &mut Party,
+    x: &Rep3<R>,
+    width: usize,
+    outputs: &[usize],
+    adder: Adder,
+) -> Result<Vec<Rep3Bits>> {
     let r = x.ring();
-    let pa = BitVec::planes_from_fn(x.len(), k, |i| r.to_u128(x.a[i]));
-    let pb = BitVec::planes_from_fn(x.len(), k, |i| r.to_u128(x.b[i]));
+    let pa = BitVec::planes_from_fn(x.len(), width, |i| r.to_u128(x.a[i]));
+    let pb = BitVec::planes_from_fn(x.len(), width, |i| r.to_u128(x.b[i]));
     extract_from_planes(p, pa, pb, x.len(), outputs, adder)
 }
 

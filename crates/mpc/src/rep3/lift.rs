@@ -2,7 +2,7 @@
 
 use argus_math::{Modulus, Ring, Zt};
 
-use super::convert::{bit_extract_components, pow2_bits};
+use super::convert::{bit_extract_sum, pow2_bits};
 use super::ot::bit_inject_many;
 use super::{Adder, Rep3};
 use crate::error::{MpcError, Result};
@@ -45,14 +45,9 @@ pub fn lift<R: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, target: &T, adder: Add
     }
     let m = km - k;
     let r = x.ring();
-    let a: Vec<u128> = x.a.iter().map(|&v| r.to_u128(v)).collect();
-    let b: Vec<u128> = x.b.iter().map(|&v| r.to_u128(v)).collect();
-    let big = Rep3::from_parts(
-        target.clone(),
-        a.iter().map(|&v| target.from_u128(v)).collect(),
-        b.iter().map(|&v| target.from_u128(v)).collect(),
-    )?;
-    let bits = bit_extract_components(p, &a, &b, k as usize, &[k as usize, k as usize + 1], adder)?;
+    let widen = |v: &[R::El]| v.iter().map(|&e| target.from_u128(r.to_u128(e))).collect();
+    let big = Rep3::from_parts(target.clone(), widen(&x.a), widen(&x.b))?;
+    let bits = bit_extract_sum(p, x, k as usize, &[k as usize, k as usize + 1], adder)?;
     let (bk, bk1) = (&bits[0], &bits[1]);
     // 2^{k+1}·b_{k+1} vanishes mod 2^{k+1} when m = 1: skip its injection then.
     let mut inputs = vec![(bk, Zt::pow2(m)?)];
