@@ -81,6 +81,17 @@ pub trait Ring: Clone + PartialEq + Debug + Send + Sync + 'static {
         debug_assert_eq!(a.len(), b.len());
         a.iter().zip(b).fold(self.zero(), |acc, (&x, &y)| self.add(acc, self.mul(x, y)))
     }
+    /// Blocked matrix product: `out[i·rows_b + j] = dot(a_i, b_j)` for the `len`-long rows of `a`
+    /// (`rows_a = a.len() / len`) and of `b`. Rings with a SIMD kernel override this; shapes are
+    /// the caller's duty (`len > 0`, whole rows, `out.len() == rows_a·rows_b`).
+    fn gemm(&self, a: &[Self::El], b: &[Self::El], len: usize, out: &mut [Self::El]) {
+        let rows_b = b.len() / len;
+        for (i, q) in a.chunks_exact(len).enumerate() {
+            for (j, r) in b.chunks_exact(len).enumerate() {
+                out[i * rows_b + j] = self.dot(q, r);
+            }
+        }
+    }
     /// The signed embedding: `x mod modulus` for negative `x` too.
     fn from_i128(&self, x: i128) -> Self::El {
         if x >= 0 {
@@ -151,6 +162,8 @@ pub trait Word:
     fn put_le(self, out: &mut Vec<u8>);
     /// Wrapping dot product of equal-length slices (a SIMD kernel where there is one).
     fn dot(a: &[Self], b: &[Self]) -> Self;
+    /// Wrapping matrix product as [`Ring::gemm`] (a SIMD kernel where there is one).
+    fn gemm(a: &[Self], b: &[Self], len: usize, out: &mut [Self]);
 }
 
 mod sealed {
@@ -158,7 +171,7 @@ mod sealed {
 }
 
 macro_rules! word {
-    ($t:ty, $kernel:expr) => {
+    ($t:ty, $kernel:expr, $gemm:expr) => {
         impl sealed::Sealed for $t {}
         impl Word for $t {
             const BITS: u32 = <$t>::BITS;
@@ -197,14 +210,29 @@ macro_rules! word {
                     None => a.iter().zip(b).fold(0, |s: $t, (x, y)| s.wrapping_add(x.wrapping_mul(*y))),
                 }
             }
+            fn gemm(a: &[Self], b: &[Self], len: usize, out: &mut [Self]) {
+                type Gemm = fn(&[$t], &[$t], usize, &mut [$t]) -> Result<(), crate::kernels::KernelError>;
+                let kernel: Option<Gemm> = $gemm;
+                match kernel {
+                    Some(k) => k(a, b, len, out).expect("callers pass whole rows"),
+                    None => {
+                        let rows_b = b.len() / len;
+                        for (i, q) in a.chunks_exact(len).enumerate() {
+                            for (j, r) in b.chunks_exact(len).enumerate() {
+                                out[i * rows_b + j] = Self::dot(q, r);
+                            }
+                        }
+                    }
+                }
+            }
         }
     };
 }
-word!(u8, None);
-word!(u16, Some(crate::kernels::dot_u16));
-word!(u32, Some(crate::kernels::dot_u32));
-word!(u64, Some(crate::kernels::dot_u64));
-word!(u128, None);
+word!(u8, None, None);
+word!(u16, Some(crate::kernels::dot_u16), Some(crate::kernels::gemm_u16));
+word!(u32, Some(crate::kernels::dot_u32), Some(crate::kernels::gemm_u32));
+word!(u64, Some(crate::kernels::dot_u64), Some(crate::kernels::gemm_u64));
+word!(u128, None, None);
 
 /// The ring Z_2^k with k the width of the machine word `W` (wrapping arithmetic).
 pub struct Z2<W>(PhantomData<W>);
@@ -315,6 +343,9 @@ impl<W: Word> Ring for Z2<W> {
     }
     fn dot(&self, a: &[W], b: &[W]) -> W {
         W::dot(a, b)
+    }
+    fn gemm(&self, a: &[W], b: &[W], len: usize, out: &mut [W]) {
+        W::gemm(a, b, len, out)
     }
 }
 

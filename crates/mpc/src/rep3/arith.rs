@@ -86,6 +86,32 @@ pub fn dot_pre<R: Ring>(p: &mut Party, x: &Rep3Pre<R>, y: &Rep3Pre<R>, len: usiz
     reshare(p, r, z)
 }
 
+/// This party's additive share `z_i` (not yet re-randomised or reshared) of every dot product
+/// between the `len`-long rows of `x` (e.g. queries) and of `y` (e.g. database rows):
+/// `z[i·rows_y + j]`, by eq. 6 as two plain matrix products (`sum·sum − b·b`). Callers may combine
+/// several such shares locally (e.g. `a·ml − b·hd`) and [`reshare`] once.
+pub fn matmul_local<R: Ring>(x: &Rep3Pre<R>, y: &Rep3Pre<R>, len: usize) -> Result<Vec<R::El>> {
+    if x.ring != y.ring {
+        return Err(MpcError::RingMismatch { left: x.ring.modulus(), right: y.ring.modulus() });
+    }
+    let (rx, ry) = (rows_of(x.len(), len)?, rows_of(y.len(), len)?);
+    let r = &x.ring;
+    let mut z = vec![r.zero(); rx * ry];
+    let mut t = vec![r.zero(); rx * ry];
+    r.gemm(&x.sum, &y.sum, len, &mut z);
+    r.gemm(&x.b, &y.b, len, &mut t);
+    z.iter_mut().zip(&t).for_each(|(z, &t)| *z = r.sub(*z, t));
+    Ok(z)
+}
+
+/// Every dot product between the rows of `x` and of `y` (see [`matmul_local`]), reshared: one
+/// element per product and one round, whatever `len` is.
+pub fn matmul<R: Ring>(p: &mut Party, x: &Rep3Pre<R>, y: &Rep3Pre<R>, len: usize) -> Result<Rep3<R>> {
+    let z = matmul_local(x, y, len)?;
+    reshare(p, &x.ring, z)
+}
+
+/// `total / len` if `total` splits into whole rows of `len > 0`.
 pub(crate) fn rows_of(total: usize, len: usize) -> Result<usize> {
     if len == 0 || total % len != 0 {
         return Err(MpcError::InvalidParameter(format!("{total} elements do not split into rows of {len}")));

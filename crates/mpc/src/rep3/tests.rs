@@ -421,3 +421,41 @@ fn all_protocols_over_tcp() {
     }
     assert_eq!(or, &vec![true]);
 }
+
+/// Queries × database on shares (rep3 over Z_2^16 and Shamir over F_65519) equals the plaintext
+/// matrix product, and communication is one element per product whatever the row length.
+#[test]
+fn matrix_products_match_plaintext() {
+    use argus_math::F65519;
+    let mut rng = StdRng::seed_from_u64(21);
+    for (q, s, len) in [(1, 1, 1), (3, 5, 17), (4, 70, 12800), (9, 3, 100)] {
+        let xs: Vec<u16> = (0..q * len).map(|_| rng.gen_range(0..3u16).wrapping_sub(1)).collect();
+        let ys: Vec<u16> = (0..s * len).map(|_| rng.gen()).collect();
+        let want: Vec<u16> = (0..q * s).map(|k| Z16::new().dot(&xs[(k / s) * len..][..len], &ys[(k % s) * len..][..len])).collect();
+        let out = with_shares(Backend::Memory, &Z16::new(), &[xs.clone(), ys.clone()], |p, sh| {
+            let before = p.stats();
+            let z = matmul(p, &Rep3Pre::new(&sh[0]), &Rep3Pre::new(&sh[1]), len)?;
+            let used = p.stats() - before;
+            Ok((reveal(p, &z)?, used.bytes_sent))
+        });
+        assert_eq!(out[0].0, want, "rep3 {q}x{s}x{len}");
+        assert_eq!(out[0].1, 2 * (q * s) as u64, "one 16-bit element per product");
+
+        let f = F65519;
+        let fx: Vec<u16> = xs.iter().map(|&v| f.from_i128(v as i16 as i128)).collect();
+        let fy: Vec<u16> = ys.iter().map(|&v| v % F65519::P).collect();
+        let fwant: Vec<u16> = (0..q * s).map(|k| f.dot(&fx[(k / s) * len..][..len], &fy[(k % s) * len..][..len])).collect();
+        let mut crng = StdRng::seed_from_u64(5);
+        let sx = crate::shamir::share_from_client(&f, &fx, &mut crng).unwrap();
+        let sy = crate::shamir::share_from_client(&f, &fy, &mut crng).unwrap();
+        let got = run3(Backend::Memory, cfg(), |p| {
+            let d = crate::shamir::matmul(&sx[p.id()], &sy[p.id()], len)?;
+            crate::shamir::reveal(p, &d)
+        })
+        .unwrap();
+        assert_eq!(got[1], fwant, "shamir {q}x{s}x{len}");
+    }
+    let bad = Rep3Pre::new(&Rep3::zeros(Z16::new(), 10));
+    let out = run3(Backend::Memory, cfg(), |p| Ok(matmul(p, &bad, &bad, 3).unwrap_err().to_string())).unwrap();
+    assert!(out[0].contains("rows of 3"));
+}
