@@ -2,7 +2,7 @@
 //! and the hot vector kernels with runtime CPU dispatch. Pure arithmetic, no I/O.
 //!
 //! * [`Ring`] is implemented by [`Z2`] (Z_2^16, Z_2^32, Z_2^64, Z_2^128 as wrapping machine words),
-//!   [`Zt`] (any modulus below 2^128, e.g. Z_{p·2^m}), [`F65519`] and [`Fp`] (any prime, e.g. [`P128`]).
+//!   [`Zt`] (any modulus below 2^128, e.g. Z_{p·2^m}), [`Zt64`] (the same up to 2^64 in `u64`), [`F65519`] and [`Fp`] (any prime, e.g. [`P128`]).
 //! * [`BitVec`] is GF(2)^n packed 64 bits per word, the form boolean shares take.
 //! * [`kernels`] holds the SIMD dot products and matrix products.
 #![deny(missing_docs)]
@@ -17,5 +17,5 @@ mod wide;
 pub use bitvec::{transpose64, words_for, BitVec};
 pub use error::MathError;
 pub use field::{is_probable_prime, Field, Fp, F65519, P128};
-pub use ring::{Modulus, Ring, Word, Z128, Z16, Z2, Z32, Z64, Z8, Zt};
+pub use ring::{Modulus, Ring, Word, Zt64, Z128, Z16, Z2, Z32, Z64, Z8, Zt};
 pub use wide::{mul_mod_u128, mul_wide};

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use argus_math::kernels::{measure_plain_dot, PlainDotVariant};
-use argus_math::{Field, Ring, Zt, F65519, Z16, Z32, Z64};
+use argus_math::{Field, Ring, Zt, Zt64, F65519, Z16, Z32, Z64};
 use argus_mpc::local::{run3, Backend};
 use argus_mpc::rep3::{self, Adder, Rep3, Rep3Bits, Rep3Pre};
 use argus_mpc::shamir::{self, Circuit, Shamir};
@@ -125,7 +125,7 @@ fn cases() -> Vec<Case> {
         } },
         Case { op: "lift", scheme: "rep3", variant: "16->36", modulus_bits: 36, dot: false, prepare: |p, n, _len| {
             let x = random_shares(p, Z16::new(), n);
-            Box::new(move |p| rep3::lift(p, &x, &Zt::pow2(36).expect("valid"), Adder::Ripple).map(|_| ()))
+            Box::new(move |p| rep3::lift(p, &x, &Zt64::pow2(36).expect("valid"), Adder::Ripple).map(|_| ()))
         } },
         Case { op: "or_tree", scheme: "rep3", variant: "-", modulus_bits: 1, dot: false, prepare: |p, n, _len| {
             let b = random_bits(p, n);
