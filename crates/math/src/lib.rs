@@ -13,6 +13,7 @@ mod field;
 pub mod kernels;
 mod ring;
 mod wide;
+mod wire;
 
 pub use bitvec::{transpose64, words_for, BitVec};
 pub use error::MathError;

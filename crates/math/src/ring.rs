@@ -113,6 +113,38 @@ pub trait Ring: Clone + PartialEq + Debug + Send + Sync + 'static {
             })
             .collect()
     }
+    /// Bytes that `n` elements take on the wire: `ceil(n·bits/8)` — elements whose width is not
+    /// a whole number of bytes (Z_2^36, Z_{p·2^20}) are packed, as the paper counts bits.
+    fn wire_len(&self, n: usize) -> usize {
+        if self.bits() % 8 == 0 {
+            n * self.byte_len()
+        } else {
+            (n * self.bits() as usize).div_ceil(8)
+        }
+    }
+    /// Appends the wire form of `xs` to `out`: [`encode`](Ring::encode) for byte-wide elements,
+    /// else `bits` bits per element, LSB first, the last byte zero-padded.
+    fn wire_encode(&self, xs: &[Self::El], out: &mut Vec<u8>) {
+        if self.bits() % 8 == 0 {
+            return self.encode(xs, out);
+        }
+        crate::wire::pack(xs.iter().map(|&x| self.to_u128(x)), self.bits(), out);
+    }
+    /// Decodes exactly `n` elements from their wire form; rejects a wrong length, stray padding
+    /// bits and non-canonical values.
+    fn wire_decode(&self, bytes: &[u8], n: usize) -> Result<Vec<Self::El>, MathError> {
+        if bytes.len() != self.wire_len(n) {
+            return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: self.byte_len() });
+        }
+        if self.bits() % 8 == 0 {
+            return self.decode(bytes);
+        }
+        let raw = crate::wire::unpack(bytes, self.bits(), n)?;
+        raw.into_iter()
+            .enumerate()
+            .map(|(index, x)| self.try_from_u128(x).ok_or(MathError::OutOfRange { index, modulus: self.modulus() }))
+            .collect()
+    }
     /// Appends the little-endian encoding of `xs` (`byte_len` bytes each) to `out`.
     fn encode(&self, xs: &[Self::El], out: &mut Vec<u8>) {
         let w = self.byte_len();

@@ -56,8 +56,8 @@ impl Party {
     }
     /// Sends ring elements to `peer`.
     pub(crate) fn send_elems<R: Ring>(&self, ring: &R, peer: PartyId, xs: &[R::El]) -> Result<()> {
-        let mut out = Vec::with_capacity(xs.len() * ring.byte_len());
-        ring.encode(xs, &mut out);
+        let mut out = Vec::with_capacity(ring.wire_len(xs.len()));
+        ring.wire_encode(xs, &mut out);
         Ok(self.net.send(peer, out)?)
     }
     /// Sends elements to the next party and receives as many from the previous one.
@@ -79,13 +79,13 @@ impl Party {
 
 /// Decodes exactly `n` elements or reports a malformed message.
 pub(crate) fn decode_exact<R: Ring>(ring: &R, peer: PartyId, bytes: &[u8], n: usize) -> Result<Vec<R::El>> {
-    if bytes.len() != n * ring.byte_len() {
+    if bytes.len() != ring.wire_len(n) {
         return Err(MpcError::Malformed {
             peer,
-            reason: format!("expected {n} elements of {} bytes, got {} bytes", ring.byte_len(), bytes.len()),
+            reason: format!("expected {n} elements in {} bytes, got {} bytes", ring.wire_len(n), bytes.len()),
         });
     }
-    ring.decode(bytes).map_err(|e| MpcError::Malformed { peer, reason: e.to_string() })
+    ring.wire_decode(bytes, n).map_err(|e| MpcError::Malformed { peer, reason: e.to_string() })
 }
 
 /// Splits a message into bit vectors of the given lengths.

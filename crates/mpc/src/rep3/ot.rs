@@ -120,7 +120,7 @@ pub fn bit_inject_many<R: Ring>(p: &mut Party, xs: &[(&Rep3Bits, R)]) -> Result<
     if me == 1 {
         let mut all = Vec::new();
         for ((_, ring), x1) in xs.iter().zip(&out) {
-            ring.encode(x1.as_ref().expect("receiver output"), &mut all);
+            ring.wire_encode(x1.as_ref().expect("receiver output"), &mut all);
         }
         p.net().send(2, all)?;
     }
@@ -133,7 +133,7 @@ pub fn bit_inject_many<R: Ring>(p: &mut Party, xs: &[(&Rep3Bits, R)]) -> Result<
             1 => Rep3::from_parts(ring.clone(), x1.expect("receiver output"), std::mem::take(&mut r0[idx]))?,
             _ => {
                 let bytes = from1.as_ref().expect("received");
-                let w = n * ring.byte_len();
+                let w = ring.wire_len(n);
                 let chunk = bytes.get(at..at + w).ok_or_else(|| MpcError::Malformed { peer: 1, reason: "short bit-injection message".into() })?;
                 at += w;
                 let x1 = crate::party::decode_exact(ring, 1, chunk, n)?;

@@ -274,8 +274,8 @@ fn bit_injection_and_lift_costs() {
     // each party sends once in them (the counter counts a party's sends after a receive).
     let c = cost(Backend::Memory, n, |p, x| lift(p, x, &Zt::pow2(36).unwrap(), Adder::Ripple).map(|_| ()));
     assert_eq!(c.rounds, 17 + 1);
-    // Party 0 sends most: 32 gates, then two 3-byte elements per injection (Z_2^20, Z_2^19).
-    assert_eq!(c.bytes_sent, 32 * n as u64 / 8 + 2 * 3 * n as u64 * 2);
+    // Party 0 sends most: 32 gates, then two packed elements per injection (20 and 19 bits).
+    assert_eq!(c.bytes_sent, (32 * n / 8 + (2 * n * 20).div_ceil(8) + (2 * n * 19).div_ceil(8)) as u64);
 }
 
 #[test]

@@ -465,16 +465,16 @@ fn lift_p_costs() {
     let n = 64 * 10;
     let target = Zt::new(65519u128 << 20).unwrap();
     // Paper (Alg. 15): 2 extractions of 2·17 - 1 = 33 AND gates (17 full adders, 16 ripple
-    // carries) in 1 + 16 rounds, then two injections into Z_2^20 (3-byte elements): party 0 sends
-    // 2 elements per injection, parties 1 and 2 one.
+    // carries) in 1 + 16 rounds, then two injections into Z_2^20 (20-bit elements, packed: 2.5
+    // bytes): party 0 sends 2 elements per injection, parties 1 and 2 one.
     let c = cost_rep3(n, |p, x| lift_p_with(p, x, 20, &target, Circuit::Paper).map(|_| ()));
     let nb = n as u64;
-    assert_eq!(c.iter().map(|s| s.bytes_sent).collect::<Vec<_>>(), vec![66 * nb / 8 + 12 * nb, 66 * nb / 8 + 6 * nb, 66 * nb / 8 + 6 * nb]);
+    assert_eq!(c.iter().map(|s| s.bytes_sent).collect::<Vec<_>>(), vec![66 * nb / 8 + 10 * nb, 66 * nb / 8 + 5 * nb, 66 * nb / 8 + 5 * nb]);
     assert_eq!(max_rounds(&c), 17 + 1);
-    // Parallel: party 1 inputs 16 bits and its overflow bit (3 bytes), 16 AND gates for the one
-    // comparison, one injection.
+    // Parallel: party 1 inputs 16 bits and its overflow bit (one 20-bit element), 16 AND gates for
+    // the one comparison, one injection.
     let c = cost_rep3(n, |p, x| lift_p(p, x, 20, &target).map(|_| ()));
-    assert_eq!(c.iter().map(|s| s.bytes_sent).collect::<Vec<_>>(), vec![2 * nb + 6 * nb, 2 * nb + 3 * nb + 2 * nb + 3 * nb, 2 * nb + 3 * nb]);
+    assert_eq!(c.iter().map(|s| s.bytes_sent).collect::<Vec<_>>(), vec![2 * nb + 5 * nb, 2 * nb + 5 * nb / 2 + 2 * nb + 5 * nb / 2, 2 * nb + 5 * nb / 2]);
     assert_eq!(max_rounds(&c), 17);
 }
 
