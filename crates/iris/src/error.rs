@@ -1,0 +1,123 @@
+//! Errors of the iris layer. They name what was wrong and where, never a code or mask bit.
+
+/// A typed error from building, comparing, encoding or parsing iris codes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IrisError {
+    /// A geometry with a zero dimension or more bits than [`MAX_BITS`](crate::MAX_BITS).
+    #[error("invalid geometry {rows}x{cols}x{filters}x{parts}: {reason}")]
+    InvalidGeometry {
+        /// Radial rows.
+        rows: usize,
+        /// Angular columns.
+        cols: usize,
+        /// Filters.
+        filters: usize,
+        /// Parts per filter response (real, imaginary).
+        parts: usize,
+        /// Why it was refused.
+        reason: &'static str,
+    },
+    /// A bit vector whose length does not fit the geometry.
+    #[error("length mismatch for {what}: expected {expected} bits, got {actual}")]
+    LengthMismatch {
+        /// Which vector ("code", "mask", "trimmed mask", "masked encoding", ...).
+        what: &'static str,
+        /// Length the geometry requires.
+        expected: usize,
+        /// Length given.
+        actual: usize,
+    },
+    /// Two codes (or a code and a template) with different geometries were combined.
+    #[error("geometry mismatch: {left} vs {right}")]
+    GeometryMismatch {
+        /// Geometry of the left operand, as `rows x cols x filters x parts`.
+        left: String,
+        /// Geometry of the right operand.
+        right: String,
+    },
+    /// A threshold that is not a fraction in `[0, 1]` with a supported denominator.
+    #[error("invalid threshold: {reason}")]
+    InvalidThreshold {
+        /// Why it was refused.
+        reason: &'static str,
+    },
+    /// A masked-bitvector entry outside {-1, 0, 1} or a mask-vector entry outside {0, 1}.
+    #[error("invalid {what} entry at index {index}")]
+    InvalidEntry {
+        /// Which vector.
+        what: &'static str,
+        /// Position of the offending entry (its value is not reported).
+        index: usize,
+    },
+    /// Text that is not JSON at all (syntax error or truncated input).
+    #[error("malformed JSON at line {line}, column {column}")]
+    Json {
+        /// Line of the error (1-based).
+        line: usize,
+        /// Column of the error (1-based).
+        column: usize,
+    },
+    /// A JSON document that is well-formed but does not have the expected structure.
+    #[error("bad {field}: {reason}")]
+    BadField {
+        /// JSON path of the offending field, e.g. `left.mask` or `iris_codes[1][3][200]`.
+        field: String,
+        /// What was expected there.
+        reason: String,
+    },
+    /// An array whose shape does not fit the geometry.
+    #[error("bad shape at {field}: expected {expected} entries, found {found}")]
+    Shape {
+        /// JSON path of the array.
+        field: String,
+        /// Entries the geometry requires.
+        expected: usize,
+        /// Entries found.
+        found: usize,
+    },
+    /// A document of another format (the `format` field is not `argus-iris`).
+    #[error("unknown format (expected \"argus-iris\")")]
+    UnknownFormat,
+    /// An Argus iris document with a version this build does not read.
+    #[error("unknown version {found} (this build reads version {supported})")]
+    UnknownVersion {
+        /// Version found in the document.
+        found: u64,
+        /// Version this build reads.
+        supported: u64,
+    },
+    /// A base64 field that does not decode.
+    #[error("bad base64 in {field}")]
+    Base64 {
+        /// JSON path of the field.
+        field: String,
+    },
+    /// Decoded bytes that do not hold exactly the geometry's bits (wrong byte count, or set bits
+    /// past the last one).
+    #[error("bad packed bits in {field}: expected {expected_bytes} bytes with no bit set past bit {bits}")]
+    PackedBits {
+        /// JSON path of the field.
+        field: String,
+        /// Bytes expected, `ceil(bits / 8)`.
+        expected_bytes: usize,
+        /// Number of bits.
+        bits: usize,
+    },
+    /// A file could not be read or written.
+    #[error("i/o error on {path}: {kind}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        kind: std::io::ErrorKind,
+    },
+}
+
+impl IrisError {
+    pub(crate) fn io(path: &std::path::Path, e: std::io::Error) -> Self {
+        IrisError::Io { path: path.display().to_string(), kind: e.kind() }
+    }
+    pub(crate) fn bad(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        IrisError::BadField { field: field.into(), reason: reason.into() }
+    }
+}

@@ -1,0 +1,337 @@
+//! The reference matcher: paper 000's Algorithm 1 with rotations and both eyes, in exact integers.
+//!
+//! For codes `a`, `b` with masks `ma`, `mb`:
+//! `ml = popcount(ma & mb)` and `hd = popcount((a ^ b) & ma & mb)`. With a threshold
+//! `num / 2^den_log2`, the pair **matches** iff `ml > 0` and `hd · 2^den_log2 < num · ml`
+//! (strict; the MPC protocol computes exactly this comparison, see [`crate::encoding`]).
+//! An eye matches if any rotation of the *query* in the window matches the enrolled code; a
+//! template matches per [`EyeRule`].
+
+use std::ops::RangeInclusive;
+
+use crate::{IrisCode, IrisError, MaskMode, Template};
+
+/// The largest supported `den_log2` (so `hd · 2^den_log2` and `b · l` fit 128-bit integers).
+pub const MAX_DEN_LOG2: u32 = 62;
+
+/// A rational threshold on the fractional Hamming distance: `num / 2^den_log2`, in `[0, 1]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Threshold {
+    num: u64,
+    den_log2: u32,
+}
+
+impl Default for Threshold {
+    /// 0.345 with `den_log2 = 16`: `22610 / 65536`.
+    fn default() -> Self {
+        Threshold::DEFAULT
+    }
+}
+
+impl Threshold {
+    /// The default, `round(0.345 · 2^16) / 2^16 = 22610 / 65536`.
+    pub const DEFAULT: Threshold = Threshold { num: 22610, den_log2: 16 };
+
+    /// `num / 2^den_log2`; errors unless `den_log2 <= 62` and `num <= 2^den_log2`.
+    pub fn new(num: u64, den_log2: u32) -> Result<Self, IrisError> {
+        if den_log2 > MAX_DEN_LOG2 {
+            return Err(IrisError::InvalidThreshold { reason: "den_log2 must be at most 62" });
+        }
+        if num > 1u64 << den_log2 {
+            return Err(IrisError::InvalidThreshold { reason: "threshold must be at most 1" });
+        }
+        Ok(Threshold { num, den_log2 })
+    }
+
+    /// The nearest `num / 2^den_log2` to `f` (ties away from zero); errors unless `f` is a
+    /// finite number in `[0, 1]` and `den_log2 <= 62`.
+    pub fn from_fraction(f: f64, den_log2: u32) -> Result<Self, IrisError> {
+        if !f.is_finite() || !(0.0..=1.0).contains(&f) {
+            return Err(IrisError::InvalidThreshold { reason: "fraction must be a finite number in [0, 1]" });
+        }
+        if den_log2 > MAX_DEN_LOG2 {
+            return Err(IrisError::InvalidThreshold { reason: "den_log2 must be at most 62" });
+        }
+        let num = (f * (1u64 << den_log2) as f64).round() as u64;
+        Threshold::new(num.min(1u64 << den_log2), den_log2)
+    }
+
+    /// The numerator.
+    pub const fn num(&self) -> u64 {
+        self.num
+    }
+
+    /// The base-2 logarithm of the denominator.
+    pub const fn den_log2(&self) -> u32 {
+        self.den_log2
+    }
+
+    /// The denominator `2^den_log2`.
+    pub const fn den(&self) -> u64 {
+        1u64 << self.den_log2
+    }
+
+    /// The threshold as a float (for display only; matching never uses it).
+    pub fn as_f64(&self) -> f64 {
+        self.num as f64 / self.den() as f64
+    }
+
+    /// Whether `(hd, ml)` is a match: `ml > 0` and `hd · 2^den_log2 < num · ml`, exactly.
+    pub fn matches(&self, hd: u64, ml: u64) -> bool {
+        ml > 0 && ((hd as u128) << self.den_log2) < self.num as u128 * ml as u128
+    }
+}
+
+/// `(hd, ml)` of two codes: `ml = popcount(ma & mb)`, `hd = popcount((ca ^ cb) & ma & mb)`.
+/// Errors if the geometries differ.
+pub fn distance(a: &IrisCode, b: &IrisCode) -> Result<(u64, u64), IrisError> {
+    a.geometry().check_same(&b.geometry())?;
+    let (mut hd, mut ml) = (0u64, 0u64);
+    let words = a.code().words().iter().zip(b.code().words()).zip(a.mask().words().iter().zip(b.mask().words()));
+    for ((ca, cb), (ma, mb)) in words {
+        let m = ma & mb;
+        ml += m.count_ones() as u64;
+        hd += ((ca ^ cb) & m).count_ones() as u64;
+    }
+    Ok((hd, ml))
+}
+
+/// The fractional Hamming distance `hd / ml`, or `None` when no bit is valid in both.
+pub fn fractional_distance(a: &IrisCode, b: &IrisCode) -> Result<Option<f64>, IrisError> {
+    let (hd, ml) = distance(a, b)?;
+    Ok((ml > 0).then(|| hd as f64 / ml as f64))
+}
+
+/// The distinct rotations a window stands for: the window's values, or every rotation
+/// `0..cols` once if the window is at least `cols` wide (so a huge window costs `cols` steps).
+pub fn rotations_in(window: &RangeInclusive<i32>, cols: usize) -> Vec<i32> {
+    let (lo, hi) = (*window.start() as i64, *window.end() as i64);
+    if lo > hi {
+        return Vec::new();
+    }
+    if hi - lo + 1 >= cols as i64 {
+        return (0..cols.min(i32::MAX as usize) as i32).collect();
+    }
+    window.clone().collect()
+}
+
+/// The best rotation of one eye's comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EyeScore {
+    /// The rotation applied to the query.
+    pub rotation: i32,
+    /// Hamming distance over the common mask.
+    pub hd: u64,
+    /// Size of the common mask.
+    pub ml: u64,
+}
+
+impl EyeScore {
+    /// `hd / ml`.
+    pub fn fhd(&self) -> f64 {
+        self.hd as f64 / self.ml as f64
+    }
+}
+
+/// The rotation of `query` in the window with the smallest `hd / ml` (exact comparison; the first
+/// one on ties; rotations with `ml = 0` are skipped), or `None` if there is none.
+pub fn best_rotation(
+    query: &IrisCode,
+    enrolled: &IrisCode,
+    rotations: &RangeInclusive<i32>,
+) -> Result<Option<EyeScore>, IrisError> {
+    query.geometry().check_same(&enrolled.geometry())?;
+    let mut best: Option<EyeScore> = None;
+    for r in rotations_in(rotations, query.geometry().cols) {
+        let (hd, ml) = distance(&query.rotate(r), enrolled)?;
+        let better = best.is_none_or(|b| (hd as u128) * (b.ml as u128) < (b.hd as u128) * (ml as u128));
+        if ml > 0 && better {
+            best = Some(EyeScore { rotation: r, hd, ml });
+        }
+    }
+    Ok(best)
+}
+
+/// Whether any rotation of `query` in the window matches `enrolled` (per-bit masks as given).
+pub fn match_eye(
+    query: &IrisCode,
+    enrolled: &IrisCode,
+    threshold: Threshold,
+    rotations: &RangeInclusive<i32>,
+) -> Result<bool, IrisError> {
+    query.geometry().check_same(&enrolled.geometry())?;
+    for r in rotations_in(rotations, query.geometry().cols) {
+        let (hd, ml) = distance(&query.rotate(r), enrolled)?;
+        if threshold.matches(hd, ml) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// How the two eyes' results combine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum EyeRule {
+    /// Both eyes must match (the default).
+    #[default]
+    And,
+    /// Either eye matching is enough.
+    Or,
+}
+
+impl EyeRule {
+    /// Combines the two eyes' results.
+    pub fn combine(self, left: bool, right: bool) -> bool {
+        match self {
+            EyeRule::And => left && right,
+            EyeRule::Or => left || right,
+        }
+    }
+}
+
+/// Whether `query` matches `enrolled`: each eye against the same eye, combined by `rule`.
+pub fn match_template(
+    query: &Template,
+    enrolled: &Template,
+    threshold: Threshold,
+    rule: EyeRule,
+    rotations: &RangeInclusive<i32>,
+) -> Result<bool, IrisError> {
+    let left = match_eye(&query.left, &enrolled.left, threshold, rotations)?;
+    // Evaluate both eyes' geometry checks even when the result is already decided.
+    let right = match_eye(&query.right, &enrolled.right, threshold, rotations)?;
+    Ok(rule.combine(left, right))
+}
+
+/// Everything that decides a match.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatchConfig {
+    /// The threshold (default 0.345 as `22610 / 2^16`).
+    pub threshold: Threshold,
+    /// The rotation window applied to the query (default `-15..=15`, 31 rotations).
+    pub rotations: RangeInclusive<i32>,
+    /// How the two eyes combine (default: both must match).
+    pub rule: EyeRule,
+    /// How masks are used (default: per bit).
+    pub mask_mode: MaskMode,
+}
+
+impl Default for MatchConfig {
+    fn default() -> Self {
+        MatchConfig {
+            threshold: Threshold::DEFAULT,
+            rotations: -15..=15,
+            rule: EyeRule::And,
+            mask_mode: MaskMode::PerBit,
+        }
+    }
+}
+
+impl MatchConfig {
+    /// [`match_eye`] with this configuration's threshold, window and mask mode.
+    pub fn match_eye(&self, query: &IrisCode, enrolled: &IrisCode) -> Result<bool, IrisError> {
+        let (q, e) = (self.mask_mode.apply(query), self.mask_mode.apply(enrolled));
+        match_eye(&q, &e, self.threshold, &self.rotations)
+    }
+
+    /// [`match_template`] with this configuration.
+    pub fn match_template(&self, query: &Template, enrolled: &Template) -> Result<bool, IrisError> {
+        let left = self.match_eye(&query.left, &enrolled.left)?;
+        let right = self.match_eye(&query.right, &enrolled.right)?;
+        Ok(self.rule.combine(left, right))
+    }
+}
+
+/// Indices of the templates in `db` that `query` matches under `cfg` (the query's rotations are
+/// computed once). Errors on the first geometry mismatch.
+pub fn find_matches(query: &Template, db: &[Template], cfg: &MatchConfig) -> Result<Vec<usize>, IrisError> {
+    let rots = |c: &IrisCode| {
+        let c = cfg.mask_mode.apply(c);
+        rotations_in(&cfg.rotations, c.geometry().cols).into_iter().map(|r| c.rotate(r)).collect::<Vec<_>>()
+    };
+    let (ql, qr) = (rots(&query.left), rots(&query.right));
+    let eye = |rotated: &[IrisCode], enrolled: &IrisCode| -> Result<bool, IrisError> {
+        let e = cfg.mask_mode.apply(enrolled);
+        let mut hit = false;
+        for q in rotated {
+            let (hd, ml) = distance(q, &e)?;
+            hit |= cfg.threshold.matches(hd, ml);
+            if hit {
+                break;
+            }
+        }
+        Ok(hit)
+    };
+    let mut out = Vec::new();
+    for (i, t) in db.iter().enumerate() {
+        query.left.geometry().check_same(&t.left.geometry())?;
+        query.right.geometry().check_same(&t.right.geometry())?;
+        if cfg.rule.combine(eye(&ql, &t.left)?, eye(&qr, &t.right)?) {
+            out.push(i);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::IrisGeometry;
+    use argus_math::BitVec;
+
+    #[test]
+    fn default_threshold() {
+        assert_eq!(Threshold::from_fraction(0.345, 16).unwrap(), Threshold::DEFAULT);
+        assert_eq!(Threshold::default().num(), 22610);
+        assert_eq!(Threshold::from_fraction(1.0, 62).unwrap().num(), 1 << 62);
+        assert_eq!(Threshold::from_fraction(0.0, 0).unwrap().num(), 0);
+        assert!(Threshold::from_fraction(f64::NAN, 16).is_err());
+        assert!(Threshold::from_fraction(1.5, 16).is_err());
+        assert!(Threshold::from_fraction(-0.1, 16).is_err());
+        assert!(Threshold::from_fraction(0.3, 63).is_err());
+        assert!(Threshold::new(65537, 16).is_err());
+        assert!(Threshold::new(65536, 16).is_ok());
+    }
+
+    #[test]
+    fn strict_comparison() {
+        let t = Threshold::new(1, 1).unwrap(); // 1/2
+        assert!(!t.matches(5, 10)); // exactly at the threshold: no match
+        assert!(t.matches(4, 10));
+        assert!(!t.matches(0, 0)); // nothing in common: never a match
+        assert!(t.matches(0, 1));
+        assert!(!Threshold::new(0, 16).unwrap().matches(0, 10));
+        assert!(Threshold::new(1 << 62, 62).unwrap().matches(u64::MAX - 1, u64::MAX));
+    }
+
+    #[test]
+    fn distance_counts() {
+        let g = IrisGeometry::new(1, 2, 1, 2).unwrap();
+        let a = IrisCode::new(
+            g,
+            BitVec::from_bools(&[true, true, false, false]),
+            BitVec::from_bools(&[true, true, true, false]),
+        )
+        .unwrap();
+        let b = IrisCode::new(
+            g,
+            BitVec::from_bools(&[true, false, true, true]),
+            BitVec::from_bools(&[false, true, true, true]),
+        )
+        .unwrap();
+        assert_eq!(distance(&a, &b).unwrap(), (2, 2));
+        let c = IrisCode::unmasked(IrisGeometry::DEPLOYED, BitVec::zeros(12800)).unwrap();
+        assert!(matches!(distance(&a, &c), Err(IrisError::GeometryMismatch { .. })));
+        assert!(matches!(match_eye(&a, &c, Threshold::DEFAULT, &(-1..=1)), Err(IrisError::GeometryMismatch { .. })));
+    }
+
+    #[test]
+    fn rotation_windows() {
+        assert_eq!(rotations_in(&(-15..=15), 200).len(), 31);
+        assert_eq!(rotations_in(&(i32::MIN..=i32::MAX), 200).len(), 200);
+        #[allow(clippy::reversed_empty_ranges)]
+        let empty = 1..=0;
+        assert!(rotations_in(&empty, 200).is_empty());
+        assert_eq!(rotations_in(&(0..=2), 2), vec![0, 1]);
+    }
+}
