@@ -7,6 +7,7 @@
 
 mod bench;
 mod demo;
+mod iris;
 mod party;
 
 use std::path::PathBuf;
@@ -47,6 +48,11 @@ enum Cmd {
     },
     /// Run one party as its own process, over TCP with mutual TLS.
     Party(party::PartyArgs),
+    /// Iris tools: synthetic templates, plaintext matching.
+    Iris {
+        #[command(subcommand)]
+        cmd: iris::IrisCmd,
+    },
 }
 
 /// mimalloc's `mi_option_purge_delay` (index 15 in its v2 and v3 option enums).
@@ -68,6 +74,7 @@ fn main() -> ExitCode {
             })
         }
         Cmd::Party(a) => party::run(a),
+        Cmd::Iris { cmd } => iris::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
