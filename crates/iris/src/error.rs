@@ -103,6 +103,9 @@ pub enum IrisError {
         /// Number of bits.
         bits: usize,
     },
+    /// A configuration the MPC protocol cannot run (e.g. a ring too small for Lemma 2).
+    #[error("unsupported: {0}")]
+    Unsupported(String),
     /// A file could not be read or written.
     #[error("i/o error on {path}: {kind}")]
     Io {

@@ -30,6 +30,7 @@ pub mod generator;
 pub mod geometry;
 pub mod io;
 pub mod matcher;
+pub mod protocol;
 
 pub use code::{expand_trimmed, IrisCode, MaskMode, Template};
 pub use encoding::{
