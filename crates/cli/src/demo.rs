@@ -73,7 +73,10 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
             name: "dot products, length 12800, 16-bit",
             want: q.chunks(dot_len).zip(db.chunks(dot_len)).map(|(a, b)| z16.dot(a, b) as u128).collect(),
         },
-        Step { name: "signed less-than, 64-bit", want: x.iter().zip(&y).map(|(a, b)| ((*a as i64) < (*b as i64)) as u128).collect() },
+        Step {
+            name: "signed less-than, 64-bit",
+            want: x.iter().zip(&y).map(|(a, b)| ((*a as i64) < (*b as i64)) as u128).collect(),
+        },
         Step { name: "MSB extraction, 16-bit ripple", want: h.iter().map(|v| (v >> 15) as u128).collect() },
         Step { name: "MSB extraction, 16-bit log-depth", want: h.iter().map(|v| (v >> 15) as u128).collect() },
         Step { name: "lift Z_2^16 -> Z_2^36", want: h.iter().map(|&v| v as u128).collect() },
@@ -92,18 +95,19 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
     let outputs = run3(backend, NetConfig::with_timeout(Duration::from_secs(60)), |p| {
         let me = p.id();
         let mut out: Vec<(Vec<u128>, argus_net::Stats, f64)> = Vec::new();
-        let mut step = |p: &mut argus_mpc::Party, i: usize, f: &dyn Fn(&mut argus_mpc::Party) -> Result<Vec<u128>, MpcError>| {
-            if me == 0 {
-                bar.set_message(steps[i].name);
-            }
-            let (before, t0) = (p.stats(), Instant::now());
-            let v = f(p)?;
-            out.push((v, p.stats() - before, t0.elapsed().as_secs_f64()));
-            if me == 0 {
-                bar.inc(1);
-            }
-            Ok::<_, MpcError>(())
-        };
+        let mut step =
+            |p: &mut argus_mpc::Party, i: usize, f: &dyn Fn(&mut argus_mpc::Party) -> Result<Vec<u128>, MpcError>| {
+                if me == 0 {
+                    bar.set_message(steps[i].name);
+                }
+                let (before, t0) = (p.stats(), Instant::now());
+                let v = f(p)?;
+                out.push((v, p.stats() - before, t0.elapsed().as_secs_f64()));
+                if me == 0 {
+                    bar.inc(1);
+                }
+                Ok::<_, MpcError>(())
+            };
         let wide = |v: Vec<u64>| v.into_iter().map(u128::from).collect::<Vec<_>>();
         let wide16 = |v: Vec<u16>| v.into_iter().map(u128::from).collect::<Vec<_>>();
         let bits = |b: BitVec| b.to_bools().into_iter().map(u128::from).collect::<Vec<_>>();

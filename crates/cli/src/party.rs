@@ -49,7 +49,8 @@ pub fn run(a: PartyArgs) -> Result<(), String> {
         let (xa, xb) = p.prg.random_pair(&ring, a.batch);
         let x = Rep3::from_parts(ring, xa, xb).map_err(|e| e.to_string())?;
         let sq = mul(&mut p, &x, &x).map_err(|e| format!("iteration {it}: {e}"))?;
-        let open = reveal(&mut p, &sq.sub(&sq).map_err(|e| e.to_string())?).map_err(|e| format!("iteration {it}: {e}"))?;
+        let open =
+            reveal(&mut p, &sq.sub(&sq).map_err(|e| e.to_string())?).map_err(|e| format!("iteration {it}: {e}"))?;
         if open.iter().any(|&v| v != ring.zero()) {
             return Err(format!("iteration {it}: wrong result"));
         }

@@ -35,7 +35,16 @@ fn killing_a_party_makes_the_others_fail_within_the_timeout() {
         .map(|i| {
             Command::new(exe)
                 .args(["party", "--id", &i.to_string(), "--addrs", &addrs.join(","), "--pki", dir.to_str().unwrap()])
-                .args(["--timeout", &timeout_s.to_string(), "--iterations", "100000", "--batch", "1000", "--pause-ms", "2"])
+                .args([
+                    "--timeout",
+                    &timeout_s.to_string(),
+                    "--iterations",
+                    "100000",
+                    "--batch",
+                    "1000",
+                    "--pause-ms",
+                    "2",
+                ])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -54,7 +63,10 @@ fn killing_a_party_makes_the_others_fail_within_the_timeout() {
             if let Some(status) = k.try_wait().unwrap() {
                 break status;
             }
-            assert!(killed_at.elapsed() < Duration::from_secs_f64(timeout_s + 5.0), "party {i} hangs after its peer died");
+            assert!(
+                killed_at.elapsed() < Duration::from_secs_f64(timeout_s + 5.0),
+                "party {i} hangs after its peer died"
+            );
             std::thread::sleep(Duration::from_millis(20));
         };
         assert!(!out.success(), "party {i} must fail when a peer dies");

@@ -64,7 +64,12 @@ fn eye_rows<R: Ring>(ring: &R, codes: &[IrisCode]) -> (Vec<R::El>, Vec<R::El>) {
     (code, mask)
 }
 
-fn share_rows<R: Ring, G: RngCore + CryptoRng>(ring: &R, left: &[IrisCode], right: &[IrisCode], rng: &mut G) -> [TemplateShare<R>; 3] {
+fn share_rows<R: Ring, G: RngCore + CryptoRng>(
+    ring: &R,
+    left: &[IrisCode],
+    right: &[IrisCode],
+    rng: &mut G,
+) -> [TemplateShare<R>; 3] {
     let (lc, lm) = eye_rows(ring, left);
     let (rc, rm) = eye_rows(ring, right);
     let [lc, lm, rc, rm] = [lc, lm, rc, rm].map(|v| rep3::share_from_client(ring, &v, rng));
@@ -142,7 +147,12 @@ impl<R: Ring> SharedDb<R> {
 }
 
 /// Alg. 3: whether the query matches any enrolled entry (revealed to all three parties as one bit).
-pub fn is_enrolled<R: Ring>(p: &mut Party, q: &TemplateShare<R>, db: &SharedDb<R>, cfg: &MatchConfig) -> Result<bool, MpcError> {
+pub fn is_enrolled<R: Ring>(
+    p: &mut Party,
+    q: &TemplateShare<R>,
+    db: &SharedDb<R>,
+    cfg: &MatchConfig,
+) -> Result<bool, MpcError> {
     let (s, rot, len) = (db.count, q.rows, db.len);
     if s == 0 || rot == 0 {
         return Ok(false);

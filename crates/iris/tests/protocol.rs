@@ -16,7 +16,11 @@ fn mpc_check_agrees_with_plaintext() {
     let db: Vec<_> = (0..12).map(|_| g.random_template()).collect();
     // Queries: re-captures of entries 0, 5, 11, new identities, and a re-capture whose left eye is
     // an impostor's (matches under OR, not under AND).
-    let mut queries = vec![g.genuine_template(&db[0]).unwrap(), g.genuine_template(&db[5]).unwrap(), g.genuine_template(&db[11]).unwrap()];
+    let mut queries = vec![
+        g.genuine_template(&db[0]).unwrap(),
+        g.genuine_template(&db[5]).unwrap(),
+        g.genuine_template(&db[11]).unwrap(),
+    ];
     queries.push(g.random_template());
     queries.push(g.impostor());
     let mut half = g.genuine_template(&db[7]).unwrap();

@@ -32,10 +32,7 @@ fn bench_gemm(c: &mut Criterion) {
     let b = random_canonical(ROWS * LEN, 2);
     let mut out = vec![0u16; QUERIES * ROWS];
     for (name, f) in [
-        (
-            "gemm_u16",
-            kernels::gemm_u16_with as fn(Isa, &[u16], &[u16], usize, &mut [u16]) -> _,
-        ),
+        ("gemm_u16", kernels::gemm_u16_with as fn(Isa, &[u16], &[u16], usize, &mut [u16]) -> _),
         ("gemm_f65519", kernels::gemm_f65519_with),
     ] {
         let mut group = c.benchmark_group(name);
@@ -59,9 +56,7 @@ fn bench_dot(c: &mut Criterion) {
     group.throughput(Throughput::Elements(LEN as u64));
     for isa in kernels::available() {
         group.bench_with_input(BenchmarkId::from_parameter(isa), &isa, |bench, &isa| {
-            bench.iter(|| {
-                kernels::dot_u16_with(isa, std::hint::black_box(&a), &b).expect("equal lengths")
-            })
+            bench.iter(|| kernels::dot_u16_with(isa, std::hint::black_box(&a), &b).expect("equal lengths"))
         });
     }
     group.finish();
@@ -69,9 +64,7 @@ fn bench_dot(c: &mut Criterion) {
     group.throughput(Throughput::Elements(LEN as u64));
     for isa in kernels::available() {
         group.bench_with_input(BenchmarkId::from_parameter(isa), &isa, |bench, &isa| {
-            bench.iter(|| {
-                kernels::dot_f65519_with(isa, std::hint::black_box(&a), &b).expect("canonical")
-            })
+            bench.iter(|| kernels::dot_f65519_with(isa, std::hint::black_box(&a), &b).expect("canonical"))
         });
     }
     group.finish();

@@ -273,7 +273,8 @@ mod tests {
 
     #[test]
     fn transpose_matches_naive() {
-        let vals: Vec<u128> = (0..150u128).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835) ^ (i << 100)).collect();
+        let vals: Vec<u128> =
+            (0..150u128).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835) ^ (i << 100)).collect();
         for k in [1, 16, 64, 65, 128] {
             let planes = BitVec::planes_of(&vals, k);
             for (j, p) in planes.iter().enumerate() {

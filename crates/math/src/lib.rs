@@ -18,5 +18,5 @@ mod wire;
 pub use bitvec::{transpose64, words_for, BitVec};
 pub use error::MathError;
 pub use field::{is_probable_prime, Field, Fp, F65519, P128};
-pub use ring::{Modulus, Ring, Word, Zt64, Z128, Z16, Z2, Z32, Z64, Z8, Zt};
+pub use ring::{Modulus, Ring, Word, Zt, Zt64, Z128, Z16, Z2, Z32, Z64, Z8};
 pub use wide::{mul_mod_u128, mul_wide};

@@ -108,9 +108,7 @@ pub trait Ring: Clone + PartialEq + Debug + Send + Sync + 'static {
     fn try_vec_from_u128(&self, xs: &[u128]) -> Result<Vec<Self::El>, MathError> {
         xs.iter()
             .enumerate()
-            .map(|(index, &x)| {
-                self.try_from_u128(x).ok_or(MathError::OutOfRange { index, modulus: self.modulus() })
-            })
+            .map(|(index, &x)| self.try_from_u128(x).ok_or(MathError::OutOfRange { index, modulus: self.modulus() }))
             .collect()
     }
     /// Bytes that `n` elements take on the wire: `ceil(n·bits/8)` — elements whose width is not

@@ -53,7 +53,11 @@ pub(crate) mod tests {
     pub fn ref_mul_mod(a: u128, mut b: u128, m: u128) -> u128 {
         let add = |x: u128, y: u128| {
             let (s, c) = x.overflowing_add(y);
-            if c || s >= m { s.wrapping_sub(m) } else { s }
+            if c || s >= m {
+                s.wrapping_sub(m)
+            } else {
+                s
+            }
         };
         let (mut acc, mut base) = (0u128, a % m);
         while b > 0 {

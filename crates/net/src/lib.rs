@@ -235,20 +235,14 @@ pub struct NetConfig {
 
 impl Default for NetConfig {
     fn default() -> Self {
-        NetConfig {
-            timeout: Duration::from_secs(30),
-            shaper: None,
-        }
+        NetConfig { timeout: Duration::from_secs(30), shaper: None }
     }
 }
 
 impl NetConfig {
     /// Default configuration with the given timeout.
     pub fn with_timeout(timeout: Duration) -> Self {
-        NetConfig {
-            timeout,
-            ..NetConfig::default()
-        }
+        NetConfig { timeout, ..NetConfig::default() }
     }
 }
 
@@ -327,12 +321,7 @@ pub(crate) struct RecvState {
 
 impl Link {
     pub(crate) fn new(out: Outgoing, inbox: Receiver<Incoming>, dead: Arc<AtomicBool>) -> Self {
-        Link {
-            out,
-            inbox,
-            dead,
-            recv_state: Mutex::new(RecvState::default()),
-        }
+        Link { out, inbox, dead, recv_state: Mutex::new(RecvState::default()) }
     }
 }
 
@@ -390,12 +379,7 @@ impl fmt::Debug for Network {
 }
 
 impl Network {
-    pub(crate) fn new(
-        id: PartyId,
-        cfg: &NetConfig,
-        links: Vec<Option<Link>>,
-        backend: Backend,
-    ) -> Self {
+    pub(crate) fn new(id: PartyId, cfg: &NetConfig, links: Vec<Option<Link>>, backend: Backend) -> Self {
         Network {
             id,
             n: links.len(),
@@ -441,8 +425,7 @@ impl Network {
     /// Changes the receive timeout (e.g. before a long local computation of
     /// the peers, or after a slow connection phase).
     pub fn set_timeout(&self, timeout: Duration) {
-        self.timeout_nanos
-            .store(duration_nanos(timeout), Ordering::Relaxed);
+        self.timeout_nanos.store(duration_nanos(timeout), Ordering::Relaxed);
     }
 
     /// The link simulation in force, if any.
@@ -452,14 +435,9 @@ impl Network {
 
     fn link(&self, peer: PartyId) -> Result<&Link, NetError> {
         if peer >= self.n {
-            return Err(NetError::UnknownParty {
-                party: peer,
-                n: self.n,
-            });
+            return Err(NetError::UnknownParty { party: peer, n: self.n });
         }
-        self.links[peer]
-            .as_ref()
-            .ok_or(NetError::SelfMessage { party: self.id })
+        self.links[peer].as_ref().ok_or(NetError::SelfMessage { party: self.id })
     }
 
     /// Queues `msg` for party `to`.
@@ -478,11 +456,7 @@ impl Network {
         if msg.len() > MAX_MESSAGE_LEN {
             return Err(NetError::Frame {
                 peer: to,
-                reason: format!(
-                    "message of {} bytes exceeds the limit of {} bytes",
-                    msg.len(),
-                    MAX_MESSAGE_LEN
-                ),
+                reason: format!("message of {} bytes exceeds the limit of {} bytes", msg.len(), MAX_MESSAGE_LEN),
             });
         }
         if link.dead.load(Ordering::Acquire) {
@@ -490,12 +464,7 @@ impl Network {
         }
         let len = msg.len() as u64;
         let ok = match &link.out {
-            Outgoing::Mem(tx) => tx
-                .send(Ok(Arrived {
-                    data: msg,
-                    at: Instant::now(),
-                }))
-                .is_ok(),
+            Outgoing::Mem(tx) => tx.send(Ok(Arrived { data: msg, at: Instant::now() })).is_ok(),
             Outgoing::Tcp(tx) => tx.send(msg).is_ok(),
         };
         if !ok {
@@ -524,22 +493,14 @@ impl Network {
     pub fn recv(&self, from: PartyId) -> Result<Vec<u8>, NetError> {
         let link = self.link(from)?;
         let timeout = self.timeout();
-        let mut state = link
-            .recv_state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut state = link.recv_state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let arrived = match link.inbox.recv_timeout(timeout) {
             Ok(Ok(arrived)) => arrived,
             Ok(Err(e)) => {
                 link.dead.store(true, Ordering::Release);
                 return Err(e);
             }
-            Err(RecvTimeoutError::Timeout) => {
-                return Err(NetError::Timeout {
-                    peer: from,
-                    after: timeout,
-                })
-            }
+            Err(RecvTimeoutError::Timeout) => return Err(NetError::Timeout { peer: from, after: timeout }),
             Err(RecvTimeoutError::Disconnected) => {
                 link.dead.store(true, Ordering::Release);
                 return Err(NetError::PeerClosed { peer: from });
@@ -553,8 +514,7 @@ impl Network {
             }
         }
         drop(state);
-        self.bytes_received
-            .fetch_add(arrived.data.len() as u64, Ordering::Relaxed);
+        self.bytes_received.fetch_add(arrived.data.len() as u64, Ordering::Relaxed);
         self.round_open.store(true, Ordering::Release);
         if self.recording.load(Ordering::Relaxed) {
             let mut view = self.view.lock().unwrap_or_else(|p| p.into_inner());
@@ -605,10 +565,7 @@ mod tests {
 
     #[test]
     fn shaper_schedule_queues_per_link() {
-        let s = Shaper {
-            latency: Duration::from_millis(10),
-            bandwidth_bytes_per_sec: Some(1000),
-        };
+        let s = Shaper { latency: Duration::from_millis(10), bandwidth_bytes_per_sec: Some(1000) };
         let t0 = Instant::now();
         let mut free_at = None;
         // 100 bytes at 1000 B/s = 100 ms serialisation.
@@ -625,15 +582,9 @@ mod tests {
 
     #[test]
     fn error_messages() {
-        let e = NetError::Timeout {
-            peer: 2,
-            after: Duration::from_secs(5),
-        };
+        let e = NetError::Timeout { peer: 2, after: Duration::from_secs(5) };
         assert_eq!(e.to_string(), "party 2 sent nothing for 5s");
-        let e = NetError::Tls {
-            peer: Some(1),
-            reason: "x".into(),
-        };
+        let e = NetError::Tls { peer: Some(1), reason: "x".into() };
         assert_eq!(e.to_string(), "TLS error with party 1: x");
     }
 }

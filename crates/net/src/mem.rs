@@ -16,8 +16,7 @@ use crate::{Backend, Link, NetConfig, Network, Outgoing};
 pub fn connect(n: usize, cfg: NetConfig) -> Vec<Network> {
     // channels[from][to]
     let mut senders: Vec<Vec<Option<_>>> = (0..n).map(|_| (0..n).map(|_| None).collect()).collect();
-    let mut receivers: Vec<Vec<Option<_>>> =
-        (0..n).map(|_| (0..n).map(|_| None).collect()).collect();
+    let mut receivers: Vec<Vec<Option<_>>> = (0..n).map(|_| (0..n).map(|_| None).collect()).collect();
     for from in 0..n {
         for to in 0..n {
             if from != to {
@@ -36,11 +35,7 @@ pub fn connect(n: usize, cfg: NetConfig) -> Vec<Network> {
                 .into_iter()
                 .zip(rxs)
                 .map(|(tx, rx)| match (tx, rx) {
-                    (Some(tx), Some(rx)) => Some(Link::new(
-                        Outgoing::Mem(tx),
-                        rx,
-                        Arc::new(AtomicBool::new(false)),
-                    )),
+                    (Some(tx), Some(rx)) => Some(Link::new(Outgoing::Mem(tx), rx, Arc::new(AtomicBool::new(false)))),
                     _ => None,
                 })
                 .collect();

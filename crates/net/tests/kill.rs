@@ -42,18 +42,10 @@ fn child_party() {
     say(format!("PORT {}", listener.local_addr().unwrap().port()));
     let mut line = String::new();
     std::io::stdin().read_line(&mut line).unwrap();
-    let addrs: Vec<SocketAddr> = line
-        .split_whitespace()
-        .map(|a| a.parse().unwrap())
-        .collect();
-    let net = tcp::connect_with_listener(
-        id,
-        listener,
-        &addrs,
-        &identity,
-        NetConfig::with_timeout(Duration::from_secs(20)),
-    )
-    .unwrap();
+    let addrs: Vec<SocketAddr> = line.split_whitespace().map(|a| a.parse().unwrap()).collect();
+    let net =
+        tcp::connect_with_listener(id, listener, &addrs, &identity, NetConfig::with_timeout(Duration::from_secs(20)))
+            .unwrap();
     net.set_timeout(TIMEOUT);
     say("CONNECTED".into());
     let started = Instant::now();
@@ -91,10 +83,7 @@ fn child_party() {
                     NetError::Timeout { .. } => "Timeout",
                     _ => "Other",
                 };
-                say(format!(
-                    "ERROR {kind} {} {e}",
-                    last_ok.elapsed().as_millis()
-                ));
+                say(format!("ERROR {kind} {} {e}", last_ok.elapsed().as_millis()));
                 std::process::exit(0);
             }
         }
@@ -149,8 +138,7 @@ fn killed_party() {
     let deadline = Instant::now() + Duration::from_secs(20);
     let next = |what: &str| -> (usize, String) {
         let left = deadline.saturating_duration_since(Instant::now());
-        rx.recv_timeout(left)
-            .unwrap_or_else(|e| panic!("waiting for {what}: {e}"))
+        rx.recv_timeout(left).unwrap_or_else(|e| panic!("waiting for {what}: {e}"))
     };
 
     // Collect the ports, tell everybody the addresses.
@@ -161,11 +149,7 @@ fn killed_party() {
             ports[i] = p.parse().unwrap();
         }
     }
-    let addrs = ports
-        .iter()
-        .map(|p| format!("127.0.0.1:{p}"))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let addrs = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(" ");
     for c in &mut children.0 {
         writeln!(c.stdin.as_mut().unwrap(), "{addrs}").unwrap();
     }
@@ -195,15 +179,9 @@ fn killed_party() {
     let elapsed = killed_at.elapsed();
     for (i, err) in errors.iter().enumerate() {
         let err = err.as_ref().unwrap();
-        assert!(
-            err.starts_with("PeerClosed") || err.starts_with("Timeout"),
-            "party {i}: {err}"
-        );
+        assert!(err.starts_with("PeerClosed") || err.starts_with("Timeout"), "party {i}: {err}");
     }
-    assert!(
-        elapsed < TIMEOUT + Duration::from_secs(3),
-        "survivors noticed after {elapsed:?}: {errors:?}"
-    );
+    assert!(elapsed < TIMEOUT + Duration::from_secs(3), "survivors noticed after {elapsed:?}: {errors:?}");
     for c in &mut children.0[..2] {
         let status = c.wait().unwrap();
         assert!(status.success(), "{status:?}");

@@ -19,11 +19,7 @@ fn tcp_tls_64_mib_throughput() {
         let t = start.elapsed().as_secs_f64();
         assert_eq!(got.len(), LEN);
         best = best.min(t);
-        println!(
-            "64 MiB one way: {:.1} ms, {:.2} GB/s",
-            t * 1e3,
-            LEN as f64 / t / 1e9
-        );
+        println!("64 MiB one way: {:.1} ms, {:.2} GB/s", t * 1e3, LEN as f64 / t / 1e9);
     }
     // Both directions at once.
     let start = Instant::now();

@@ -10,20 +10,14 @@ use argus_net::{NetConfig, NetError, Network};
 use common::TempDir;
 
 fn listeners(n: usize) -> (Vec<TcpListener>, Vec<SocketAddr>) {
-    let ls: Vec<_> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
+    let ls: Vec<_> = (0..n).map(|_| TcpListener::bind("127.0.0.1:0").unwrap()).collect();
     let addrs = ls.iter().map(|l| l.local_addr().unwrap()).collect();
     (ls, addrs)
 }
 
 /// Connects party `i` with `identities[i]` (and start delay `delays[i]`) in
 /// a thread each; returns every party's result.
-fn connect_all(
-    identities: Vec<TlsIdentity>,
-    delays_ms: &[u64],
-    timeout: Duration,
-) -> Vec<Result<Network, NetError>> {
+fn connect_all(identities: Vec<TlsIdentity>, delays_ms: &[u64], timeout: Duration) -> Vec<Result<Network, NetError>> {
     let n = identities.len();
     let (ls, addrs) = listeners(n);
     std::thread::scope(|s| {
@@ -79,13 +73,7 @@ fn stray_connections_are_ignored() {
     let _silent = std::net::TcpStream::connect(addrs[0]).unwrap();
     let nets = std::thread::scope(|s| {
         let h0 = s.spawn(|| {
-            tcp::connect_with_listener(
-                0,
-                l0,
-                &addrs,
-                &pki.identity(0),
-                NetConfig::with_timeout(Duration::from_secs(5)),
-            )
+            tcp::connect_with_listener(0, l0, &addrs, &pki.identity(0), NetConfig::with_timeout(Duration::from_secs(5)))
         });
         std::thread::sleep(Duration::from_millis(100));
         let n1 = tcp::connect_with_listener(
@@ -108,22 +96,12 @@ fn client_certificate_from_another_ca_is_refused() {
     let rogue = Pki::generate(3);
     let mut ids: Vec<_> = (0..3).map(|i| pki.identity(i)).collect();
     // Party 2 trusts the right CA but presents a certificate of another CA.
-    ids[2] = TlsIdentity {
-        ca_cert_der: pki.ca_cert_der().to_vec(),
-        ..rogue.identity(2)
-    };
+    ids[2] = TlsIdentity { ca_cert_der: pki.ca_cert_der().to_vec(), ..rogue.identity(2) };
     let results = connect_all(ids, &[], Duration::from_secs(3));
     let r0 = tls_reason(&results[0]);
-    assert!(
-        r0.contains("peer presented a certificate not signed by the party CA"),
-        "{r0}"
-    );
+    assert!(r0.contains("peer presented a certificate not signed by the party CA"), "{r0}");
     // The rogue party learns it was refused.
-    assert!(
-        matches!(results[2], Err(NetError::Tls { peer: Some(0), .. })),
-        "{:?}",
-        results[2]
-    );
+    assert!(matches!(results[2], Err(NetError::Tls { peer: Some(0), .. })), "{:?}", results[2]);
     assert!(results[1].is_err());
 }
 
@@ -137,14 +115,8 @@ fn server_certificate_from_another_ca_is_refused() {
     ids[2] = rogue.identity(2);
     let results = connect_all(ids, &[], Duration::from_secs(3));
     let r2 = tls_reason(&results[2]);
-    assert!(
-        r2.contains("peer presented a certificate not signed by the party CA"),
-        "{r2}"
-    );
-    assert!(matches!(
-        results[2],
-        Err(NetError::Tls { peer: Some(0), .. })
-    ));
+    assert!(r2.contains("peer presented a certificate not signed by the party CA"), "{r2}");
+    assert!(matches!(results[2], Err(NetError::Tls { peer: Some(0), .. })));
     let r0 = tls_reason(&results[0]);
     assert!(r0.contains("does not accept our certificate"), "{r0}");
     assert!(results[1].is_err());
@@ -159,24 +131,13 @@ fn certificate_of_another_party_is_refused() {
     let results = connect_all(ids, &[], Duration::from_secs(3));
     let r0 = tls_reason(&results[0]);
     assert_eq!(r0, "certificate names party-1 but connected as party 2");
-    assert!(matches!(
-        results[0],
-        Err(NetError::Tls { peer: Some(2), .. })
-    ));
+    assert!(matches!(results[0], Err(NetError::Tls { peer: Some(2), .. })));
     let r2 = tls_reason(&results[2]);
-    assert!(
-        r2.contains(
-            "party 0 refused the connection: certificate names party-1 but connected as party 2"
-        ),
-        "{r2}"
-    );
+    assert!(r2.contains("party 0 refused the connection: certificate names party-1 but connected as party 2"), "{r2}");
     assert!(results[1].is_err());
     assert!(start.elapsed() < Duration::from_secs(5));
     let shown = results[0].as_ref().unwrap_err().to_string();
-    assert_eq!(
-        shown,
-        "TLS error with party 2: certificate names party-1 but connected as party 2"
-    );
+    assert_eq!(shown, "TLS error with party 2: certificate names party-1 but connected as party 2");
 }
 
 #[test]
@@ -190,13 +151,7 @@ fn server_naming_another_party_is_refused() {
     let (r0, r2) = std::thread::scope(|s| {
         let (addrs, id0) = (&addrs, pki.identity(0));
         let h0 = s.spawn(move || {
-            tcp::connect_with_listener(
-                0,
-                l0,
-                addrs,
-                &id0,
-                NetConfig::with_timeout(Duration::from_secs(3)),
-            )
+            tcp::connect_with_listener(0, l0, addrs, &id0, NetConfig::with_timeout(Duration::from_secs(3)))
         });
         let l2 = ls.pop().unwrap();
         let r2 = tcp::connect_with_listener(
@@ -212,10 +167,7 @@ fn server_naming_another_party_is_refused() {
     assert!(reason.contains("certificate for another party"), "{reason}");
     assert!(matches!(r2, Err(NetError::Tls { peer: Some(1), .. })));
     let reason = tls_reason(&r0);
-    assert!(
-        reason.contains("does not accept our certificate"),
-        "{reason}"
-    );
+    assert!(reason.contains("does not accept our certificate"), "{reason}");
 }
 
 #[test]
@@ -227,47 +179,15 @@ fn party_count_mismatch_is_detected() {
         let a0 = addrs.clone();
         let id0 = pki.identity(0);
         let h0 = s.spawn(move || {
-            tcp::connect_with_listener(
-                0,
-                l0,
-                &a0[..2],
-                &id0,
-                NetConfig::with_timeout(Duration::from_secs(3)),
-            )
+            tcp::connect_with_listener(0, l0, &a0[..2], &id0, NetConfig::with_timeout(Duration::from_secs(3)))
         });
         let l1 = ls.remove(0);
         let id1 = pki.identity(1);
-        let r1 = tcp::connect_with_listener(
-            1,
-            l1,
-            &addrs,
-            &id1,
-            NetConfig::with_timeout(Duration::from_secs(3)),
-        );
+        let r1 = tcp::connect_with_listener(1, l1, &addrs, &id1, NetConfig::with_timeout(Duration::from_secs(3)));
         (h0.join().unwrap(), r1)
     });
-    assert!(
-        matches!(
-            results.0,
-            Err(NetError::WrongPartyCount {
-                expected: 2,
-                got: 3
-            })
-        ),
-        "{:?}",
-        results.0
-    );
-    assert!(
-        matches!(
-            results.1,
-            Err(NetError::WrongPartyCount {
-                expected: 3,
-                got: 2
-            })
-        ),
-        "{:?}",
-        results.1
-    );
+    assert!(matches!(results.0, Err(NetError::WrongPartyCount { expected: 2, got: 3 })), "{:?}", results.0);
+    assert!(matches!(results.1, Err(NetError::WrongPartyCount { expected: 3, got: 2 })), "{:?}", results.1);
 }
 
 #[test]
@@ -289,12 +209,7 @@ fn missing_party_times_out() {
     let (ls, addrs) = listeners(2);
     drop(ls);
     let start = Instant::now();
-    let r = tcp::connect(
-        1,
-        &addrs,
-        &pki.identity(1),
-        NetConfig::with_timeout(Duration::from_millis(300)),
-    );
+    let r = tcp::connect(1, &addrs, &pki.identity(1), NetConfig::with_timeout(Duration::from_millis(300)));
     match r {
         Err(e @ NetError::Io { .. }) => {
             assert!(e.to_string().contains("connecting to party 0"), "{e}")
@@ -313,18 +228,12 @@ fn pem_files_round_trip() {
         let loaded = TlsIdentity::from_pem_dir(&dir.0, i).unwrap();
         assert_eq!(loaded, pki.identity(i));
         let p = PemPaths::new(&dir.0, i);
-        assert_eq!(
-            TlsIdentity::from_pem_files(&p.ca, &p.cert, &p.key).unwrap(),
-            loaded
-        );
+        assert_eq!(TlsIdentity::from_pem_files(&p.ca, &p.cert, &p.key).unwrap(), loaded);
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(PemPaths::new(&dir.0, 0).key)
-            .unwrap()
-            .permissions()
-            .mode();
+        let mode = std::fs::metadata(PemPaths::new(&dir.0, 0).key).unwrap().permissions().mode();
         assert_eq!(mode & 0o077, 0, "private keys are not world readable");
     }
     let err = TlsIdentity::from_pem_dir(&dir.0, 9).unwrap_err();

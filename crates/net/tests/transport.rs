@@ -34,37 +34,15 @@ fn topology_and_local_errors() {
             assert_eq!(net.timeout(), Duration::from_secs(5));
         }
         let net = &nets[1];
-        assert!(
-            matches!(
-                net.send(1, vec![1]),
-                Err(NetError::SelfMessage { party: 1 })
-            ),
-            "{name}"
-        );
-        assert!(matches!(
-            net.recv(1),
-            Err(NetError::SelfMessage { party: 1 })
-        ));
-        assert!(matches!(
-            net.send(3, vec![1]),
-            Err(NetError::UnknownParty { party: 3, n: 3 })
-        ));
-        assert!(matches!(
-            net.recv(7),
-            Err(NetError::UnknownParty { party: 7, n: 3 })
-        ));
+        assert!(matches!(net.send(1, vec![1]), Err(NetError::SelfMessage { party: 1 })), "{name}");
+        assert!(matches!(net.recv(1), Err(NetError::SelfMessage { party: 1 })));
+        assert!(matches!(net.send(3, vec![1]), Err(NetError::UnknownParty { party: 3, n: 3 })));
+        assert!(matches!(net.recv(7), Err(NetError::UnknownParty { party: 7, n: 3 })));
         // Oversize messages are refused before anything is queued (the
         // zeroed allocation is never touched, so this costs no memory).
         let huge = vec![0u8; argus_net::MAX_MESSAGE_LEN + 1];
-        assert!(
-            matches!(net.send(0, huge), Err(NetError::Frame { peer: 0, .. })),
-            "{name}"
-        );
-        assert_eq!(
-            net.stats(),
-            Stats::default(),
-            "{name}: failed calls count nothing"
-        );
+        assert!(matches!(net.send(0, huge), Err(NetError::Frame { peer: 0, .. })), "{name}");
+        assert_eq!(net.stats(), Stats::default(), "{name}: failed calls count nothing");
     }
 }
 
@@ -78,8 +56,7 @@ fn ping_pong_and_ordering() {
             // others, then receives both bursts and checks order and content.
             for i in 0..200 {
                 for to in [net.next(), net.prev()] {
-                    net.send(to, msg(me, to, i, sizes[i % sizes.len()]))
-                        .unwrap();
+                    net.send(to, msg(me, to, i, sizes[i % sizes.len()])).unwrap();
                 }
             }
             for i in 0..200 {
@@ -123,10 +100,7 @@ fn everyone_sends_64_mib_at_once() {
                 let got = net.recv(from).unwrap();
                 assert_eq!(got.len(), LEN);
                 let expected = (from * 16 + me) as u8;
-                assert!(
-                    got.iter().all(|&b| b == expected),
-                    "{name}: corrupted payload"
-                );
+                assert!(got.iter().all(|&b| b == expected), "{name}: corrupted payload");
                 total += got.len();
             }
             assert_eq!(net.stats().bytes_received, 2 * LEN as u64);
@@ -170,36 +144,9 @@ fn stats_and_round_counting() {
             (ring, both, burst, net.stats())
         });
         for (ring, both, burst, total) in stats {
-            assert_eq!(
-                ring,
-                Stats {
-                    bytes_sent: 50,
-                    bytes_received: 50,
-                    messages_sent: 5,
-                    rounds: 5
-                },
-                "{name}"
-            );
-            assert_eq!(
-                both,
-                Stats {
-                    bytes_sent: 42,
-                    bytes_received: 42,
-                    messages_sent: 6,
-                    rounds: 3
-                },
-                "{name}"
-            );
-            assert_eq!(
-                burst,
-                Stats {
-                    bytes_sent: 0,
-                    bytes_received: 0,
-                    messages_sent: 4,
-                    rounds: 1
-                },
-                "{name}"
-            );
+            assert_eq!(ring, Stats { bytes_sent: 50, bytes_received: 50, messages_sent: 5, rounds: 5 }, "{name}");
+            assert_eq!(both, Stats { bytes_sent: 42, bytes_received: 42, messages_sent: 6, rounds: 3 }, "{name}");
+            assert_eq!(burst, Stats { bytes_sent: 0, bytes_received: 0, messages_sent: 4, rounds: 1 }, "{name}");
             assert_eq!(total, ring + both + burst);
         }
     }
@@ -212,24 +159,12 @@ fn first_send_counts_a_round_and_recv_alone_does_not() {
         nets[0].send(1, vec![1, 2, 3]).unwrap();
         assert_eq!(nets[0].stats().rounds, 1, "{name}");
         assert_eq!(nets[1].recv(0).unwrap(), vec![1, 2, 3]);
-        assert_eq!(
-            nets[1].stats().rounds,
-            0,
-            "{name}: receiving is not a round"
-        );
+        assert_eq!(nets[1].stats().rounds, 0, "{name}: receiving is not a round");
         nets[1].send(0, vec![4]).unwrap();
         assert_eq!(nets[1].stats().rounds, 1);
         nets[1].send(0, vec![5]).unwrap();
         assert_eq!(nets[1].stats().rounds, 1);
-        assert_eq!(
-            nets[1].stats(),
-            Stats {
-                bytes_sent: 2,
-                bytes_received: 3,
-                messages_sent: 2,
-                rounds: 1
-            }
-        );
+        assert_eq!(nets[1].stats(), Stats { bytes_sent: 2, bytes_received: 3, messages_sent: 2, rounds: 1 });
     }
 }
 
@@ -246,11 +181,7 @@ fn silent_peer_times_out() {
         }
         assert!(elapsed >= Duration::from_millis(300), "{name}: {elapsed:?}");
         assert!(elapsed < Duration::from_millis(1500), "{name}: {elapsed:?}");
-        assert_eq!(
-            err_string(nets[0].recv(2)),
-            "party 2 sent nothing for 300ms",
-            "{name}"
-        );
+        assert_eq!(err_string(nets[0].recv(2)), "party 2 sent nothing for 300ms", "{name}");
         // The link still works afterwards.
         nets[1].send(0, vec![9]).unwrap();
         assert_eq!(nets[0].recv(1).unwrap(), vec![9]);
@@ -281,10 +212,7 @@ fn dropped_peer_gives_peer_closed_quickly() {
             std::thread::sleep(Duration::from_millis(50));
             drop(p1);
             let (r, elapsed) = waiter.join().unwrap();
-            assert!(
-                matches!(r, Err(NetError::PeerClosed { peer: 1 })),
-                "{name}: {r:?}"
-            );
+            assert!(matches!(r, Err(NetError::PeerClosed { peer: 1 })), "{name}: {r:?}");
             assert!(elapsed < Duration::from_secs(2), "{name}: took {elapsed:?}");
         });
         assert_eq!(p0.recv(1).unwrap(), vec![1; 100], "{name}");
@@ -295,10 +223,7 @@ fn dropped_peer_gives_peer_closed_quickly() {
         assert!(start.elapsed() < Duration::from_secs(2));
         // Sending to the dead party fails (the link is known dead after
         // the close was observed).
-        assert!(
-            matches!(p0.send(1, vec![0]), Err(NetError::PeerClosed { peer: 1 })),
-            "{name}"
-        );
+        assert!(matches!(p0.send(1, vec![0]), Err(NetError::PeerClosed { peer: 1 })), "{name}");
         // Links between the survivors are unaffected.
         p0.send(2, vec![7]).unwrap();
         assert_eq!(p2.recv(0).unwrap(), vec![7]);
@@ -311,10 +236,7 @@ fn shaper_latency_and_bandwidth() {
         // 50 ms latency: a round trip takes at least 100 ms.
         let cfg_latency = NetConfig {
             timeout: Duration::from_secs(10),
-            shaper: Some(Shaper {
-                latency: Duration::from_millis(50),
-                bandwidth_bytes_per_sec: None,
-            }),
+            shaper: Some(Shaper { latency: Duration::from_millis(50), bandwidth_bytes_per_sec: None }),
         };
         let nets = connect(2, cfg_latency);
         let rtts = run_parties(nets, |net| {
@@ -329,24 +251,13 @@ fn shaper_latency_and_bandwidth() {
             }
             start.elapsed()
         });
-        assert!(
-            rtts[0] >= Duration::from_millis(100),
-            "{name}: rtt {:?}",
-            rtts[0]
-        );
-        assert!(
-            rtts[0] < Duration::from_millis(1000),
-            "{name}: rtt {:?}",
-            rtts[0]
-        );
+        assert!(rtts[0] >= Duration::from_millis(100), "{name}: rtt {:?}", rtts[0]);
+        assert!(rtts[0] < Duration::from_millis(1000), "{name}: rtt {:?}", rtts[0]);
 
         // 10 MB/s: 1 MB takes at least 100 ms, two of them queue behind each other.
         let cfg_bw = NetConfig {
             timeout: Duration::from_secs(10),
-            shaper: Some(Shaper {
-                latency: Duration::ZERO,
-                bandwidth_bytes_per_sec: Some(10_000_000),
-            }),
+            shaper: Some(Shaper { latency: Duration::ZERO, bandwidth_bytes_per_sec: Some(10_000_000) }),
         };
         let nets = connect(2, cfg_bw);
         let start = Instant::now();

@@ -74,7 +74,13 @@ fn random_bits(p: &mut Party, n: usize) -> Rep3Bits {
 
 /// Runs `reps` timed repetitions of `f` on fresh inputs of size `n`; a barrier (one empty message
 /// to each peer) lines the parties up before each start. Returns (seconds, stats) per repetition.
-fn timed(p: &mut Party, reps: usize, n: usize, prepare: fn(&mut Party, usize, usize) -> Timed, len: usize) -> Result<Vec<(f64, Stats)>, MpcError> {
+fn timed(
+    p: &mut Party,
+    reps: usize,
+    n: usize,
+    prepare: fn(&mut Party, usize, usize) -> Timed,
+    len: usize,
+) -> Result<Vec<(f64, Stats)>, MpcError> {
     let mut out = Vec::with_capacity(reps);
     for _ in 0..reps {
         let f = prepare(p, n, len);
@@ -94,82 +100,208 @@ fn timed(p: &mut Party, reps: usize, n: usize, prepare: fn(&mut Party, usize, us
 
 fn cases() -> Vec<Case> {
     vec![
-        Case { op: "mul", scheme: "rep3", variant: "-", modulus_bits: 64, dot: false, prepare: |p, n, _len| {
-            let (x, y) = (random_shares(p, Z64::new(), n), random_shares(p, Z64::new(), n));
-            Box::new(move |p| rep3::mul(p, &x, &y).map(|_| ()))
-        } },
-        Case { op: "mul", scheme: "rep3", variant: "-", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
-            let (x, y) = (random_shares(p, Z16::new(), n), random_shares(p, Z16::new(), n));
-            Box::new(move |p| rep3::mul(p, &x, &y).map(|_| ()))
-        } },
-        Case { op: "dot", scheme: "rep3", variant: "pre", modulus_bits: 16, dot: true, prepare: |p, n, len| {
-            let x = Rep3Pre::new(&random_shares(p, Z16::new(), n * len));
-            let y = Rep3Pre::new(&random_shares(p, Z16::new(), n * len));
-            Box::new(move |p| rep3::dot_pre(p, &x, &y, len).map(|_| ()))
-        } },
-        Case { op: "lt", scheme: "rep3", variant: "ripple", modulus_bits: 64, dot: false, prepare: |p, n, _len| {
-            let (x, y) = (random_shares(p, Z64::new(), n), random_shares(p, Z64::new(), n));
-            Box::new(move |p| rep3::lt(p, &x, &y, Adder::Ripple).map(|_| ()))
-        } },
-        Case { op: "a2b", scheme: "rep3", variant: "ripple", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
-            let x = random_shares(p, Z16::new(), n);
-            Box::new(move |p| rep3::a2b(p, &x, Adder::Ripple).map(|_| ()))
-        } },
-        Case { op: "a2b", scheme: "rep3", variant: "ripple", modulus_bits: 64, dot: false, prepare: |p, n, _len| {
-            let x = random_shares(p, Z64::new(), n);
-            Box::new(move |p| rep3::a2b(p, &x, Adder::Ripple).map(|_| ()))
-        } },
-        Case { op: "bit_inject", scheme: "rep3", variant: "-", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
-            let b = random_bits(p, n);
-            Box::new(move |p| rep3::bit_inject(p, &b, &Z16::new()).map(|_| ()))
-        } },
-        Case { op: "lift", scheme: "rep3", variant: "16->36", modulus_bits: 36, dot: false, prepare: |p, n, _len| {
-            let x = random_shares(p, Z16::new(), n);
-            Box::new(move |p| rep3::lift(p, &x, &Zt64::pow2(36).expect("valid"), Adder::Ripple).map(|_| ()))
-        } },
-        Case { op: "or_tree", scheme: "rep3", variant: "-", modulus_bits: 1, dot: false, prepare: |p, n, _len| {
-            let b = random_bits(p, n);
-            Box::new(move |p| rep3::or_tree(p, &b, 1).map(|_| ()))
-        } },
-        Case { op: "msb", scheme: "rep3", variant: "ripple", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
-            let x = random_shares(p, Z16::new(), n);
-            Box::new(move |p| rep3::msb(p, &x, Adder::Ripple).map(|_| ()))
-        } },
-        Case { op: "msb", scheme: "rep3", variant: "logdepth", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
-            let x = random_shares(p, Z16::new(), n);
-            Box::new(move |p| rep3::msb(p, &x, Adder::LogDepth).map(|_| ()))
-        } },
-        Case { op: "msb", scheme: "rep3", variant: "ripple", modulus_bits: 32, dot: false, prepare: |p, n, _len| {
-            let x = random_shares(p, Z32::new(), n);
-            Box::new(move |p| rep3::msb(p, &x, Adder::Ripple).map(|_| ()))
-        } },
-        Case { op: "msb", scheme: "rep3", variant: "logdepth", modulus_bits: 32, dot: false, prepare: |p, n, _len| {
-            let x = random_shares(p, Z32::new(), n);
-            Box::new(move |p| rep3::msb(p, &x, Adder::LogDepth).map(|_| ()))
-        } },
-        Case { op: "mul", scheme: "shamir", variant: "-", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
-            let (x, y) = (random_shamir(p, F65519, n), random_shamir(p, F65519, n));
-            Box::new(move |p| shamir::mul(p, &x, &y).map(|_| ()))
-        } },
-        Case { op: "dot", scheme: "shamir", variant: "to_rep3", modulus_bits: 16, dot: true, prepare: |p, n, len| {
-            let (x, y) = (random_shamir(p, F65519, n * len), random_shamir(p, F65519, n * len));
-            Box::new(move |p| {
-                let d = shamir::dot(&x, &y, len)?;
-                shamir::to_rep3(p, &d).map(|_| ())
-            })
-        } },
-        Case { op: "msb", scheme: "shamir", variant: "parallel", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
-            let x = random_shares(p, F65519, n);
-            Box::new(move |p| shamir::msb_p_with(p, &x, Circuit::Parallel).map(|_| ()))
-        } },
-        Case { op: "msb", scheme: "shamir", variant: "paper", modulus_bits: 16, dot: false, prepare: |p, n, _len| {
-            let x = random_shares(p, F65519, n);
-            Box::new(move |p| shamir::msb_p_with(p, &x, Circuit::Paper).map(|_| ()))
-        } },
-        Case { op: "lift", scheme: "shamir", variant: "p->p*2^20", modulus_bits: 36, dot: false, prepare: |p, n, _len| {
-            let x = random_shares(p, F65519, n);
-            Box::new(move |p| shamir::lift_p(p, &x, 20, &Zt::new(65519u128 << 20).expect("valid")).map(|_| ()))
-        } },
+        Case {
+            op: "mul",
+            scheme: "rep3",
+            variant: "-",
+            modulus_bits: 64,
+            dot: false,
+            prepare: |p, n, _len| {
+                let (x, y) = (random_shares(p, Z64::new(), n), random_shares(p, Z64::new(), n));
+                Box::new(move |p| rep3::mul(p, &x, &y).map(|_| ()))
+            },
+        },
+        Case {
+            op: "mul",
+            scheme: "rep3",
+            variant: "-",
+            modulus_bits: 16,
+            dot: false,
+            prepare: |p, n, _len| {
+                let (x, y) = (random_shares(p, Z16::new(), n), random_shares(p, Z16::new(), n));
+                Box::new(move |p| rep3::mul(p, &x, &y).map(|_| ()))
+            },
+        },
+        Case {
+            op: "dot",
+            scheme: "rep3",
+            variant: "pre",
+            modulus_bits: 16,
+            dot: true,
+            prepare: |p, n, len| {
+                let x = Rep3Pre::new(&random_shares(p, Z16::new(), n * len));
+                let y = Rep3Pre::new(&random_shares(p, Z16::new(), n * len));
+                Box::new(move |p| rep3::dot_pre(p, &x, &y, len).map(|_| ()))
+            },
+        },
+        Case {
+            op: "lt",
+            scheme: "rep3",
+            variant: "ripple",
+            modulus_bits: 64,
+            dot: false,
+            prepare: |p, n, _len| {
+                let (x, y) = (random_shares(p, Z64::new(), n), random_shares(p, Z64::new(), n));
+                Box::new(move |p| rep3::lt(p, &x, &y, Adder::Ripple).map(|_| ()))
+            },
+        },
+        Case {
+            op: "a2b",
+            scheme: "rep3",
+            variant: "ripple",
+            modulus_bits: 16,
+            dot: false,
+            prepare: |p, n, _len| {
+                let x = random_shares(p, Z16::new(), n);
+                Box::new(move |p| rep3::a2b(p, &x, Adder::Ripple).map(|_| ()))
+            },
+        },
+        Case {
+            op: "a2b",
+            scheme: "rep3",
+            variant: "ripple",
+            modulus_bits: 64,
+            dot: false,
+            prepare: |p, n, _len| {
+                let x = random_shares(p, Z64::new(), n);
+                Box::new(move |p| rep3::a2b(p, &x, Adder::Ripple).map(|_| ()))
+            },
+        },
+        Case {
+            op: "bit_inject",
+            scheme: "rep3",
+            variant: "-",
+            modulus_bits: 16,
+            dot: false,
+            prepare: |p, n, _len| {
+                let b = random_bits(p, n);
+                Box::new(move |p| rep3::bit_inject(p, &b, &Z16::new()).map(|_| ()))
+            },
+        },
+        Case {
+            op: "lift",
+            scheme: "rep3",
+            variant: "16->36",
+            modulus_bits: 36,
+            dot: false,
+            prepare: |p, n, _len| {
+                let x = random_shares(p, Z16::new(), n);
+                Box::new(move |p| rep3::lift(p, &x, &Zt64::pow2(36).expect("valid"), Adder::Ripple).map(|_| ()))
+            },
+        },
+        Case {
+            op: "or_tree",
+            scheme: "rep3",
+            variant: "-",
+            modulus_bits: 1,
+            dot: false,
+            prepare: |p, n, _len| {
+                let b = random_bits(p, n);
+                Box::new(move |p| rep3::or_tree(p, &b, 1).map(|_| ()))
+            },
+        },
+        Case {
+            op: "msb",
+            scheme: "rep3",
+            variant: "ripple",
+            modulus_bits: 16,
+            dot: false,
+            prepare: |p, n, _len| {
+                let x = random_shares(p, Z16::new(), n);
+                Box::new(move |p| rep3::msb(p, &x, Adder::Ripple).map(|_| ()))
+            },
+        },
+        Case {
+            op: "msb",
+            scheme: "rep3",
+            variant: "logdepth",
+            modulus_bits: 16,
+            dot: false,
+            prepare: |p, n, _len| {
+                let x = random_shares(p, Z16::new(), n);
+                Box::new(move |p| rep3::msb(p, &x, Adder::LogDepth).map(|_| ()))
+            },
+        },
+        Case {
+            op: "msb",
+            scheme: "rep3",
+            variant: "ripple",
+            modulus_bits: 32,
+            dot: false,
+            prepare: |p, n, _len| {
+                let x = random_shares(p, Z32::new(), n);
+                Box::new(move |p| rep3::msb(p, &x, Adder::Ripple).map(|_| ()))
+            },
+        },
+        Case {
+            op: "msb",
+            scheme: "rep3",
+            variant: "logdepth",
+            modulus_bits: 32,
+            dot: false,
+            prepare: |p, n, _len| {
+                let x = random_shares(p, Z32::new(), n);
+                Box::new(move |p| rep3::msb(p, &x, Adder::LogDepth).map(|_| ()))
+            },
+        },
+        Case {
+            op: "mul",
+            scheme: "shamir",
+            variant: "-",
+            modulus_bits: 16,
+            dot: false,
+            prepare: |p, n, _len| {
+                let (x, y) = (random_shamir(p, F65519, n), random_shamir(p, F65519, n));
+                Box::new(move |p| shamir::mul(p, &x, &y).map(|_| ()))
+            },
+        },
+        Case {
+            op: "dot",
+            scheme: "shamir",
+            variant: "to_rep3",
+            modulus_bits: 16,
+            dot: true,
+            prepare: |p, n, len| {
+                let (x, y) = (random_shamir(p, F65519, n * len), random_shamir(p, F65519, n * len));
+                Box::new(move |p| {
+                    let d = shamir::dot(&x, &y, len)?;
+                    shamir::to_rep3(p, &d).map(|_| ())
+                })
+            },
+        },
+        Case {
+            op: "msb",
+            scheme: "shamir",
+            variant: "parallel",
+            modulus_bits: 16,
+            dot: false,
+            prepare: |p, n, _len| {
+                let x = random_shares(p, F65519, n);
+                Box::new(move |p| shamir::msb_p_with(p, &x, Circuit::Parallel).map(|_| ()))
+            },
+        },
+        Case {
+            op: "msb",
+            scheme: "shamir",
+            variant: "paper",
+            modulus_bits: 16,
+            dot: false,
+            prepare: |p, n, _len| {
+                let x = random_shares(p, F65519, n);
+                Box::new(move |p| shamir::msb_p_with(p, &x, Circuit::Paper).map(|_| ()))
+            },
+        },
+        Case {
+            op: "lift",
+            scheme: "shamir",
+            variant: "p->p*2^20",
+            modulus_bits: 36,
+            dot: false,
+            prepare: |p, n, _len| {
+                let x = random_shares(p, F65519, n);
+                Box::new(move |p| shamir::lift_p(p, &x, 20, &Zt::new(65519u128 << 20).expect("valid")).map(|_| ()))
+            },
+        },
     ]
 }
 
@@ -201,10 +333,14 @@ pub fn run(a: CoreArgs) -> Result<(), String> {
         let plan: Vec<(usize, usize)> = cases
             .iter()
             .enumerate()
-            .flat_map(|(i, c)| if c.dot { a.dot_batches.clone() } else { a.batches.clone() }.into_iter().map(move |n| (i, n)))
+            .flat_map(|(i, c)| {
+                if c.dot { a.dot_batches.clone() } else { a.batches.clone() }.into_iter().map(move |n| (i, n))
+            })
             .collect();
         let bar = ProgressBar::new(plan.len() as u64).with_style(
-            ProgressStyle::with_template("{prefix:>8} [{bar:30}] {pos}/{len} {msg}").expect("valid template").progress_chars("=> "),
+            ProgressStyle::with_template("{prefix:>8} [{bar:30}] {pos}/{len} {msg}")
+                .expect("valid template")
+                .progress_chars("=> "),
         );
         bar.set_prefix(backend_name.clone());
         let cfg = NetConfig::with_timeout(Duration::from_secs(300));
@@ -287,7 +423,17 @@ fn print_table(records: &[Record]) {
         .unwrap_or_default();
         println!(
             "{:<10} {:<7} {:<9} {:>4} {:>9} {:<7} {:>11.6} {:>14} {:>14} {:>7}  {}",
-            r.op, r.scheme, r.variant, r.modulus_bits, r.batch, r.backend, r.seconds, human(r.ops_per_sec), r.bytes_per_party, r.rounds, tgt
+            r.op,
+            r.scheme,
+            r.variant,
+            r.modulus_bits,
+            r.batch,
+            r.backend,
+            r.seconds,
+            human(r.ops_per_sec),
+            r.bytes_per_party,
+            r.rounds,
+            tgt
         );
     }
 }

@@ -33,33 +33,17 @@ fn check_canonical(k: &dyn Kernels, v: &[u16]) -> Result<(), KernelError> {
 /// Validates a matrix-product shape; returns nothing but errors, rows follow from lengths.
 fn gemm_shape(a: usize, b: usize, len: usize, out: usize) -> Result<(), KernelError> {
     if len == 0 {
-        return Err(KernelError::ShapeMismatch {
-            what: "len (must be non-zero)",
-            expected: 1,
-            got: 0,
-        });
+        return Err(KernelError::ShapeMismatch { what: "len (must be non-zero)", expected: 1, got: 0 });
     }
     if !a.is_multiple_of(len) {
-        return Err(KernelError::ShapeMismatch {
-            what: "a.len() % len",
-            expected: 0,
-            got: a % len,
-        });
+        return Err(KernelError::ShapeMismatch { what: "a.len() % len", expected: 0, got: a % len });
     }
     if !b.is_multiple_of(len) {
-        return Err(KernelError::ShapeMismatch {
-            what: "b.len() % len",
-            expected: 0,
-            got: b % len,
-        });
+        return Err(KernelError::ShapeMismatch { what: "b.len() % len", expected: 0, got: b % len });
     }
     let expected = (a / len).saturating_mul(b / len);
     if out != expected {
-        return Err(KernelError::ShapeMismatch {
-            what: "out.len()",
-            expected,
-            got: out,
-        });
+        return Err(KernelError::ShapeMismatch { what: "out.len()", expected, got: out });
     }
     Ok(())
 }
@@ -201,13 +185,7 @@ macro_rules! gemm_ring {
         }
 
         #[doc = concat!("[`", stringify!($name), "`] at a forced level: the best available one ≤ `isa`.")]
-        pub fn $with(
-            isa: Isa,
-            a: &[$t],
-            b: &[$t],
-            len: usize,
-            out: &mut [$t],
-        ) -> Result<(), KernelError> {
+        pub fn $with(isa: Isa, a: &[$t], b: &[$t], len: usize, out: &mut [$t]) -> Result<(), KernelError> {
             gemm_shape(a.len(), b.len(), len, out.len())?;
             backend(isa).$name(a, b, len, out);
             Ok(())
@@ -251,13 +229,7 @@ pub fn gemm_f65519(a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> Result<
 }
 
 /// [`gemm_f65519`] at a forced level: the best available one ≤ `isa`.
-pub fn gemm_f65519_with(
-    isa: Isa,
-    a: &[u16],
-    b: &[u16],
-    len: usize,
-    out: &mut [u16],
-) -> Result<(), KernelError> {
+pub fn gemm_f65519_with(isa: Isa, a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> Result<(), KernelError> {
     gemm_shape(a.len(), b.len(), len, out.len())?;
     if backend(isa).gemm_f65519(a, b, len, out) {
         Ok(())

@@ -66,10 +66,7 @@ unsafe impl Mac for Ymm16 {
             let hi = _mm256_srai_epi32::<16>(acc.0);
             let lo = _mm256_and_si256(acc.0, _mm256_set1_epi32(0xffff));
             // 17·hi = 16·hi + hi
-            Self(_mm256_add_epi32(
-                _mm256_add_epi32(_mm256_slli_epi32::<4>(hi), hi),
-                lo,
-            ))
+            Self(_mm256_add_epi32(_mm256_add_epi32(_mm256_slli_epi32::<4>(hi), hi), lo))
         }
     }
 }
@@ -81,10 +78,7 @@ impl V16 for Ymm16 {
         unsafe {
             // v > (p−1)/2 ⇔ max(v, 32760) == v (unsigned); then v − p ≡ v + 17 (mod 2^16).
             let big = _mm256_cmpeq_epi16(_mm256_max_epu16(v.0, _mm256_set1_epi16(32760)), v.0);
-            Self(_mm256_add_epi16(
-                v.0,
-                _mm256_and_si256(big, _mm256_set1_epi16(17)),
-            ))
+            Self(_mm256_add_epi16(v.0, _mm256_and_si256(big, _mm256_set1_epi16(17))))
         }
     }
     #[inline(always)]

@@ -75,10 +75,7 @@ unsafe impl<const VNNI: bool> Mac for Zmm16<VNNI> {
             let hi = _mm512_srai_epi32::<16>(acc.0);
             let lo = _mm512_and_si512(acc.0, _mm512_set1_epi32(0xffff));
             // 17·hi = 16·hi + hi
-            Self(_mm512_add_epi32(
-                _mm512_add_epi32(_mm512_slli_epi32::<4>(hi), hi),
-                lo,
-            ))
+            Self(_mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32::<4>(hi), hi), lo))
         }
     }
 }

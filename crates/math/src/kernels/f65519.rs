@@ -157,17 +157,7 @@ mod tests {
 
     #[test]
     fn reduce32_exhaustive_on_products_and_edges() {
-        for x in [
-            0u32,
-            1,
-            P - 1,
-            P,
-            P + 1,
-            u32::MAX,
-            u32::MAX - 1,
-            (P - 1) * (P - 1),
-            1 << 31,
-        ] {
+        for x in [0u32, 1, P - 1, P, P + 1, u32::MAX, u32::MAX - 1, (P - 1) * (P - 1), 1 << 31] {
             assert_eq!(reduce32(x) as u32, x % P, "x = {x}");
         }
         for a in (0..P).step_by(97) {
@@ -186,10 +176,7 @@ mod tests {
             assert_eq!(times256(v) as u32, (v as u32 * 256) % P);
             let q = pack_split(v);
             let (hi, lo) = (q as u16 as i16 as i64, (q >> 16) as u16 as i16 as i64);
-            assert!(
-                (-128..=128).contains(&hi) && (-128..=127).contains(&lo),
-                "v = {v}"
-            );
+            assert!((-128..=128).contains(&hi) && (-128..=127).contains(&lo), "v = {v}");
             assert_eq!(256 * hi + lo, c);
             let r = pack_scaled(v);
             let (c256, c1) = (r as u16 as i16 as i64, (r >> 16) as u16 as i16 as i64);

@@ -92,9 +92,7 @@ fn prefetch_part<T>(v: &[T], part: usize, parts: usize) {
         // addresses outside any allocation; `wrapping_add` computes the address without
         // claiming it is in bounds (it is: l·64 < bytes).
         unsafe {
-            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T1 }>(
-                start.wrapping_add(l * LINE).cast(),
-            )
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T1 }>(start.wrapping_add(l * LINE).cast())
         };
     }
 }
@@ -225,11 +223,7 @@ impl<T: Word> Source<T> for RingSource<'_, T> {
     }
     #[inline(always)]
     fn load_rows(&mut self, j0: usize, nr: usize, k0: usize, kn: usize) {
-        for (u, dst) in self.rpack[self.off..]
-            .chunks_exact_mut(self.kc)
-            .take(nr)
-            .enumerate()
-        {
+        for (u, dst) in self.rpack[self.off..].chunks_exact_mut(self.kc).take(nr).enumerate() {
             let j = (j0 + u).min(self.rows_b - 1);
             dst[..kn].copy_from_slice(&self.b[j * self.len + k0..][..kn]);
         }
@@ -270,17 +264,7 @@ pub(crate) unsafe fn gemm_ring<V, T, const MR: usize, const NR: usize>(
     let vec_len = len - len % V::LANES;
     let kc = blocking.k_block(V::LANES, usize::MAX).min(vec_len);
     let (rpack, off) = aligned_scratch(NR * kc);
-    let mut src = RingSource {
-        a,
-        b,
-        len,
-        rows_b,
-        out: &mut *out,
-        i0: 0,
-        rpack,
-        off,
-        kc,
-    };
+    let mut src = RingSource { a, b, len, rows_b, out: &mut *out, i0: 0, rpack, off, kc };
     // SAFETY: the caller guarantees V's features.
     unsafe { blocked::<V, _, MR, NR>(&mut src, rows_a, rows_b, vec_len, blocking, usize::MAX) };
     if vec_len < len {
@@ -321,11 +305,7 @@ struct FieldSource<'a> {
 fn pack<const SPLIT: bool>(src: &[u16], dst: &mut [u32]) -> u16 {
     let mut max = 0;
     for (d, &x) in dst.iter_mut().zip(src) {
-        *d = if SPLIT {
-            f65519::pack_split(x)
-        } else {
-            f65519::pack_scaled(x)
-        };
+        *d = if SPLIT { f65519::pack_split(x) } else { f65519::pack_scaled(x) };
         max = max.max(x);
     }
     max
@@ -335,11 +315,7 @@ impl Source<u32> for FieldSource<'_> {
     #[inline(always)]
     fn load_queries(&mut self, i0: usize, mc: usize) {
         let (len, vec_len) = (self.len, self.vec_len);
-        for (t, dst) in self.qpack[self.q_off..]
-            .chunks_exact_mut(vec_len)
-            .take(mc)
-            .enumerate()
-        {
+        for (t, dst) in self.qpack[self.q_off..].chunks_exact_mut(vec_len).take(mc).enumerate() {
             let m = pack::<false>(&self.a[(i0 + t) * len..][..vec_len], dst); // scaled
             self.max = self.max.max(m);
         }
@@ -350,11 +326,7 @@ impl Source<u32> for FieldSource<'_> {
     }
     #[inline(always)]
     fn load_rows(&mut self, j0: usize, nr: usize, k0: usize, kn: usize) {
-        for (u, dst) in self.rpack[self.r_off..]
-            .chunks_exact_mut(self.kc)
-            .take(nr)
-            .enumerate()
-        {
+        for (u, dst) in self.rpack[self.r_off..].chunks_exact_mut(self.kc).take(nr).enumerate() {
             let j = (j0 + u).min(self.rows_b - 1);
             let m = pack::<true>(&self.b[j * self.len + k0..][..kn], &mut dst[..kn]); // split
             self.max = self.max.max(m);
@@ -407,24 +379,9 @@ where
     let kc = blocking.k_block(Pairs::<V>::LANES, fold_every).min(vec_len);
     let (qpack, q_off) = aligned_scratch(MC.min(rows_a) * vec_len);
     let (rpack, r_off) = aligned_scratch(NR * kc);
-    let mut src = FieldSource {
-        a,
-        b,
-        len,
-        vec_len,
-        rows_b,
-        out: &mut *out,
-        qpack,
-        rpack,
-        q_off,
-        r_off,
-        kc,
-        max: 0,
-    };
+    let mut src = FieldSource { a, b, len, vec_len, rows_b, out: &mut *out, qpack, rpack, q_off, r_off, kc, max: 0 };
     // SAFETY: the caller guarantees V's features, which are Pairs<V>'s.
-    unsafe {
-        blocked::<Pairs<V>, _, MR, NR>(&mut src, rows_a, rows_b, vec_len, blocking, fold_every)
-    };
+    unsafe { blocked::<Pairs<V>, _, MR, NR>(&mut src, rows_a, rows_b, vec_len, blocking, fold_every) };
     let mut max = src.max;
     if vec_len < len {
         for v in a.chunks_exact(len).chain(b.chunks_exact(len)) {

@@ -43,9 +43,7 @@ impl Isa {
     /// Parses a name as written by [`Isa::name`] (case-insensitive, surrounding spaces ignored).
     pub fn from_name(name: &str) -> Option<Isa> {
         let name = name.trim();
-        Isa::ALL
-            .into_iter()
-            .find(|l| l.name().eq_ignore_ascii_case(name))
+        Isa::ALL.into_iter().find(|l| l.name().eq_ignore_ascii_case(name))
     }
 }
 
@@ -120,10 +118,7 @@ mod tests {
     fn names_round_trip() {
         for l in Isa::ALL {
             assert_eq!(Isa::from_name(l.name()), Some(l));
-            assert_eq!(
-                Isa::from_name(&format!(" {} ", l.name().to_uppercase())),
-                Some(l)
-            );
+            assert_eq!(Isa::from_name(&format!(" {} ", l.name().to_uppercase())), Some(l));
         }
         assert_eq!(Isa::from_name("amx"), None);
     }

@@ -32,12 +32,7 @@ pub struct PlainDotMeasurement {
 /// vectors against a block of `rows` database rows, one matrix-product call per repetition,
 /// `reps` repetitions after one warm-up call; returns the median seconds per call and dot
 /// products per second. Runs at [`detected()`]. Zero arguments are treated as 1.
-pub fn measure_plain_dot(
-    variant: PlainDotVariant,
-    len: usize,
-    rows: usize,
-    reps: usize,
-) -> PlainDotMeasurement {
+pub fn measure_plain_dot(variant: PlainDotVariant, len: usize, rows: usize, reps: usize) -> PlainDotMeasurement {
     measure_plain_dot_with(detected(), variant, len, rows, reps)
 }
 
@@ -52,11 +47,7 @@ pub fn measure_plain_dot_with(
     let (len, rows, reps) = (len.max(1), rows.max(1), reps.max(1));
     let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
     // Random canonical values serve both variants.
-    let mut random = |n: usize| -> Vec<u16> {
-        (0..n)
-            .map(|_| (rng.next() % P65519 as u64) as u16)
-            .collect()
-    };
+    let mut random = |n: usize| -> Vec<u16> { (0..n).map(|_| (rng.next() % P65519 as u64) as u16).collect() };
     let a = random(MEASURE_QUERIES * len);
     let b = random(rows * len);
     let mut out = vec![0u16; MEASURE_QUERIES * rows];

@@ -41,7 +41,4 @@ pub use api::*;
 pub use error::KernelError;
 pub use f65519::P65519;
 pub use isa::{available, detected, Isa, ISA_ENV};
-pub use measure::{
-    measure_plain_dot, measure_plain_dot_with, PlainDotMeasurement, PlainDotVariant,
-    MEASURE_QUERIES,
-};
+pub use measure::{measure_plain_dot, measure_plain_dot_with, PlainDotMeasurement, PlainDotVariant, MEASURE_QUERIES};

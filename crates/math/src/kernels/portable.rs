@@ -62,9 +62,7 @@ pub(crate) fn scalar_mul<T: Word>(dst: &mut [T], s: T) {
 
 #[inline(always)]
 pub(crate) fn dot<T: Word>(a: &[T], b: &[T]) -> T {
-    a.iter()
-        .zip(b)
-        .fold(T::default(), |acc, (&x, &y)| acc.wadd(x.wmul(y)))
+    a.iter().zip(b).fold(T::default(), |acc, (&x, &y)| acc.wadd(x.wmul(y)))
 }
 
 /// `out[i*rows_b + j] = dot(a_i, b_j)`; shapes validated by the caller.

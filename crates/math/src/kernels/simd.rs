@@ -149,10 +149,7 @@ pub(crate) unsafe fn dot_f65519<V: V16>(a: &[u16], b: &[u16]) -> u16 {
             let (mut hi, mut lo) = (V::zero(), V::zero());
             while v < end {
                 let off = v * V::LANES;
-                let x = V::madd(
-                    V::centre(V::load(pa.add(off))),
-                    V::centre(V::load(pb.add(off))),
-                );
+                let x = V::madd(V::centre(V::load(pa.add(off))), V::centre(V::load(pb.add(off))));
                 hi = V::add32(hi, V::high16(x));
                 lo = V::add32(lo, V::low16(x));
                 v += 1;

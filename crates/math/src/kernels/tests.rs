@@ -80,13 +80,7 @@ fn check_binary<T: Copy + PartialEq + std::fmt::Debug>(
     }
 }
 
-fn check_scalar<T: Copy + PartialEq + std::fmt::Debug>(
-    name: &str,
-    f: Scalar<T>,
-    r: fn(T, T) -> T,
-    dst: &[T],
-    s: T,
-) {
+fn check_scalar<T: Copy + PartialEq + std::fmt::Debug>(name: &str, f: Scalar<T>, r: fn(T, T) -> T, dst: &[T], s: T) {
     let expect: Vec<T> = dst.iter().map(|&x| r(x, s)).collect();
     for isa in available() {
         let mut d = dst.to_vec();
@@ -95,21 +89,10 @@ fn check_scalar<T: Copy + PartialEq + std::fmt::Debug>(
     }
 }
 
-fn check_dot<T: Copy + PartialEq + std::fmt::Debug>(
-    name: &str,
-    f: Dot<T>,
-    r: fn(&[T], &[T]) -> T,
-    a: &[T],
-    b: &[T],
-) {
+fn check_dot<T: Copy + PartialEq + std::fmt::Debug>(name: &str, f: Dot<T>, r: fn(&[T], &[T]) -> T, a: &[T], b: &[T]) {
     let expect = r(a, b);
     for isa in available() {
-        assert_eq!(
-            f(isa, a, b).unwrap(),
-            expect,
-            "{name} at {isa}, len {}",
-            a.len()
-        );
+        assert_eq!(f(isa, a, b).unwrap(), expect, "{name} at {isa}, len {}", a.len());
     }
 }
 
@@ -129,13 +112,7 @@ fn check_gemm<T: Copy + PartialEq + std::fmt::Debug + Default>(
             out.fill(*first);
         }
         f(isa, a, b, len, &mut out).unwrap();
-        assert_eq!(
-            out,
-            expect,
-            "{name} at {isa}, {}x{} rows of len {len}",
-            a.len() / len,
-            b.len() / len
-        );
+        assert_eq!(out, expect, "{name} at {isa}, {}x{} rows of len {len}", a.len() / len, b.len() / len);
     }
 }
 
@@ -212,40 +189,19 @@ ring_tests!(
     ring16,
     u16,
     reference::dot16,
-    [
-        add_u16_with,
-        sub_u16_with,
-        mul_u16_with,
-        scalar_mul_u16_with,
-        dot_u16_with,
-        gemm_u16_with
-    ]
+    [add_u16_with, sub_u16_with, mul_u16_with, scalar_mul_u16_with, dot_u16_with, gemm_u16_with]
 );
 ring_tests!(
     ring32,
     u32,
     reference::dot32,
-    [
-        add_u32_with,
-        sub_u32_with,
-        mul_u32_with,
-        scalar_mul_u32_with,
-        dot_u32_with,
-        gemm_u32_with
-    ]
+    [add_u32_with, sub_u32_with, mul_u32_with, scalar_mul_u32_with, dot_u32_with, gemm_u32_with]
 );
 ring_tests!(
     ring64,
     u64,
     reference::dot64,
-    [
-        add_u64_with,
-        sub_u64_with,
-        mul_u64_with,
-        scalar_mul_u64_with,
-        dot_u64_with,
-        gemm_u64_with
-    ]
+    [add_u64_with, sub_u64_with, mul_u64_with, scalar_mul_u64_with, dot_u64_with, gemm_u64_with]
 );
 
 mod field {
@@ -254,32 +210,14 @@ mod field {
 
     /// Values the centring and splitting treat specially: 0, ±1, ±(p−1)/2 and their
     /// neighbours, multiples of 256 ± 128, and p − 1.
-    const SPECIAL: [u16; 12] = [
-        0,
-        1,
-        2,
-        127,
-        128,
-        32639,
-        32640,
-        32759,
-        32760,
-        32761,
-        P - 2,
-        P - 1,
-    ];
+    const SPECIAL: [u16; 12] = [0, 1, 2, 127, 128, 32639, 32640, 32759, 32760, 32761, P - 2, P - 1];
 
     fn elem() -> impl Strategy<Value = u16> {
         prop_oneof![4 => 0..P, 1 => select(&SPECIAL[..])]
     }
 
     fn pair() -> impl Strategy<Value = (Vec<u16>, Vec<u16>)> {
-        (0usize..300).prop_flat_map(|n| {
-            (
-                prop::collection::vec(elem(), n),
-                prop::collection::vec(elem(), n),
-            )
-        })
+        (0usize..300).prop_flat_map(|n| (prop::collection::vec(elem(), n), prop::collection::vec(elem(), n)))
     }
 
     fn all_ops(a: &[u16], b: &[u16], s: u16) {
@@ -309,13 +247,7 @@ mod field {
     #[test]
     fn edges() {
         for n in [0usize, 1, 15, 16, 17, 31, 32, 33, 12800, 16384] {
-            for &(x, y) in &[
-                (P - 1, P - 1),
-                (0, P - 1),
-                (32759, 32759),
-                (32760, 32760),
-                (32759, 32760),
-            ] {
+            for &(x, y) in &[(P - 1, P - 1), (0, P - 1), (32759, 32759), (32760, 32760), (32759, 32760)] {
                 all_ops(&vec![x; n], &vec![y; n], y);
             }
         }
@@ -325,12 +257,7 @@ mod field {
     /// every step, the hardest case for the deferred reductions.
     #[test]
     fn deferred_reduction_worst_cases() {
-        let mut pairs = vec![
-            (P - 1, P - 1),
-            (32759, 32759),
-            (32760, 32760),
-            (32759, 32760),
-        ];
+        let mut pairs = vec![(P - 1, P - 1), (32759, 32759), (32760, 32760), (32759, 32760)];
         // For the packed matrix product the per-element term is
         // hi·centre(256·u mod p) + lo·centre(u), where centre(v) = 256·hi + lo is the split
         // operand: search the u maximising it for the v with the largest split parts, and use
@@ -340,9 +267,7 @@ mod field {
             let hi = (x + 128) >> 8;
             let lo = x - 256 * hi;
             let best = (0..P)
-                .max_by_key(|&u| {
-                    (hi * centred(((u as u64 * 256) % P as u64) as u16) + lo * centred(u)).abs()
-                })
+                .max_by_key(|&u| (hi * centred(((u as u64 * 256) % P as u64) as u16) + lo * centred(u)).abs())
                 .unwrap_or(0);
             pairs.push((v, best));
             pairs.push((best, v));
@@ -369,11 +294,7 @@ mod field {
                 (x % P as u64) as u16
             })
             .collect();
-        for (a, b) in [
-            (vec![32759; n], vec![32759; n]),
-            (vec![P - 1; n], rnd.clone()),
-            (rnd.clone(), rnd),
-        ] {
+        for (a, b) in [(vec![32759; n], vec![32759; n]), (vec![P - 1; n], rnd.clone()), (rnd.clone(), rnd)] {
             check_dot("dot_f65519", dot_f65519_with, fdot, &a, &b);
         }
     }
@@ -409,14 +330,7 @@ mod field {
             (3, 200, 70),
             (65, 130, 33),
         ] {
-            check_gemm(
-                "gemm_f65519",
-                gemm_f65519_with,
-                fdot,
-                &rnd(ra * len),
-                &rnd(rb * len),
-                len,
-            );
+            check_gemm("gemm_f65519", gemm_f65519_with, fdot, &rnd(ra * len), &rnd(rb * len), len);
         }
         check_gemm("gemm_f65519", gemm_f65519_with, fdot, &[], &rnd(30), 10);
         check_gemm("gemm_f65519", gemm_f65519_with, fdot, &rnd(30), &[], 10);
@@ -453,85 +367,34 @@ fn length_mismatch_is_reported() {
         assert_eq!(sub_f65519_with(isa, &mut d16, &s16), e);
         assert_eq!(mul_f65519_with(isa, &mut d16, &s16), e);
         assert_eq!(d16, [1, 2, 3], "nothing written on error");
-        assert_eq!(
-            dot_u16_with(isa, &d16, &s16),
-            Err(KernelError::LengthMismatch { left: 3, right: 2 })
-        );
-        assert_eq!(
-            dot_u32_with(isa, &d32, &s32),
-            Err(KernelError::LengthMismatch { left: 3, right: 2 })
-        );
-        assert_eq!(
-            dot_u64_with(isa, &d64, &s64),
-            Err(KernelError::LengthMismatch { left: 3, right: 2 })
-        );
-        assert_eq!(
-            dot_f65519_with(isa, &d16, &s16),
-            Err(KernelError::LengthMismatch { left: 3, right: 2 })
-        );
+        assert_eq!(dot_u16_with(isa, &d16, &s16), Err(KernelError::LengthMismatch { left: 3, right: 2 }));
+        assert_eq!(dot_u32_with(isa, &d32, &s32), Err(KernelError::LengthMismatch { left: 3, right: 2 }));
+        assert_eq!(dot_u64_with(isa, &d64, &s64), Err(KernelError::LengthMismatch { left: 3, right: 2 }));
+        assert_eq!(dot_f65519_with(isa, &d16, &s16), Err(KernelError::LengthMismatch { left: 3, right: 2 }));
     }
     // The plain (detected-level) entry points validate the same way.
-    assert_eq!(
-        add_u16(&mut [1, 2], &[1]),
-        Err(KernelError::LengthMismatch { left: 2, right: 1 })
-    );
-    assert_eq!(
-        dot_f65519(&[1], &[]),
-        Err(KernelError::LengthMismatch { left: 1, right: 0 })
-    );
+    assert_eq!(add_u16(&mut [1, 2], &[1]), Err(KernelError::LengthMismatch { left: 2, right: 1 }));
+    assert_eq!(dot_f65519(&[1], &[]), Err(KernelError::LengthMismatch { left: 1, right: 0 }));
 }
 
 #[test]
 fn shape_mismatch_is_reported() {
-    let shape = |what, expected, got| {
-        Err(KernelError::ShapeMismatch {
-            what,
-            expected,
-            got,
-        })
-    };
+    let shape = |what, expected, got| Err(KernelError::ShapeMismatch { what, expected, got });
     let (a, b) = (vec![1u16; 12], vec![2u16; 8]);
     for isa in available() {
         let mut out = vec![7u16; 6];
-        assert_eq!(
-            gemm_u16_with(isa, &a, &b, 0, &mut out),
-            shape("len (must be non-zero)", 1, 0)
-        );
-        assert_eq!(
-            gemm_u16_with(isa, &a, &b, 5, &mut out),
-            shape("a.len() % len", 0, 2)
-        );
-        assert_eq!(
-            gemm_u16_with(isa, &a, &b, 3, &mut out),
-            shape("b.len() % len", 0, 2)
-        );
+        assert_eq!(gemm_u16_with(isa, &a, &b, 0, &mut out), shape("len (must be non-zero)", 1, 0));
+        assert_eq!(gemm_u16_with(isa, &a, &b, 5, &mut out), shape("a.len() % len", 0, 2));
+        assert_eq!(gemm_u16_with(isa, &a, &b, 3, &mut out), shape("b.len() % len", 0, 2));
         assert_eq!(gemm_u16_with(isa, &a, &b, 4, &mut out), Ok(()));
-        assert_eq!(
-            gemm_u16_with(isa, &a, &b, 2, &mut out),
-            shape("out.len()", 24, 6)
-        );
-        assert_eq!(
-            gemm_f65519_with(isa, &a, &b, 2, &mut out),
-            shape("out.len()", 24, 6)
-        );
-        assert_eq!(
-            gemm_f65519_with(isa, &a, &b, 0, &mut out),
-            shape("len (must be non-zero)", 1, 0)
-        );
+        assert_eq!(gemm_u16_with(isa, &a, &b, 2, &mut out), shape("out.len()", 24, 6));
+        assert_eq!(gemm_f65519_with(isa, &a, &b, 2, &mut out), shape("out.len()", 24, 6));
+        assert_eq!(gemm_f65519_with(isa, &a, &b, 0, &mut out), shape("len (must be non-zero)", 1, 0));
         let (a32, b32, mut o32) = (vec![1u32; 12], vec![1u32; 8], vec![0u32; 5]);
-        assert_eq!(
-            gemm_u32_with(isa, &a32, &b32, 4, &mut o32),
-            shape("out.len()", 6, 5)
-        );
+        assert_eq!(gemm_u32_with(isa, &a32, &b32, 4, &mut o32), shape("out.len()", 6, 5));
         let (a64, b64, mut o64) = (vec![1u64; 12], vec![1u64; 8], vec![0u64; 6]);
-        assert_eq!(
-            gemm_u64_with(isa, &a64, &b64, 5, &mut o64),
-            shape("a.len() % len", 0, 2)
-        );
-        assert!(
-            out.iter().all(|&x| x == 7 || x == 8),
-            "only the valid call wrote"
-        );
+        assert_eq!(gemm_u64_with(isa, &a64, &b64, 5, &mut o64), shape("a.len() % len", 0, 2));
+        assert!(out.iter().all(|&x| x == 7 || x == 8), "only the valid call wrote");
     }
     assert_eq!(gemm_u16(&a, &b, 4, &mut [0; 5]), shape("out.len()", 6, 5));
 }
@@ -547,30 +410,17 @@ fn non_canonical_is_reported() {
             worse[n - 1] = P;
             let mut d = worse.clone();
             assert_eq!(add_f65519_with(isa, &mut d, &good), bad(n - 1, P));
-            assert_eq!(
-                sub_f65519_with(isa, &mut good.clone(), &worse),
-                bad(n - 1, P)
-            );
+            assert_eq!(sub_f65519_with(isa, &mut good.clone(), &worse), bad(n - 1, P));
             assert_eq!(mul_f65519_with(isa, &mut d, &good), bad(n - 1, P));
             assert_eq!(scalar_mul_f65519_with(isa, &mut d, 3), bad(n - 1, P));
             assert_eq!(d, worse, "nothing written on error");
-            assert_eq!(
-                scalar_mul_f65519_with(isa, &mut good.clone(), u16::MAX),
-                bad(0, u16::MAX)
-            );
+            assert_eq!(scalar_mul_f65519_with(isa, &mut good.clone(), u16::MAX), bad(0, u16::MAX));
             assert_eq!(dot_f65519_with(isa, &good, &worse), bad_dot(n - 1, P));
             assert_eq!(dot_f65519_with(isa, &worse, &good), bad_dot(n - 1, P));
         }
         // Matrix products: a bad value in the vectorised part, in the scalar tail, on either
         // side, and with no output at all.
-        for (ra, rb, len) in [
-            (2usize, 3usize, 100usize),
-            (2, 3, 40),
-            (2, 3, 7),
-            (5, 70, 33),
-            (0, 3, 10),
-            (2, 0, 10),
-        ] {
+        for (ra, rb, len) in [(2usize, 3usize, 100usize), (2, 3, 40), (2, 3, 7), (5, 70, 33), (0, 3, 10), (2, 0, 10)] {
             let (a, b) = (vec![1u16; ra * len], vec![2u16; rb * len]);
             let mut out = vec![0u16; ra * rb];
             assert_eq!(gemm_f65519_with(isa, &a, &b, len, &mut out), Ok(()));
@@ -578,10 +428,7 @@ fn non_canonical_is_reported() {
                 if ra > 0 {
                     let mut a2 = a.clone();
                     a2[(ra - 1) * len + pos] = u16::MAX;
-                    assert_eq!(
-                        gemm_f65519_with(isa, &a2, &b, len, &mut out),
-                        bad((ra - 1) * len + pos, u16::MAX)
-                    );
+                    assert_eq!(gemm_f65519_with(isa, &a2, &b, len, &mut out), bad((ra - 1) * len + pos, u16::MAX));
                 }
                 if rb > 0 {
                     let mut b2 = b.clone();

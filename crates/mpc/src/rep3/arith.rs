@@ -19,9 +19,12 @@ pub fn mul<R: Ring>(p: &mut Party, x: &Rep3<R>, y: &Rep3<R>) -> Result<Rep3<R>> 
     x.check_compatible(y)?;
     let r = x.ring();
     // x_i y_i + x_{i-1} y_i + x_i y_{i-1} = x_i (y_i + y_{i-1}) + x_{i-1} y_i
-    let z = x.a.iter().zip(&x.b).zip(y.a.iter().zip(&y.b))
-        .map(|((&xa, &xb), (&ya, &yb))| r.add(r.mul(xa, r.add(ya, yb)), r.mul(xb, ya)))
-        .collect();
+    let z =
+        x.a.iter()
+            .zip(&x.b)
+            .zip(y.a.iter().zip(&y.b))
+            .map(|((&xa, &xb), (&ya, &yb))| r.add(r.mul(xa, r.add(ya, yb)), r.mul(xb, ya)))
+            .collect();
     reshare(p, r, z)
 }
 

@@ -41,7 +41,9 @@ pub fn lift<R: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, target: &T, adder: Add
     let k = pow2_bits(x.ring())?;
     let km = pow2_bits(target)?;
     if km <= k || km > 127 {
-        return Err(MpcError::InvalidParameter(format!("Lift from Z_2^{k} needs a target Z_2^(k+m), 0 < m, k+m < 128; got Z_2^{km}")));
+        return Err(MpcError::InvalidParameter(format!(
+            "Lift from Z_2^{k} needs a target Z_2^(k+m), 0 < m, k+m < 128; got Z_2^{km}"
+        )));
     }
     let m = km - k;
     let r = x.ring();

@@ -102,8 +102,10 @@ pub fn bit_inject_many<R: Ring>(p: &mut Party, xs: &[(&Rep3Bits, R)]) -> Result<
                 let known = x.a.xor(&x.b)?;
                 let (one, zero) = (ring.one(), ring.zero());
                 let base = |i: usize| ring.neg(ring.add(r0[idx][i], r2[idx][i]));
-                let m0: Vec<R::El> = (0..n).map(|i| ring.add(base(i), if bit(&known, i) { one } else { zero })).collect();
-                let m1: Vec<R::El> = (0..n).map(|i| ring.add(base(i), if bit(&known, i) { zero } else { one })).collect();
+                let m0: Vec<R::El> =
+                    (0..n).map(|i| ring.add(base(i), if bit(&known, i) { one } else { zero })).collect();
+                let m1: Vec<R::El> =
+                    (0..n).map(|i| ring.add(base(i), if bit(&known, i) { zero } else { one })).collect();
                 three_party_ot(p, ring, 0, Some((&m0, &m1)), None, n)?;
                 None
             }
@@ -134,7 +136,9 @@ pub fn bit_inject_many<R: Ring>(p: &mut Party, xs: &[(&Rep3Bits, R)]) -> Result<
             _ => {
                 let bytes = from1.as_ref().expect("received");
                 let w = ring.wire_len(n);
-                let chunk = bytes.get(at..at + w).ok_or_else(|| MpcError::Malformed { peer: 1, reason: "short bit-injection message".into() })?;
+                let chunk = bytes
+                    .get(at..at + w)
+                    .ok_or_else(|| MpcError::Malformed { peer: 1, reason: "short bit-injection message".into() })?;
                 at += w;
                 let x1 = crate::party::decode_exact(ring, 1, chunk, n)?;
                 Rep3::from_parts(ring.clone(), std::mem::take(&mut r2[idx]), x1)?

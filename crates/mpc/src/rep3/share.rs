@@ -62,7 +62,8 @@ pub fn input_bits(p: &mut Party, owner: PartyId, values: Option<&BitVec>, n: usi
         Ok(Rep3Bits { a: xi, b: r })
     } else if me == (owner + 1) % 3 {
         let bytes = p.net().recv(owner)?;
-        let xi = BitVec::from_bytes(&bytes, n).map_err(|e| MpcError::Malformed { peer: owner, reason: e.to_string() })?;
+        let xi =
+            BitVec::from_bytes(&bytes, n).map_err(|e| MpcError::Malformed { peer: owner, reason: e.to_string() })?;
         Ok(Rep3Bits { a: BitVec::zeros(n), b: xi })
     } else {
         Ok(Rep3Bits { a: BitVec::random(&mut p.prg.next, n), b: BitVec::zeros(n) })

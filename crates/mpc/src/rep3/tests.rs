@@ -1,7 +1,7 @@
 //! rep3 against its plaintext twin: random inputs and edge cases, both backends, and the
 //! paper's gate, round and byte counts.
 
-use argus_math::{BitVec, Ring, Z16, Z32, Z64, Zt};
+use argus_math::{BitVec, Ring, Zt, Z16, Z32, Z64};
 use argus_net::{NetConfig, Stats};
 use proptest::prelude::*;
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -39,7 +39,17 @@ fn open_bits(p: &mut Party, x: &Rep3Bits) -> crate::error::Result<Vec<bool>> {
 fn edge64(n: usize, seed: u64) -> Vec<u64> {
     let mut rng = StdRng::seed_from_u64(seed);
     let edges = [0, 1, u64::MAX, i64::MAX as u64, i64::MIN as u64, 2, u64::MAX - 1];
-    (0..n).map(|i| if i < edges.len() { edges[i] } else if i % 3 == 0 { edges[i % edges.len()] } else { rng.gen() }).collect()
+    (0..n)
+        .map(|i| {
+            if i < edges.len() {
+                edges[i]
+            } else if i % 3 == 0 {
+                edges[i % edges.len()]
+            } else {
+                rng.gen()
+            }
+        })
+        .collect()
 }
 
 #[test]
@@ -76,7 +86,8 @@ fn local_ops_match_plaintext() {
     let ys: Vec<u128> = (0..40).map(|_| ring.sample(&mut rng)).collect();
     let out = with_shares(Backend::Memory, &ring, &[xs.clone(), ys.clone()], |p, s| {
         let (x, y) = (&s[0], &s[1]);
-        let e = x.add(y)?.sub(&y.mul_scalar(3))?.neg().add_scalar(p.id(), 7).add_public(p.id(), &ys)?.mul_public(&xs)?;
+        let e =
+            x.add(y)?.sub(&y.mul_scalar(3))?.neg().add_scalar(p.id(), 7).add_public(p.id(), &ys)?.mul_public(&xs)?;
         reveal(p, &e)
     });
     for k in 0..40 {
@@ -318,7 +329,11 @@ fn lemma_bounds() {
 }
 
 /// Byte histogram of everything party `id` received while running `f` on shares of `xs`.
-fn view_histogram(xs: Vec<u16>, id: usize, f: impl Fn(&mut Party, &Rep3<Z16>) -> crate::error::Result<()> + Sync) -> [f64; 256] {
+fn view_histogram(
+    xs: Vec<u16>,
+    id: usize,
+    f: impl Fn(&mut Party, &Rep3<Z16>) -> crate::error::Result<()> + Sync,
+) -> [f64; 256] {
     let views = with_shares(Backend::Memory, &Z16::new(), &[xs], |p, s| {
         p.net().record_view();
         f(p, &s[0])?;
@@ -431,7 +446,8 @@ fn matrix_products_match_plaintext() {
     for (q, s, len) in [(1, 1, 1), (3, 5, 17), (4, 70, 12800), (9, 3, 100)] {
         let xs: Vec<u16> = (0..q * len).map(|_| rng.gen_range(0..3u16).wrapping_sub(1)).collect();
         let ys: Vec<u16> = (0..s * len).map(|_| rng.gen()).collect();
-        let want: Vec<u16> = (0..q * s).map(|k| Z16::new().dot(&xs[(k / s) * len..][..len], &ys[(k % s) * len..][..len])).collect();
+        let want: Vec<u16> =
+            (0..q * s).map(|k| Z16::new().dot(&xs[(k / s) * len..][..len], &ys[(k % s) * len..][..len])).collect();
         let out = with_shares(Backend::Memory, &Z16::new(), &[xs.clone(), ys.clone()], |p, sh| {
             let before = p.stats();
             let z = matmul(p, &Rep3Pre::new(&sh[0]), &Rep3Pre::new(&sh[1]), len)?;
@@ -444,7 +460,8 @@ fn matrix_products_match_plaintext() {
         let f = F65519;
         let fx: Vec<u16> = xs.iter().map(|&v| f.from_i128(v as i16 as i128)).collect();
         let fy: Vec<u16> = ys.iter().map(|&v| v % F65519::P).collect();
-        let fwant: Vec<u16> = (0..q * s).map(|k| f.dot(&fx[(k / s) * len..][..len], &fy[(k % s) * len..][..len])).collect();
+        let fwant: Vec<u16> =
+            (0..q * s).map(|k| f.dot(&fx[(k / s) * len..][..len], &fy[(k % s) * len..][..len])).collect();
         let mut crng = StdRng::seed_from_u64(5);
         let sx = crate::shamir::share_from_client(&f, &fx, &mut crng).unwrap();
         let sy = crate::shamir::share_from_client(&f, &fy, &mut crng).unwrap();

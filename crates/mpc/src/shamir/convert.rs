@@ -87,7 +87,13 @@ fn component2_planes(me: PartyId, vals: Option<&[u128]>, k: usize, n: usize) -> 
     match vals {
         Some(v) if me != 1 => rep3::to_planes(v, k)
             .into_iter()
-            .map(|pl| if me == 2 { Rep3Bits { a: pl, b: BitVec::zeros(n) } } else { Rep3Bits { a: BitVec::zeros(n), b: pl } })
+            .map(|pl| {
+                if me == 2 {
+                    Rep3Bits { a: pl, b: BitVec::zeros(n) }
+                } else {
+                    Rep3Bits { a: BitVec::zeros(n), b: pl }
+                }
+            })
             .collect(),
         _ => (0..k).map(|_| Rep3Bits::zeros(n)).collect(),
     }
@@ -235,7 +241,15 @@ fn parallel_mod_add(
 /// The paper's Alg. 12 after the input: `c = A + B` by ripple carry (k + 1 bits), `d = c - t` by
 /// ripple borrow (Alg. 9 with the full subtractor of Alg. 8, `t` as a shared operand so no gate
 /// is skipped), and `r_j = borrow ? c_j : d_j` for each output.
-fn paper_mod_add(p: &mut Party, a: &[Rep3Bits], b: &[Rep3Bits], t: u128, k: usize, outputs: &[usize], n: usize) -> Result<Vec<Rep3Bits>> {
+fn paper_mod_add(
+    p: &mut Party,
+    a: &[Rep3Bits],
+    b: &[Rep3Bits],
+    t: u128,
+    k: usize,
+    outputs: &[usize],
+    n: usize,
+) -> Result<Vec<Rep3Bits>> {
     let me = p.id();
     let xa: Vec<rep3::Plane> = a.iter().cloned().map(Some).collect();
     let xb: Vec<rep3::Plane> = b.iter().cloned().map(Some).collect();
@@ -271,7 +285,12 @@ pub fn bit_extract_p<R: Ring>(p: &mut Party, x: &Rep3<R>, outputs: &[usize]) -> 
 }
 
 /// [`bit_extract_p`] with a chosen circuit.
-pub fn bit_extract_p_with<R: Ring>(p: &mut Party, x: &Rep3<R>, outputs: &[usize], circuit: Circuit) -> Result<Vec<Rep3Bits>> {
+pub fn bit_extract_p_with<R: Ring>(
+    p: &mut Party,
+    x: &Rep3<R>,
+    outputs: &[usize],
+    circuit: Circuit,
+) -> Result<Vec<Rep3Bits>> {
     let (t, k) = modulus_bits(x.ring())?;
     if let Some(&j) = outputs.iter().find(|&&j| j >= k) {
         return Err(MpcError::InvalidParameter(format!("bit {j} does not exist below {}", x.ring().modulus())));
@@ -342,7 +361,9 @@ pub fn lift_p_with<R: Ring>(p: &mut Party, x: &Rep3<R>, m: u32, target: &Zt, cir
         Circuit::Paper => {
             let w = l + 2;
             if w > 128 {
-                return Err(MpcError::InvalidParameter(format!("LiftP (Alg. 15) needs ceil(log2 t) + 2 <= 128, got {w}")));
+                return Err(MpcError::InvalidParameter(format!(
+                    "LiftP (Alg. 15) needs ceil(log2 t) + 2 <= 128, got {w}"
+                )));
             }
             // Component x_0 (party 0's `a`, party 1's `b`) carries the constant -t or -2t.
             let shift = |v: &[R::El], held_x0: bool| -> Vec<u128> {
@@ -354,7 +375,8 @@ pub fn lift_p_with<R: Ring>(p: &mut Party, x: &Rep3<R>, m: u32, target: &Zt, cir
                 out
             };
             let (ca, cb) = (shift(&x.a, me == 0), shift(&x.b, me == 1));
-            let sign = rep3::bit_extract_components(p, &ca, &cb, w, &[l + 1], Adder::Ripple)?.pop().expect("one output");
+            let sign =
+                rep3::bit_extract_components(p, &ca, &cb, w, &[l + 1], Adder::Ripple)?.pop().expect("one output");
             let over = sign.not(me);
             let (o1, o2) = (over.slice(0, n)?, over.slice(n, n)?);
             let inj = rep3::bit_inject_many(p, &[(&o1, z2m), (&o2, z2m)])?;

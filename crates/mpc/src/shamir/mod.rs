@@ -17,10 +17,12 @@
 mod arith;
 mod convert;
 
-pub use arith::{dot, matmul, mul, mul_local};
-pub use convert::{bit_extract_p, bit_extract_p_with, from_rep3, lift_p, lift_p_with, msb_p, msb_p_with, to_rep3, Circuit};
 /// Opening a replicated sharing mod p (the form [`to_rep3`] produces) is [`crate::rep3::reveal`].
 pub use crate::rep3::reveal as reveal_rep3;
+pub use arith::{dot, matmul, mul, mul_local};
+pub use convert::{
+    bit_extract_p, bit_extract_p_with, from_rep3, lift_p, lift_p_with, msb_p, msb_p_with, to_rep3, Circuit,
+};
 
 use std::fmt;
 
@@ -320,7 +322,14 @@ pub fn input<F: Field>(
 }
 
 /// `f(0)` from the points of parties `i` and `j` (degree 1): `y_i·x_j/(x_j - x_i) + y_j·x_i/(x_i - x_j)`.
-fn interpolate_pair<F: Field>(field: &F, c: &Consts<F>, i: PartyId, j: PartyId, yi: &[F::El], yj: &[F::El]) -> Vec<F::El> {
+fn interpolate_pair<F: Field>(
+    field: &F,
+    c: &Consts<F>,
+    i: PartyId,
+    j: PartyId,
+    yi: &[F::El],
+    yj: &[F::El],
+) -> Vec<F::El> {
     let (xi, xj) = (c.point[i], c.point[j]);
     let d = field.inv(field.sub(xj, xi)).expect("distinct points");
     let li = field.mul(xj, d);

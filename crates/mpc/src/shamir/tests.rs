@@ -67,7 +67,17 @@ fn edges<Q: Ring>(f: &Q) -> Vec<u128> {
 fn values<Q: Ring>(f: &Q, n: usize, seed: u64) -> Vec<u128> {
     let mut rng = StdRng::seed_from_u64(seed);
     let e = edges(f);
-    (0..n).map(|i| if i < e.len() { e[i] } else if i % 5 == 0 { e[i % e.len()] } else { f.to_u128(f.sample(&mut rng)) }).collect()
+    (0..n)
+        .map(|i| {
+            if i < e.len() {
+                e[i]
+            } else if i % 5 == 0 {
+                e[i % e.len()]
+            } else {
+                f.to_u128(f.sample(&mut rng))
+            }
+        })
+        .collect()
 }
 
 fn els<Q: Ring>(f: &Q, v: &[u128]) -> Vec<Q::El> {
@@ -89,8 +99,10 @@ fn run<F: Field, T: Send>(
     f: impl Fn(&mut Party, Vec<Shamir<F>>) -> R<T> + Sync,
 ) -> Vec<T> {
     let mut rng = StdRng::seed_from_u64(11);
-    let shares: Vec<[Shamir<F>; 3]> =
-        inputs.iter().map(|v| share_from_client_with_degree(field, degree, &els(field, v), &mut rng).unwrap()).collect();
+    let shares: Vec<[Shamir<F>; 3]> = inputs
+        .iter()
+        .map(|v| share_from_client_with_degree(field, degree, &els(field, v), &mut rng).unwrap())
+        .collect();
     run3(backend, cfg(), |p| {
         let mine = shares.iter().map(|s| s[p.id()].clone()).collect();
         f(p, mine)
@@ -211,9 +223,8 @@ fn check_dot_and_conversions<F: Field>(field: F, rows: usize, len: usize, seed: 
         let back = from_rep3(pt.id(), &r1)?;
         Ok((reveal(pt, &d)?, reveal_rep3(pt, &r)?, cost, reveal_rep3(pt, &r1)?, reveal(pt, &back)?))
     });
-    let want: Vec<u128> = (0..rows)
-        .map(|r| (0..len).fold(0, |acc, j| addm(acc, mulm(xs[r * len + j], ys[r * len + j], p), p)))
-        .collect();
+    let want: Vec<u128> =
+        (0..rows).map(|r| (0..len).fold(0, |acc, j| addm(acc, mulm(xs[r * len + j], ys[r * len + j], p), p))).collect();
     // One round (counted at the parties that received since their last send).
     prop_assert_eq!(out.iter().map(|o| o.2.rounds).max(), Some(1));
     for (d, r, cost, r1, back) in out {
@@ -322,7 +333,8 @@ fn dot_of_iris_length() {
     let (rows, len) = (3, 12800);
     let mut rng = StdRng::seed_from_u64(5);
     // Bits, as the iris codes are, and full field elements.
-    let xs: Vec<u128> = (0..rows * len).map(|i| if i % 2 == 0 { rng.gen_range(0..2) } else { rng.gen_range(0..65519) }).collect();
+    let xs: Vec<u128> =
+        (0..rows * len).map(|i| if i % 2 == 0 { rng.gen_range(0..2) } else { rng.gen_range(0..65519) }).collect();
     let ys: Vec<u128> = (0..rows * len).map(|_| rng.gen_range(0..65519)).collect();
     let out = run(Backend::Memory, &field, &[xs.clone(), ys.clone()], Degree::One, |p, s| {
         let before = p.stats();
@@ -333,7 +345,8 @@ fn dot_of_iris_length() {
         Ok((reveal(p, &d)?, reveal_rep3(p, &r)?))
     });
     let p = 65519u128;
-    let want: Vec<u128> = (0..rows).map(|r| (0..len).map(|j| xs[r * len + j] * ys[r * len + j] % p).sum::<u128>() % p).collect();
+    let want: Vec<u128> =
+        (0..rows).map(|r| (0..len).map(|j| xs[r * len + j] * ys[r * len + j] % p).sum::<u128>() % p).collect();
     for (d, r) in out {
         assert_eq!(ints(&field, &d), want);
         assert_eq!(ints(&field, &r), want);
@@ -444,8 +457,8 @@ fn mul_input_reveal_and_conversion_costs() {
         Ok((p.id(), mul_cost, in_cost, rev1, rev2, conv))
     });
     let e = 2 * n as u64; // bytes of n elements of F_65519
-    // Each is one round (max over the parties: a party whose last act was a send does not open a
-    // new round with its next send).
+                          // Each is one round (max over the parties: a party whose last act was a send does not open a
+                          // new round with its next send).
     for pick in [|o: &Costs| o.1, |o: &Costs| o.2, |o: &Costs| o.3, |o: &Costs| o.4, |o: &Costs| o.5] {
         assert_eq!(out.iter().map(|o| pick(o).rounds).max(), Some(1));
     }
@@ -469,12 +482,18 @@ fn lift_p_costs() {
     // bytes): party 0 sends 2 elements per injection, parties 1 and 2 one.
     let c = cost_rep3(n, |p, x| lift_p_with(p, x, 20, &target, Circuit::Paper).map(|_| ()));
     let nb = n as u64;
-    assert_eq!(c.iter().map(|s| s.bytes_sent).collect::<Vec<_>>(), vec![66 * nb / 8 + 10 * nb, 66 * nb / 8 + 5 * nb, 66 * nb / 8 + 5 * nb]);
+    assert_eq!(
+        c.iter().map(|s| s.bytes_sent).collect::<Vec<_>>(),
+        vec![66 * nb / 8 + 10 * nb, 66 * nb / 8 + 5 * nb, 66 * nb / 8 + 5 * nb]
+    );
     assert_eq!(max_rounds(&c), 17 + 1);
     // Parallel: party 1 inputs 16 bits and its overflow bit (one 20-bit element), 16 AND gates for
     // the one comparison, one injection.
     let c = cost_rep3(n, |p, x| lift_p(p, x, 20, &target).map(|_| ()));
-    assert_eq!(c.iter().map(|s| s.bytes_sent).collect::<Vec<_>>(), vec![2 * nb + 5 * nb, 2 * nb + 5 * nb / 2 + 2 * nb + 5 * nb / 2, 2 * nb + 5 * nb / 2]);
+    assert_eq!(
+        c.iter().map(|s| s.bytes_sent).collect::<Vec<_>>(),
+        vec![2 * nb + 5 * nb, 2 * nb + 5 * nb / 2 + 2 * nb + 5 * nb / 2, 2 * nb + 5 * nb / 2]
+    );
     assert_eq!(max_rounds(&c), 17);
 }
 

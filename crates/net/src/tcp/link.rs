@@ -29,9 +29,7 @@ pub(crate) fn check_frame_len(peer: PartyId, len: usize) -> Result<(), NetError>
     if len > MAX_MESSAGE_LEN {
         return Err(NetError::Frame {
             peer,
-            reason: format!(
-                "frame announces {len} bytes, more than the limit of {MAX_MESSAGE_LEN} bytes"
-            ),
+            reason: format!("frame announces {len} bytes, more than the limit of {MAX_MESSAGE_LEN} bytes"),
         });
     }
     Ok(())
@@ -51,14 +49,8 @@ pub(crate) fn is_disconnect(e: &io::Error) -> bool {
 
 fn read_error(peer: PartyId, e: io::Error) -> NetError {
     match e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
-        Some(r) => NetError::Tls {
-            peer: Some(peer),
-            reason: format!("receiving from party {peer}: {r}"),
-        },
-        None => NetError::Io {
-            context: format!("receiving from party {peer}"),
-            source: e,
-        },
+        Some(r) => NetError::Tls { peer: Some(peer), reason: format!("receiving from party {peer}: {r}") },
+        None => NetError::Io { context: format!("receiving from party {peer}"), source: e },
     }
 }
 
@@ -90,11 +82,7 @@ fn advise_huge_pages(v: &mut Vec<u8>) {
         // allocation; MADV_HUGEPAGE only changes how the kernel backs it,
         // not its contents or validity. Failure is harmless and ignored.
         unsafe {
-            libc::madvise(
-                first as *mut libc::c_void,
-                last - first,
-                libc::MADV_HUGEPAGE,
-            );
+            libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_HUGEPAGE);
         }
     }
 }
@@ -143,14 +131,7 @@ pub(crate) async fn reader<R: AsyncRead>(
             }
             break;
         }
-        if local_open
-            && inbox
-                .send(Ok(Arrived {
-                    data,
-                    at: Instant::now(),
-                }))
-                .is_err()
-        {
+        if local_open && inbox.send(Ok(Arrived { data, at: Instant::now() })).is_err() {
             local_open = false;
         }
     }
@@ -200,11 +181,7 @@ pub(crate) async fn writer<W: AsyncWrite>(
     }
 }
 
-async fn push<W: AsyncWrite>(
-    wr: &mut WriteHalf<W>,
-    batch: &mut Vec<u8>,
-    msg: Vec<u8>,
-) -> io::Result<()> {
+async fn push<W: AsyncWrite>(wr: &mut WriteHalf<W>, batch: &mut Vec<u8>, msg: Vec<u8>) -> io::Result<()> {
     batch.extend_from_slice(&(msg.len() as u32).to_le_bytes());
     if msg.len() <= SMALL {
         batch.extend_from_slice(&msg);

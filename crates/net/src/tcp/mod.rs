@@ -77,26 +77,18 @@ pub(crate) fn wrap_io(tcp: TcpStream) -> Io {
 pub(crate) type Stream = tokio_rustls::TlsStream<Io>;
 
 fn io_err(context: impl Into<String>, source: std::io::Error) -> NetError {
-    NetError::Io {
-        context: context.into(),
-        source,
-    }
+    NetError::Io { context: context.into(), source }
 }
 
 /// Connects party `id` to all others: listens on `addrs[id]` and proceeds as
 /// [`connect_with_listener`]. `addrs.len()` is the number of parties.
-pub fn connect(
-    id: PartyId,
-    addrs: &[SocketAddr],
-    identity: &TlsIdentity,
-    cfg: NetConfig,
-) -> Result<Network, NetError> {
+pub fn connect(id: PartyId, addrs: &[SocketAddr], identity: &TlsIdentity, cfg: NetConfig) -> Result<Network, NetError> {
     let n = addrs.len();
     if id >= n {
         return Err(NetError::UnknownParty { party: id, n });
     }
-    let listener = StdTcpListener::bind(addrs[id])
-        .map_err(|e| io_err(format!("party {id} listening on {}", addrs[id]), e))?;
+    let listener =
+        StdTcpListener::bind(addrs[id]).map_err(|e| io_err(format!("party {id} listening on {}", addrs[id]), e))?;
     connect_with_listener(id, listener, addrs, identity, cfg)
 }
 
@@ -123,10 +115,7 @@ pub fn connect_with_listener(
         return Err(NetError::UnknownParty { party: id, n });
     }
     if n > u32::MAX as usize {
-        return Err(NetError::WrongPartyCount {
-            expected: u32::MAX as usize,
-            got: n,
-        });
+        return Err(NetError::WrongPartyCount { expected: u32::MAX as usize, got: n });
     }
     let start = Instant::now();
     let ctx = Arc::new(setup::TlsContext::new(identity)?);
@@ -137,9 +126,7 @@ pub fn connect_with_listener(
         .enable_time()
         .build()
         .map_err(|e| io_err("starting the network runtime", e))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| io_err("configuring the listener", e))?;
+    listener.set_nonblocking(true).map_err(|e| io_err("configuring the listener", e))?;
 
     let plan = Arc::new(setup::Plan {
         id,
@@ -148,8 +135,8 @@ pub fn connect_with_listener(
         deadline: tokio::time::Instant::from_std(start + cfg.timeout),
     });
     let streams = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::from_std(listener)
-            .map_err(|e| io_err("registering the listener", e))?;
+        let listener =
+            tokio::net::TcpListener::from_std(listener).map_err(|e| io_err("registering the listener", e))?;
         let mut tasks = JoinSet::new();
         tasks.spawn(setup::dial_all(ctx.clone(), plan.clone()));
         if id + 1 < n {
@@ -172,10 +159,7 @@ pub fn connect_with_listener(
                     if join_error.is_panic() {
                         std::panic::resume_unwind(join_error.into_panic());
                     }
-                    return Err(io_err(
-                        "connection setup",
-                        std::io::Error::other(join_error.to_string()),
-                    ));
+                    return Err(io_err("connection setup", std::io::Error::other(join_error.to_string())));
                 }
             }
         }
@@ -195,28 +179,11 @@ pub fn connect_with_listener(
         let (out_tx, out_rx) = tokio::sync::mpsc::unbounded_channel();
         let dead = Arc::new(AtomicBool::new(false));
         let (rd, wr) = tokio::io::split(stream);
-        runtime.spawn(link::reader(
-            peer,
-            rd,
-            inbox_tx,
-            dead.clone(),
-            readers_tx.clone(),
-        ));
-        runtime.spawn(link::writer(
-            peer,
-            wr,
-            out_rx,
-            dead.clone(),
-            writers_tx.clone(),
-        ));
+        runtime.spawn(link::reader(peer, rd, inbox_tx, dead.clone(), readers_tx.clone()));
+        runtime.spawn(link::writer(peer, wr, out_rx, dead.clone(), writers_tx.clone()));
         links.push(Some(Link::new(Outgoing::Tcp(out_tx), inbox_rx, dead)));
     }
-    let backend = TcpBackend {
-        runtime: Some(runtime),
-        writers_done,
-        readers_done,
-        linger: cfg.timeout,
-    };
+    let backend = TcpBackend { runtime: Some(runtime), writers_done, readers_done, linger: cfg.timeout };
     Ok(Network::new(id, &cfg, links, Backend::Tcp(backend)))
 }
 
@@ -228,8 +195,7 @@ pub fn connect_local(n: usize, cfg: NetConfig) -> Result<Vec<Network>, NetError>
     let pki = Pki::generate(n);
     let listeners = (0..n)
         .map(|_| {
-            StdTcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
-                .map_err(|e| io_err("binding a loopback port", e))
+            StdTcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).map_err(|e| io_err("binding a loopback port", e))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let addrs = listeners
@@ -245,10 +211,7 @@ pub fn connect_local(n: usize, cfg: NetConfig) -> Result<Vec<Network>, NetError>
                 s.spawn(move || connect_with_listener(i, listener, addrs, &identity, cfg))
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
     });
     results.into_iter().collect()
 }
@@ -276,12 +239,10 @@ impl Drop for TcpBackend {
         // our sockets are not reset with unread data; in the background, so
         // that the drop does not wait for the peers.
         let readers_done = self.readers_done.clone();
-        let lingering = std::thread::Builder::new()
-            .name("argus-net-linger".into())
-            .spawn(move || {
-                let _ = readers_done.recv_deadline(deadline);
-                runtime.shutdown_background();
-            });
+        let lingering = std::thread::Builder::new().name("argus-net-linger".into()).spawn(move || {
+            let _ = readers_done.recv_deadline(deadline);
+            runtime.shutdown_background();
+        });
         if let Err(e) = lingering {
             tracing::warn!(error = %e, "could not start the linger thread");
         }

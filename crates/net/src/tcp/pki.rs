@@ -4,8 +4,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
-    KeyUsagePurpose, PKCS_ECDSA_P256_SHA256,
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose,
+    PKCS_ECDSA_P256_SHA256,
 };
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivatePkcs8KeyDer};
@@ -39,9 +39,7 @@ struct PartyKeys {
 
 impl fmt::Debug for Pki {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Pki")
-            .field("n", &self.parties.len())
-            .finish_non_exhaustive()
+        f.debug_struct("Pki").field("n", &self.parties.len()).finish_non_exhaustive()
     }
 }
 
@@ -59,29 +57,19 @@ impl Pki {
         let ca_key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)?;
         let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(DnType::CommonName, "Argus party CA");
-        ca_params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
+        ca_params.distinguished_name.push(DnType::CommonName, "Argus party CA");
+        ca_params.key_usages =
+            vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
         let ca_cert = ca_params.self_signed(&ca_key)?;
 
         let mut parties = Vec::with_capacity(n);
         for i in 0..n {
             let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)?;
             let mut params = CertificateParams::new(vec![party_name(i)])?;
-            params
-                .distinguished_name
-                .push(DnType::CommonName, party_name(i));
+            params.distinguished_name.push(DnType::CommonName, party_name(i));
             params.is_ca = IsCa::ExplicitNoCa;
             params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-            params.extended_key_usages = vec![
-                ExtendedKeyUsagePurpose::ServerAuth,
-                ExtendedKeyUsagePurpose::ClientAuth,
-            ];
+            params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth];
             let cert = params.signed_by(&key, &ca_cert, &ca_key)?;
             parties.push(PartyKeys {
                 cert_der: cert.der().to_vec(),
@@ -90,11 +78,7 @@ impl Pki {
                 key_pem: key.serialize_pem(),
             });
         }
-        Ok(Pki {
-            ca_cert_der: ca_cert.der().to_vec(),
-            ca_cert_pem: ca_cert.pem(),
-            parties,
-        })
+        Ok(Pki { ca_cert_der: ca_cert.der().to_vec(), ca_cert_pem: ca_cert.pem(), parties })
     }
 
     /// Number of parties.
@@ -113,11 +97,7 @@ impl Pki {
     /// If `i >= self.n()`.
     pub fn identity(&self, i: PartyId) -> TlsIdentity {
         let p = &self.parties[i];
-        TlsIdentity {
-            ca_cert_der: self.ca_cert_der.clone(),
-            cert_der: p.cert_der.clone(),
-            key_der: p.key_der.clone(),
-        }
+        TlsIdentity { ca_cert_der: self.ca_cert_der.clone(), cert_der: p.cert_der.clone(), key_der: p.key_der.clone() }
     }
 
     /// Writes the CA certificate and every party's certificate and key as PEM
@@ -127,11 +107,9 @@ impl Pki {
     /// [`TlsIdentity::from_pem_dir`].
     pub fn write_pem(&self, dir: impl AsRef<Path>) -> Result<(), NetError> {
         let dir = dir.as_ref();
-        std::fs::create_dir_all(dir)
-            .map_err(|e| io_err(format!("creating {}", dir.display()), e))?;
+        std::fs::create_dir_all(dir).map_err(|e| io_err(format!("creating {}", dir.display()), e))?;
         let ca = dir.join(CA_FILE);
-        std::fs::write(&ca, &self.ca_cert_pem)
-            .map_err(|e| io_err(format!("writing {}", ca.display()), e))?;
+        std::fs::write(&ca, &self.ca_cert_pem).map_err(|e| io_err(format!("writing {}", ca.display()), e))?;
         for (i, p) in self.parties.iter().enumerate() {
             let paths = PemPaths::new(dir, i);
             std::fs::write(&paths.cert, &p.cert_pem)
@@ -149,12 +127,7 @@ const CA_FILE: &str = "ca.pem";
 fn write_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
+    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
     f.write_all(data)
 }
 
@@ -206,10 +179,7 @@ pub struct TlsIdentity {
 impl fmt::Debug for TlsIdentity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TlsIdentity")
-            .field(
-                "ca_cert_der",
-                &format_args!("{} bytes", self.ca_cert_der.len()),
-            )
+            .field("ca_cert_der", &format_args!("{} bytes", self.ca_cert_der.len()))
             .field("cert_der", &format_args!("{} bytes", self.cert_der.len()))
             .field("key_der", &"<redacted>")
             .finish()

@@ -52,16 +52,12 @@ pub(crate) struct TlsContext {
 /// The `ring` provider, preferring AES-128-GCM (fastest with AES-NI).
 fn provider() -> Arc<CryptoProvider> {
     let mut p = rustls::crypto::ring::default_provider();
-    p.cipher_suites
-        .sort_by_key(|s| s.suite() != CipherSuite::TLS13_AES_128_GCM_SHA256);
+    p.cipher_suites.sort_by_key(|s| s.suite() != CipherSuite::TLS13_AES_128_GCM_SHA256);
     Arc::new(p)
 }
 
 fn config_err(what: &str, e: impl std::fmt::Display) -> NetError {
-    NetError::Tls {
-        peer: None,
-        reason: format!("{what}: {e}"),
-    }
+    NetError::Tls { peer: None, reason: format!("{what}: {e}") }
 }
 
 impl TlsContext {
@@ -75,10 +71,9 @@ impl TlsContext {
         let chain = vec![CertificateDer::from(identity.cert_der.clone())];
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(identity.key_der.clone()));
 
-        let client_verifier =
-            WebPkiClientVerifier::builder_with_provider(roots.clone(), provider.clone())
-                .build()
-                .map_err(|e| config_err("building the client certificate verifier", e))?;
+        let client_verifier = WebPkiClientVerifier::builder_with_provider(roots.clone(), provider.clone())
+            .build()
+            .map_err(|e| config_err("building the client certificate verifier", e))?;
         let mut server = ServerConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(&[&rustls::version::TLS13])
             .map_err(|e| config_err("TLS server configuration", e))?
@@ -145,10 +140,7 @@ fn rustls_error(e: &io::Error) -> Option<&rustls::Error> {
 /// Maps an I/O error of the TLS handshake or the hello exchange.
 fn setup_error(e: io::Error, peer: Option<PartyId>, context: String) -> NetError {
     if let Some(r) = rustls_error(&e) {
-        return NetError::Tls {
-            peer,
-            reason: format!("{context}: {}", describe(r)),
-        };
+        return NetError::Tls { peer, reason: format!("{context}: {}", describe(r)) };
     }
     if is_disconnect(&e) {
         return NetError::Tls {
@@ -168,10 +160,7 @@ fn timed_out(what: String, after: Duration) -> io::Error {
 
 /// Dials every lower-numbered party, one after the other, retrying refused
 /// TCP connections until the deadline.
-pub(crate) async fn dial_all(
-    ctx: Arc<TlsContext>,
-    plan: Arc<Plan>,
-) -> Result<Vec<(PartyId, Stream)>, NetError> {
+pub(crate) async fn dial_all(ctx: Arc<TlsContext>, plan: Arc<Plan>) -> Result<Vec<(PartyId, Stream)>, NetError> {
     let mut out = Vec::with_capacity(plan.id);
     for peer in 0..plan.id {
         let stream = dial(&ctx, &plan, peer).await?;
@@ -200,10 +189,7 @@ async fn dial(ctx: &TlsContext, plan: &Plan, peer: PartyId) -> Result<Stream, Ne
                 backoff = (backoff * 2).min(Duration::from_millis(100));
             }
             Err(_) => {
-                return Err(NetError::Io {
-                    source: timed_out("no TCP connection".into(), plan.timeout),
-                    context,
-                })
+                return Err(NetError::Io { source: timed_out("no TCP connection".into(), plan.timeout), context })
             }
         }
     };
@@ -212,10 +198,7 @@ async fn dial(ctx: &TlsContext, plan: &Plan, peer: PartyId) -> Result<Stream, Ne
         Ok(Ok(s)) => s,
         Ok(Err(e)) => return Err(setup_error(e, Some(peer), context)),
         Err(_) => {
-            return Err(NetError::Io {
-                source: timed_out("TLS handshake not completed".into(), plan.timeout),
-                context,
-            })
+            return Err(NetError::Io { source: timed_out("TLS handshake not completed".into(), plan.timeout), context })
         }
     };
 
@@ -240,10 +223,7 @@ async fn dial(ctx: &TlsContext, plan: &Plan, peer: PartyId) -> Result<Stream, Ne
         Ok(Ok(r)) => r,
         Ok(Err(e)) => return Err(setup_error(e, Some(peer), context)),
         Err(_) => {
-            return Err(NetError::Io {
-                source: timed_out("no answer to our hello".into(), plan.timeout),
-                context,
-            })
+            return Err(NetError::Io { source: timed_out("no answer to our hello".into(), plan.timeout), context })
         }
     };
     match status {
@@ -251,14 +231,8 @@ async fn dial(ctx: &TlsContext, plan: &Plan, peer: PartyId) -> Result<Stream, Ne
             tracing::debug!(party = me, peer, %addr, "connected");
             Ok(tokio_rustls::TlsStream::Client(tls))
         }
-        STATUS_PARTY_COUNT => Err(NetError::WrongPartyCount {
-            expected: plan.n(),
-            got: value as usize,
-        }),
-        _ => Err(NetError::Tls {
-            peer: Some(peer),
-            reason: format!("party {peer} refused the connection: {reason}"),
-        }),
+        STATUS_PARTY_COUNT => Err(NetError::WrongPartyCount { expected: plan.n(), got: value as usize }),
+        _ => Err(NetError::Tls { peer: Some(peer), reason: format!("party {peer} refused the connection: {reason}") }),
     }
 }
 
@@ -352,10 +326,7 @@ fn join_error(e: tokio::task::JoinError) -> NetError {
     if e.is_panic() {
         std::panic::resume_unwind(e.into_panic());
     }
-    NetError::Io {
-        context: "connection setup".into(),
-        source: io::Error::other(e.to_string()),
-    }
+    NetError::Io { context: "connection setup".into(), source: io::Error::other(e.to_string()) }
 }
 
 /// Whether a rustls error means a peer authenticated wrongly (fatal), as
@@ -363,9 +334,7 @@ fn join_error(e: tokio::task::JoinError) -> NetError {
 fn is_certificate_problem(e: &rustls::Error) -> bool {
     matches!(
         e,
-        rustls::Error::InvalidCertificate(_)
-            | rustls::Error::NoCertificatesPresented
-            | rustls::Error::AlertReceived(_)
+        rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented | rustls::Error::AlertReceived(_)
     )
 }
 
@@ -376,14 +345,7 @@ async fn handshake(
     plan: Arc<Plan>,
     tcp: TcpStream,
     from: SocketAddr,
-) -> Result<
-    Option<(
-        tokio_rustls::server::TlsStream<Io>,
-        [u8; HELLO_LEN],
-        SocketAddr,
-    )>,
-    NetError,
-> {
+) -> Result<Option<(tokio_rustls::server::TlsStream<Io>, [u8; HELLO_LEN], SocketAddr)>, NetError> {
     let me = plan.id;
     let context = format!("party {me} accepting a connection from {from}");
     let mut tls = match timeout_at(plan.deadline, ctx.acceptor.accept(wrap_io(tcp))).await {
@@ -406,10 +368,7 @@ async fn handshake(
         // The peer authenticated with a CA-signed certificate: from here on
         // failures are the party's, and fatal.
         Ok(Err(e)) => Err(setup_error(e, None, context)),
-        Err(_) => Err(NetError::Tls {
-            peer: None,
-            reason: format!("{context}: no hello within {:?}", plan.timeout),
-        }),
+        Err(_) => Err(NetError::Tls { peer: None, reason: format!("{context}: no hello within {:?}", plan.timeout) }),
     }
 }
 
@@ -427,10 +386,7 @@ fn check_hello(
 ) -> Result<PartyId, Refusal> {
     let word = |i: usize| u32::from_le_bytes(hello[i..i + 4].try_into().unwrap()) as usize;
     if &hello[..8] != MAGIC || word(8) != VERSION as usize {
-        return Err(Refusal::Identity(
-            None,
-            "peer does not speak the Argus network protocol (version 1)".into(),
-        ));
+        return Err(Refusal::Identity(None, "peer does not speak the Argus network protocol (version 1)".into()));
     }
     let (claimed, their_n) = (word(12), word(16));
     if their_n != n {
@@ -439,35 +395,21 @@ fn check_hello(
     if claimed <= me || claimed >= n {
         return Err(Refusal::Identity(
             None,
-            format!(
-                "peer claims to be party {claimed}, but only parties {}..{n} connect to party {me}",
-                me + 1
-            ),
+            format!("peer claims to be party {claimed}, but only parties {}..{n} connect to party {me}", me + 1),
         ));
     }
     if !pending.contains(&claimed) {
-        return Err(Refusal::Identity(
-            Some(claimed),
-            format!("party {claimed} connected twice"),
-        ));
+        return Err(Refusal::Identity(Some(claimed), format!("party {claimed} connected twice")));
     }
-    check_cert_names(tls.get_ref().1, claimed, n)
-        .map_err(|r| Refusal::Identity(Some(claimed), r))?;
+    check_cert_names(tls.get_ref().1, claimed, n).map_err(|r| Refusal::Identity(Some(claimed), r))?;
     Ok(claimed)
 }
 
 /// Checks that the (CA-verified) client certificate names `party-{claimed}`.
-fn check_cert_names(
-    conn: &rustls::ServerConnection,
-    claimed: PartyId,
-    n: usize,
-) -> Result<(), String> {
-    let cert = conn
-        .peer_certificates()
-        .and_then(|c| c.first())
-        .ok_or_else(|| "peer presented no certificate".to_string())?;
-    let parsed =
-        ParsedCertificate::try_from(cert).map_err(|e| format!("unparsable certificate: {e}"))?;
+fn check_cert_names(conn: &rustls::ServerConnection, claimed: PartyId, n: usize) -> Result<(), String> {
+    let cert =
+        conn.peer_certificates().and_then(|c| c.first()).ok_or_else(|| "peer presented no certificate".to_string())?;
+    let parsed = ParsedCertificate::try_from(cert).map_err(|e| format!("unparsable certificate: {e}"))?;
     let names = |k: PartyId| {
         let name = ServerName::try_from(party_name(k)).expect("valid DNS name");
         verify_server_name(&parsed, &name).is_ok()
@@ -476,12 +418,8 @@ fn check_cert_names(
         return Ok(());
     }
     match (0..n).find(|&k| names(k)) {
-        Some(k) => Err(format!(
-            "certificate names party-{k} but connected as party {claimed}"
-        )),
-        None => Err(format!(
-            "certificate does not name party-{claimed}, the party it connected as"
-        )),
+        Some(k) => Err(format!("certificate names party-{k} but connected as party {claimed}")),
+        None => Err(format!("certificate does not name party-{claimed}, the party it connected as")),
     }
 }
 

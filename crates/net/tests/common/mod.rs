@@ -17,14 +17,8 @@ fn tcp_connect(n: usize, cfg: NetConfig) -> Vec<Network> {
     // Connect with a generous deadline (the test machine may be busy), then
     // apply the timeout under test.
     let timeout = cfg.timeout;
-    let nets = tcp::connect_local(
-        n,
-        NetConfig {
-            timeout: timeout.max(Duration::from_secs(20)),
-            ..cfg
-        },
-    )
-    .expect("tcp::connect_local");
+    let nets = tcp::connect_local(n, NetConfig { timeout: timeout.max(Duration::from_secs(20)), ..cfg })
+        .expect("tcp::connect_local");
     for net in &nets {
         net.set_timeout(timeout);
     }
@@ -54,12 +48,8 @@ pub struct TempDir(pub PathBuf);
 
 impl TempDir {
     pub fn new(tag: &str) -> TempDir {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let p =
-            std::env::temp_dir().join(format!("argus-net-{tag}-{}-{nanos}", std::process::id()));
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let p = std::env::temp_dir().join(format!("argus-net-{tag}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&p).unwrap();
         TempDir(p)
     }
