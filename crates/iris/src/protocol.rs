@@ -15,7 +15,7 @@
 //! and one `k`-bit MSB extraction (`2k − 3` AND gates); the OR-trees add about one AND per
 //! comparison.
 
-use argus_math::{Modulus, Ring};
+use argus_math::{BitVec, Modulus, Ring};
 use argus_mpc::rep3::{self, Adder, Rep3, Rep3Bits, Rep3Pre};
 use argus_mpc::{MpcError, Party};
 use rand_core::{CryptoRng, RngCore};
@@ -42,6 +42,8 @@ pub struct TemplateShare<R: Ring> {
     pub right: EyeShare<R>,
     /// Rows per eye.
     pub rows: usize,
+    /// Which row is the unrotated code (0 for an enrolment).
+    pub unrotated: usize,
 }
 
 /// The ring the comparison needs for codes of `len` bits under `cfg` (Lemma 2), or an error if it
@@ -68,6 +70,7 @@ fn share_rows<R: Ring, G: RngCore + CryptoRng>(
     ring: &R,
     left: &[IrisCode],
     right: &[IrisCode],
+    unrotated: usize,
     rng: &mut G,
 ) -> [TemplateShare<R>; 3] {
     let (lc, lm) = eye_rows(ring, left);
@@ -77,6 +80,7 @@ fn share_rows<R: Ring, G: RngCore + CryptoRng>(
         left: EyeShare { code: lc[i].clone(), mask: lm[i].clone() },
         right: EyeShare { code: rc[i].clone(), mask: rm[i].clone() },
         rows: left.len(),
+        unrotated,
     })
 }
 
@@ -89,7 +93,7 @@ pub fn share_enrollment<R: Ring, G: RngCore + CryptoRng>(
 ) -> Result<[TemplateShare<R>; 3], IrisError> {
     check_ring(ring, t.left.geometry().bits(), cfg)?;
     let (l, r) = (cfg.mask_mode.apply(&t.left), cfg.mask_mode.apply(&t.right));
-    Ok(share_rows(ring, &[l], &[r], rng))
+    Ok(share_rows(ring, &[l], &[r], 0, rng))
 }
 
 /// A client shares a query: every rotation of the window, for both eyes.
@@ -100,28 +104,33 @@ pub fn share_query<R: Ring, G: RngCore + CryptoRng>(
     rng: &mut G,
 ) -> Result<[TemplateShare<R>; 3], IrisError> {
     check_ring(ring, t.left.geometry().bits(), cfg)?;
+    let window = rotations_in(&cfg.rotations, t.left.geometry().cols);
+    let unrotated = window
+        .iter()
+        .position(|&r| r == 0)
+        .ok_or_else(|| IrisError::Unsupported("the rotation window must contain 0 (the unrotated code)".into()))?;
     let rots = |c: &IrisCode| {
         let c = cfg.mask_mode.apply(c);
-        rotations_in(&cfg.rotations, c.geometry().cols).into_iter().map(|r| c.rotate(r)).collect::<Vec<_>>()
+        window.iter().map(|&r| c.rotate(r)).collect::<Vec<_>>()
     };
-    Ok(share_rows(ring, &rots(&t.left), &rots(&t.right), rng))
+    Ok(share_rows(ring, &rots(&t.left), &rots(&t.right), unrotated, rng))
 }
 
-/// One party's shares of the enrolled population, row after row (the layout the kernels want).
+/// One party's shares of the enrolled population, kept in the pre-processed form of eq. 6 and
+/// row after row (the layout the matrix-product kernels want).
 #[derive(Clone, Debug)]
 pub struct SharedDb<R: Ring> {
     ring: R,
     len: usize,
     count: usize,
-    left: EyeShare<R>,
-    right: EyeShare<R>,
+    /// [left code, left mask, right code, right mask]
+    rows: [Rep3Pre<R>; 4],
 }
 
 impl<R: Ring> SharedDb<R> {
     /// An empty database for codes of `len` bits.
     pub fn new(ring: R, len: usize) -> Self {
-        let eye = || EyeShare { code: Rep3::zeros(ring.clone(), 0), mask: Rep3::zeros(ring.clone(), 0) };
-        SharedDb { len, count: 0, left: eye(), right: eye(), ring }
+        SharedDb { len, count: 0, rows: std::array::from_fn(|_| Rep3Pre::empty(ring.clone())), ring }
     }
     /// Enrolled entries.
     pub fn len(&self) -> usize {
@@ -136,47 +145,103 @@ impl<R: Ring> SharedDb<R> {
         if t.rows != 1 || t.left.code.len() != self.len {
             return Err(MpcError::InvalidParameter(format!("an enrolment share has 1 row of {} values", self.len)));
         }
-        for (dst, src) in [(&mut self.left, &t.left), (&mut self.right, &t.right)] {
-            for (d, s) in [(&mut dst.code, &src.code), (&mut dst.mask, &src.mask)] {
-                *d = Rep3::concat(&[&*d, s])?;
-            }
+        for (dst, src) in self.rows.iter_mut().zip([&t.left.code, &t.left.mask, &t.right.code, &t.right.mask]) {
+            dst.extend(&Rep3Pre::new(src))?;
         }
         self.count += 1;
         Ok(())
     }
 }
 
-/// Alg. 3: whether the query matches any enrolled entry (revealed to all three parties as one bit).
+/// Rows `r·n + q` = rotation `r` of query `q`: the batch's rotations, rotation-major, so that the
+/// match bits come out as `[rotation][query][target]` and an OR-tree folds the rotations.
+fn rotation_major<R: Ring>(parts: Vec<&Rep3<R>>, rot: usize, len: usize) -> Result<Rep3<R>, MpcError> {
+    let mut pieces = Vec::with_capacity(rot * parts.len());
+    for r in 0..rot {
+        for q in &parts {
+            pieces.push(q.slice(r * len, len)?);
+        }
+    }
+    Rep3::concat(&pieces.iter().collect::<Vec<_>>())
+}
+
+/// Checks a batch of queries against the database and against each other (paper 000 Alg. 3 with
+/// secret masks). Returns, revealed to all parties, whether each query is **unique**: it matches
+/// no enrolled entry and no earlier query of the same batch (so two captures of one person in one
+/// batch are not both enrolled; a query that matches an earlier, itself refused, query of the
+/// batch is refused too — the conservative choice). Rounds do not depend on the batch or
+/// database size.
+pub fn check_batch<R: Ring>(
+    p: &mut Party,
+    queries: &[TemplateShare<R>],
+    db: &SharedDb<R>,
+    cfg: &MatchConfig,
+) -> Result<Vec<bool>, MpcError> {
+    let nq = queries.len();
+    if nq == 0 {
+        return Ok(Vec::new());
+    }
+    let (len, ring) = (db.len, &db.ring);
+    let rot = queries[0].rows;
+    let r0 = queries[0].unrotated;
+    if queries.iter().any(|q| q.rows != rot || q.unrotated != r0 || q.left.code.len() != rot * len) {
+        return Err(MpcError::InvalidParameter(format!("every query needs the same {rot} rotations of {len} values")));
+    }
+    // The unrotated row of each query (`r0`) is what later queries of the batch are compared with.
+    let (s, targets) = (db.count, db.count + nq);
+    let (a, b) = crate::mpc_comparison_terms(cfg.threshold);
+    let (a, b) = (ring.from_i128(a), ring.from_i128(b));
+    let mut v = Vec::with_capacity(2 * rot * nq * targets);
+    let eyes = [(|q: &TemplateShare<R>| &q.left) as fn(&TemplateShare<R>) -> &EyeShare<R>, |q| &q.right];
+    for (e, eye) in eyes.iter().enumerate() {
+        let code = Rep3Pre::new(&rotation_major(queries.iter().map(|q| &eye(q).code).collect(), rot, len)?);
+        let mask = Rep3Pre::new(&rotation_major(queries.iter().map(|q| &eye(q).mask).collect(), rot, len)?);
+        let unrotated = |f: fn(&EyeShare<R>) -> &Rep3<R>| -> Result<Rep3Pre<R>, MpcError> {
+            let rows: Vec<Rep3<R>> =
+                queries.iter().map(|q| f(eye(q)).slice(r0 * len, len)).collect::<Result<_, _>>()?;
+            Ok(Rep3Pre::new(&Rep3::concat(&rows.iter().collect::<Vec<_>>())?))
+        };
+        let (bcode, bmask) = (unrotated(|e| &e.code)?, unrotated(|e| &e.mask)?);
+        // Additive shares of the dot products against the database and against the batch.
+        let (dot_db, ml_db) = if s > 0 {
+            (rep3::matmul_local(&code, &db.rows[2 * e], len)?, rep3::matmul_local(&mask, &db.rows[2 * e + 1], len)?)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let dot_b = rep3::matmul_local(&code, &bcode, len)?;
+        let ml_b = rep3::matmul_local(&mask, &bmask, len)?;
+        let cmp = |m: R::El, d: R::El| ring.sub(ring.mul(a, m), ring.mul(b, d));
+        for row in 0..rot * nq {
+            v.extend((0..s).map(|j| cmp(ml_db[row * s + j], dot_db[row * s + j])));
+            v.extend((0..nq).map(|j| cmp(ml_b[row * nq + j], dot_b[row * nq + j])));
+        }
+    }
+    let v = rep3::reshare(p, ring, v)?;
+    let hits = rep3::msb(p, &v, Adder::Ripple)?;
+    // [eye][rotation][query][target]: fold the rotations of each eye, combine the eyes.
+    let per_eye = rot * nq * targets;
+    let left = rep3::or_tree(p, &hits.slice(0, per_eye)?, nq * targets)?;
+    let right = rep3::or_tree(p, &hits.slice(per_eye, per_eye)?, nq * targets)?;
+    let both = rep3::and(p, &left, &right)?;
+    let entry: Rep3Bits = match cfg.rule {
+        EyeRule::And => both,
+        EyeRule::Or => left.xor(&right)?.xor(&both)?,
+    };
+    // Only database entries and *earlier* queries of the batch count.
+    let counts = BitVec::from_bools(&(0..nq * targets).map(|i| (i % targets) < s + i / targets).collect::<Vec<_>>());
+    let entry = entry.and_public(&counts)?;
+    // [query][target] -> [target][query], then fold the targets.
+    let from: Vec<usize> = (0..nq * targets).map(|i| (i % nq) * targets + i / nq).collect();
+    let dup = rep3::or_tree(p, &entry.permute(&from)?, nq)?;
+    Ok(rep3::reveal_bits(p, &dup)?.to_bools().into_iter().map(|d| !d).collect())
+}
+
+/// Alg. 3 for one query: whether it matches any enrolled entry.
 pub fn is_enrolled<R: Ring>(
     p: &mut Party,
     q: &TemplateShare<R>,
     db: &SharedDb<R>,
     cfg: &MatchConfig,
 ) -> Result<bool, MpcError> {
-    let (s, rot, len) = (db.count, q.rows, db.len);
-    if s == 0 || rot == 0 {
-        return Ok(false);
-    }
-    let ring = &db.ring;
-    let (a, b) = crate::mpc_comparison_terms(cfg.threshold);
-    let (a, b) = (ring.from_i128(a), ring.from_i128(b));
-    // v = a·ml − b·dot for both eyes, on additive shares, reshared once.
-    let mut v = Vec::with_capacity(2 * rot * s);
-    for (qe, de) in [(&q.left, &db.left), (&q.right, &db.right)] {
-        let dot = rep3::matmul_local(&Rep3Pre::new(&qe.code), &Rep3Pre::new(&de.code), len)?;
-        let ml = rep3::matmul_local(&Rep3Pre::new(&qe.mask), &Rep3Pre::new(&de.mask), len)?;
-        v.extend(ml.into_iter().zip(dot).map(|(m, d)| ring.sub(ring.mul(a, m), ring.mul(b, d))));
-    }
-    let v = rep3::reshare(p, ring, v)?;
-    let hits = rep3::msb(p, &v, Adder::Ripple)?;
-    // [eye][rotation][entry]: fold the rotations of each eye, then combine the eyes.
-    let left = rep3::or_tree(p, &hits.slice(0, rot * s)?, s)?;
-    let right = rep3::or_tree(p, &hits.slice(rot * s, rot * s)?, s)?;
-    let both = rep3::and(p, &left, &right)?;
-    let entry: Rep3Bits = match cfg.rule {
-        EyeRule::And => both,
-        EyeRule::Or => left.xor(&right)?.xor(&both)?,
-    };
-    let any = rep3::or_tree(p, &entry, 1)?;
-    Ok(rep3::reveal_bits(p, &any)?.get(0))
+    Ok(!check_batch(p, std::slice::from_ref(q), db, cfg)?[0])
 }

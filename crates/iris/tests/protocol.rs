@@ -56,3 +56,51 @@ fn a_ring_too_small_for_lemma_2_is_refused() {
     let e = share_query(&Z16::new(), &t, &MatchConfig::default(), &mut StdRng::seed_from_u64(1)).unwrap_err();
     assert!(e.to_string().contains("Lemma 2"), "{e}");
 }
+
+/// A batch is checked in one protocol run: each query against the database and against the
+/// earlier queries of the batch, so two captures of one new person are not both enrolled.
+#[test]
+fn batches_resolve_duplicates_among_themselves() {
+    use argus_iris::protocol::check_batch;
+    let geometry = IrisGeometry::DEPLOYED;
+    let mut g = Generator::new(geometry, 8).unwrap();
+    let db: Vec<_> = (0..6).map(|_| g.random_template()).collect();
+    let fresh = g.random_template();
+    let batch = vec![
+        g.random_template(),                 // new: unique
+        g.genuine_template(&db[2]).unwrap(), // enrolled already
+        fresh.clone(),                       // new: unique
+        g.genuine_template(&fresh).unwrap(), // duplicate of the previous query in the same batch
+        g.impostor(),                        // new: unique
+    ];
+    let cfg = MatchConfig::default();
+    let ring = Z32::new();
+    let mut rng = StdRng::seed_from_u64(2);
+    let enrolled: Vec<_> = db.iter().map(|t| share_enrollment(&ring, t, &cfg, &mut rng).unwrap()).collect();
+    let qs: Vec<_> = batch.iter().map(|t| share_query(&ring, t, &cfg, &mut rng).unwrap()).collect();
+    for db_size in [0, db.len()] {
+        let out = run3(Backend::Memory, NetConfig::default(), |p| {
+            let mut sdb = SharedDb::new(ring, geometry.bits());
+            for e in &enrolled[..db_size] {
+                sdb.push(&e[p.id()])?;
+            }
+            let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
+            check_batch(p, &mine, &sdb, &cfg)
+        })
+        .unwrap();
+        // Plaintext twin: unique iff no match in the database nor with an earlier query.
+        let want: Vec<bool> = (0..batch.len())
+            .map(|i| {
+                find_matches(&batch[i], &db[..db_size], &cfg).unwrap().is_empty()
+                    && find_matches(&batch[i], &batch[..i], &cfg).unwrap().is_empty()
+            })
+            .collect();
+        assert_eq!(
+            want,
+            if db_size == 0 { vec![true, true, true, false, true] } else { vec![true, false, true, false, true] }
+        );
+        for party in &out {
+            assert_eq!(party, &want, "database of {db_size}");
+        }
+    }
+}

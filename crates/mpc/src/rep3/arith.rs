@@ -55,6 +55,19 @@ impl<R: Ring> Rep3Pre<R> {
     pub fn ring(&self) -> &R {
         &self.ring
     }
+    /// An empty pre-processed vector (to grow with [`extend`](Self::extend)).
+    pub fn empty(ring: R) -> Self {
+        Rep3Pre { sum: Vec::new(), b: Vec::new(), ring }
+    }
+    /// Appends another pre-processed vector over the same ring (e.g. a newly enrolled row).
+    pub fn extend(&mut self, o: &Rep3Pre<R>) -> Result<()> {
+        if self.ring != o.ring {
+            return Err(MpcError::RingMismatch { left: self.ring.modulus(), right: o.ring.modulus() });
+        }
+        self.sum.extend_from_slice(&o.sum);
+        self.b.extend_from_slice(&o.b);
+        Ok(())
+    }
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.sum.len()

@@ -226,6 +226,21 @@ impl Rep3Bits {
     pub fn slice(&self, start: usize, n: usize) -> Result<Self> {
         Ok(Rep3Bits { a: self.a.slice(start, n)?, b: self.b.slice(start, n)? })
     }
+    /// Applies a public permutation of positions locally: bit `i` of the result is bit `from[i]`.
+    pub fn permute(&self, from: &[usize]) -> Result<Self> {
+        check_len(self.len(), from.len())?;
+        let pick = |v: &BitVec| -> Result<BitVec> {
+            let mut out = BitVec::zeros(from.len());
+            for (i, &j) in from.iter().enumerate() {
+                if j >= v.len() {
+                    return Err(MpcError::InvalidParameter(format!("permutation index {j} out of range {}", v.len())));
+                }
+                out.set(i, v.get(j));
+            }
+            Ok(out)
+        };
+        Ok(Rep3Bits { a: pick(&self.a)?, b: pick(&self.b)? })
+    }
     /// Concatenation.
     pub fn concat(parts: &[&Self]) -> Self {
         let a: Vec<&BitVec> = parts.iter().map(|p| &p.a).collect();
