@@ -1,6 +1,7 @@
 //! `argus bench <suite>`: measurements that print the paper's or a baseline's figure beside ours.
 
 mod core;
+mod iris;
 
 use std::path::PathBuf;
 
@@ -12,12 +13,15 @@ use serde::Serialize;
 pub enum Suite {
     /// The engine's core protocols (rep3, Shamir) and the plaintext kernel.
     Core(core::CoreArgs),
+    /// The iris uniqueness check end to end (paper 000; early: one scheme so far).
+    Iris(iris::IrisArgs),
 }
 
 /// Runs a suite.
 pub fn run(suite: Suite) -> Result<(), String> {
     match suite {
         Suite::Core(a) => core::run(a),
+        Suite::Iris(a) => iris::run(a),
     }
 }
 

@@ -1,0 +1,131 @@
+//! `argus bench iris`: the iris uniqueness check end to end (more of paper 000's tables to come).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use argus_iris::protocol::{check_batch, share_enrollment, share_query, SharedDb};
+use argus_iris::{Generator, IrisGeometry, MatchConfig};
+use argus_math::Z32;
+use argus_mpc::local::{run3, Backend};
+use argus_net::NetConfig;
+use clap::Args;
+use rand::rngs::OsRng;
+use serde::Serialize;
+
+use super::median;
+
+/// Arguments of `argus bench iris`.
+#[derive(Args, Debug)]
+pub struct IrisArgs {
+    /// Also write the records as a JSON array to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Enrolled identities (both eyes each).
+    #[arg(long, default_value_t = 1000)]
+    db: usize,
+    /// Queries per batch.
+    #[arg(long, default_value_t = 8)]
+    batch: usize,
+    /// Repetitions (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Transport: tcp (mutual TLS on loopback) or memory.
+    #[arg(long, default_value = "tcp")]
+    backend: String,
+}
+
+/// One record of the iris suite.
+#[derive(Debug, Serialize)]
+struct Record {
+    suite: &'static str,
+    op: &'static str,
+    variant: &'static str,
+    modulus_bits: u32,
+    batch: usize,
+    seconds: f64,
+    ops_per_sec: f64,
+    ops_per_sec_per_core: f64,
+    bytes_per_party: u64,
+    rounds: u64,
+}
+
+/// Runs the suite.
+pub fn run(a: IrisArgs) -> Result<(), String> {
+    let backend = match a.backend.as_str() {
+        "tcp" => Backend::Tcp,
+        "memory" => Backend::Memory,
+        o => return Err(format!("unknown backend {o:?} (use tcp or memory)")),
+    };
+    let geometry = IrisGeometry::DEPLOYED;
+    let cfg = MatchConfig::default();
+    let ring = Z32::new();
+    let mut g = Generator::new(geometry, 1).map_err(|e| e.to_string())?;
+    let mut rng = OsRng;
+    eprintln!("sharing {} identities and {} queries ...", a.db, a.batch);
+    let enrolled: Vec<_> = (0..a.db)
+        .map(|_| share_enrollment(&ring, &g.random_template(), &cfg, &mut rng))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let queries: Vec<_> = (0..a.batch)
+        .map(|_| share_query(&ring, &g.random_template(), &cfg, &mut rng))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let rot = queries.first().map_or(0, |q| q[0].rows);
+    let reps = a.reps.max(1);
+    let per_party = run3(backend, NetConfig::with_timeout(Duration::from_secs(600)), |p| {
+        let mut db = SharedDb::new(ring, geometry.bits());
+        for e in &enrolled {
+            db.push(&e[p.id()])?;
+        }
+        let mine: Vec<_> = queries.iter().map(|q| q[p.id()].clone()).collect();
+        let mut out = Vec::new();
+        for _ in 0..reps {
+            let (before, t0) = (p.stats(), Instant::now());
+            let unique = check_batch(p, &mine, &db, &cfg)?;
+            out.push((t0.elapsed().as_secs_f64(), p.stats() - before, unique));
+        }
+        Ok(out)
+    })
+    .map_err(|e| e.to_string())?;
+    let secs = median((0..reps).map(|r| per_party.iter().map(|pp| pp[r].0).fold(0.0, f64::max)).collect());
+    let bytes = per_party.iter().map(|pp| pp[0].1.bytes_sent).max().unwrap_or(0);
+    let rounds = per_party.iter().map(|pp| pp[0].1.rounds).max().unwrap_or(0);
+    // One comparison: one rotation of one eye of a query against one enrolled code of that eye.
+    let comparisons = a.batch * rot * 2 * a.db;
+    let rate = comparisons as f64 / secs;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(3);
+    let rec = Record {
+        suite: "iris",
+        op: "e2e",
+        variant: "nolift-Z32-rep3",
+        modulus_bits: 32,
+        batch: comparisons,
+        seconds: secs,
+        ops_per_sec: rate,
+        ops_per_sec_per_core: rate * 3.0 / cores as f64,
+        bytes_per_party: bytes,
+        rounds,
+    };
+    println!(
+        "e2e {}: {} queries x {} rotations x 2 eyes x {} identities = {} comparisons in {:.3} s (median of {reps}) \
+         over {}: {:.2} M comparisons/s, {:.2} M per core ({} cores for 3 parties; paper's CPU headline 1 M, target 10 M), \
+         {} bytes/party, {} rounds",
+        rec.variant,
+        a.batch,
+        rot,
+        a.db,
+        comparisons,
+        secs,
+        a.backend,
+        rate / 1e6,
+        rec.ops_per_sec_per_core / 1e6,
+        cores,
+        bytes,
+        rounds
+    );
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&[rec]).map_err(|e| e.to_string())?;
+        std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
