@@ -1,7 +1,10 @@
-//! The uniqueness check in MPC with secret codes and secret masks (paper 000 Alg. 3), first
-//! variant: **NoLift** over a power-of-two ring Z_2^k (k = 32 for 12800-bit codes, chosen by
-//! Lemma 2). Both dot products (masked codes and masks) are computed directly in Z_2^k, so no
-//! lifting is needed.
+//! The uniqueness check in MPC with secret codes and secret masks (paper 000 Alg. 3) over
+//! replicated sharing in power-of-two rings, in two of the paper's variants, chosen by the ring
+//! the shares live in:
+//! * **NoLift**, shares over Z_2^32 (the Lemma 2 ring for 12800-bit codes and b = 2^16): both dot
+//!   products in Z_2^32, no lifting.
+//! * **MPCLift**, shares over Z_2^16: both dot products on 16-bit lanes, `ml` lifted to Z_2^32 in
+//!   MPC (Alg. 14) and `b·dot` by ConstLift (Alg. 13).
 //!
 //! For every query rotation `r`, eye `e` and enrolled entry `j`:
 //! `v = a·ml − b·dot` with `(a, b)` from [`mpc_comparison_terms`], computed on the additive
@@ -15,7 +18,7 @@
 //! and one `k`-bit MSB extraction (`2k − 3` AND gates); the OR-trees add about one AND per
 //! comparison.
 
-use argus_math::{BitVec, Modulus, Ring};
+use argus_math::{BitVec, Modulus, Ring, Z32};
 use argus_mpc::rep3::{self, Adder, Rep3, Rep3Bits, Rep3Pre};
 use argus_mpc::{MpcError, Party};
 use rand_core::{CryptoRng, RngCore};
@@ -46,12 +49,14 @@ pub struct TemplateShare<R: Ring> {
     pub unrotated: usize,
 }
 
-/// The ring the comparison needs for codes of `len` bits under `cfg` (Lemma 2), or an error if it
-/// is wider than `ring`.
+/// Whether shares over `ring` can run the check for codes of `len` bits under `cfg`: a ring wide
+/// enough for Lemma 2 (NoLift), or Z_2^16 whose products get lifted to Z_2^32 (MPCLift).
 pub fn check_ring<R: Ring>(ring: &R, len: usize, cfg: &MatchConfig) -> Result<(), IrisError> {
     let need = lemma2_ring_bits(len, cfg.threshold);
     match ring.modulus() {
         Modulus::Pow2(k) if k >= need => Ok(()),
+        // Z_2^16 products are exact for codes below 2^15 bits and get lifted (MPCLift).
+        Modulus::Pow2(16) if 2 * len < 1 << 16 && need <= 32 => Ok(()),
         m => Err(IrisError::Unsupported(format!("codes of {len} bits need Z_2^k with k >= {need} (Lemma 2), got {m}"))),
     }
 }
@@ -189,9 +194,9 @@ pub fn check_batch<R: Ring>(
     }
     // The unrotated row of each query (`r0`) is what later queries of the batch are compared with.
     let (s, targets) = (db.count, db.count + nq);
-    let (a, b) = crate::mpc_comparison_terms(cfg.threshold);
-    let (a, b) = (ring.from_i128(a), ring.from_i128(b));
-    let mut v = Vec::with_capacity(2 * rot * nq * targets);
+    // Additive shares of both dot products, laid out [eye][rotation][query][target].
+    let mut dots = Vec::with_capacity(2 * rot * nq * targets);
+    let mut mls = Vec::with_capacity(2 * rot * nq * targets);
     let eyes = [(|q: &TemplateShare<R>| &q.left) as fn(&TemplateShare<R>) -> &EyeShare<R>, |q| &q.right];
     for (e, eye) in eyes.iter().enumerate() {
         let code = Rep3Pre::new(&rotation_major(queries.iter().map(|q| &eye(q).code).collect(), rot, len)?);
@@ -202,7 +207,7 @@ pub fn check_batch<R: Ring>(
             Ok(Rep3Pre::new(&Rep3::concat(&rows.iter().collect::<Vec<_>>())?))
         };
         let (bcode, bmask) = (unrotated(|e| &e.code)?, unrotated(|e| &e.mask)?);
-        // Additive shares of the dot products against the database and against the batch.
+        // Against the database and against the batch.
         let (dot_db, ml_db) = if s > 0 {
             (rep3::matmul_local(&code, &db.rows[2 * e], len)?, rep3::matmul_local(&mask, &db.rows[2 * e + 1], len)?)
         } else {
@@ -210,14 +215,14 @@ pub fn check_batch<R: Ring>(
         };
         let dot_b = rep3::matmul_local(&code, &bcode, len)?;
         let ml_b = rep3::matmul_local(&mask, &bmask, len)?;
-        let cmp = |m: R::El, d: R::El| ring.sub(ring.mul(a, m), ring.mul(b, d));
         for row in 0..rot * nq {
-            v.extend((0..s).map(|j| cmp(ml_db[row * s + j], dot_db[row * s + j])));
-            v.extend((0..nq).map(|j| cmp(ml_b[row * nq + j], dot_b[row * nq + j])));
+            dots.extend_from_slice(&dot_db[row * s..(row + 1) * s]);
+            dots.extend_from_slice(&dot_b[row * nq..(row + 1) * nq]);
+            mls.extend_from_slice(&ml_db[row * s..(row + 1) * s]);
+            mls.extend_from_slice(&ml_b[row * nq..(row + 1) * nq]);
         }
     }
-    let v = rep3::reshare(p, ring, v)?;
-    let hits = rep3::msb(p, &v, Adder::Ripple)?;
+    let hits = compare(p, ring, dots, mls, cfg, len)?;
     // [eye][rotation][query][target]: fold the rotations of each eye, combine the eyes.
     let per_eye = rot * nq * targets;
     let left = rep3::or_tree(p, &hits.slice(0, per_eye)?, nq * targets)?;
@@ -234,6 +239,52 @@ pub fn check_batch<R: Ring>(
     let from: Vec<usize> = (0..nq * targets).map(|i| (i % nq) * targets + i / nq).collect();
     let dup = rep3::or_tree(p, &entry.permute(&from)?, nq)?;
     Ok(rep3::reveal_bits(p, &dup)?.to_bools().into_iter().map(|d| !d).collect())
+}
+
+/// `msb(a·ml − b·dot)` for every comparison, from additive shares of the two dot products over
+/// the sharing ring `R`:
+/// * **NoLift** when `R` is already wide enough for Lemma 2 (Z_2^32 for 12800-bit codes): combine
+///   locally, reshare once, one MSB.
+/// * **MPCLift** when `R` is Z_2^16: reshare both products (16 bits each), lift `ml` to Z_2^32 in
+///   MPC (Alg. 14), lift `b·dot` for free by ConstLift (b = 2^16, Alg. 13), combine, one MSB in
+///   Z_2^32. The dot products then run on 16-bit lanes.
+fn compare<R: Ring>(
+    p: &mut Party,
+    ring: &R,
+    dots: Vec<R::El>,
+    mls: Vec<R::El>,
+    cfg: &MatchConfig,
+    len: usize,
+) -> Result<Rep3Bits, MpcError> {
+    let need = lemma2_ring_bits(len, cfg.threshold);
+    let (a, b) = crate::mpc_comparison_terms(cfg.threshold);
+    let k = match ring.modulus() {
+        Modulus::Pow2(k) => k,
+        m => return Err(MpcError::InvalidParameter(format!("the iris check runs over Z_2^k, not {m}"))),
+    };
+    if k >= need {
+        let (a, b) = (ring.from_i128(a), ring.from_i128(b));
+        let v = mls.into_iter().zip(dots).map(|(m, d)| ring.sub(ring.mul(a, m), ring.mul(b, d))).collect();
+        let v = rep3::reshare(p, ring, v)?;
+        return rep3::msb(p, &v, Adder::Ripple);
+    }
+    let wide = Z32::new();
+    let b_bits = b.trailing_zeros();
+    if k != 16 || need > 32 || b != 1 << b_bits || k + b_bits != 32 || 2 * len >= 1 << k {
+        return Err(MpcError::InvalidParameter(format!(
+            "MPCLift supports Z_2^16 dot products lifted to Z_2^32 (b = 2^16, codes below 2^15 bits); \
+             got Z_2^{k}, b = {b}, Lemma 2 ring 2^{need}"
+        )));
+    }
+    let n = dots.len();
+    let both = rep3::reshare(p, ring, dots.into_iter().chain(mls).collect())?;
+    let (dot, ml) = (both.slice(0, n)?, both.slice(n, n)?);
+    // dot lies in [-l, l] with l < 2^15, so its Z_2^16 sharing is exact as a signed value, and
+    // ConstLift by b = 2^16 gives b·dot in Z_2^32 (the wrap 2^16·2^16 vanishes).
+    let bdot = rep3::const_lift(&dot, 1u128 << b_bits, &wide)?;
+    let ml32 = rep3::lift(p, &ml, &wide, Adder::Ripple)?;
+    let v = ml32.mul_scalar(wide.from_i128(a)).sub(&bdot)?;
+    rep3::msb(p, &v, Adder::Ripple)
 }
 
 /// Alg. 3 for one query: whether it matches any enrolled entry.

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use argus_iris::protocol::{check_batch, share_enrollment, share_query, SharedDb};
 use argus_iris::{Generator, IrisGeometry, MatchConfig};
-use argus_math::Z32;
+use argus_math::{Ring, Z16, Z32};
 use argus_mpc::local::{run3, Backend};
 use argus_net::NetConfig;
 use clap::Args;
@@ -32,6 +32,9 @@ pub struct IrisArgs {
     /// Transport: tcp (mutual TLS on loopback) or memory.
     #[arg(long, default_value = "tcp")]
     backend: String,
+    /// Schemes to run: mpclift-z16 (dot products on 16-bit lanes, lifted), nolift-z32.
+    #[arg(long, value_delimiter = ',', default_values_t = ["mpclift-z16".to_string(), "nolift-z32".to_string()])]
+    schemes: Vec<String>,
 }
 
 /// One record of the iris suite.
@@ -56,9 +59,25 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
         "memory" => Backend::Memory,
         o => return Err(format!("unknown backend {o:?} (use tcp or memory)")),
     };
+    let mut records = Vec::new();
+    for scheme in &a.schemes {
+        records.push(match scheme.as_str() {
+            "mpclift-z16" => e2e(&a, backend, Z16::new(), "mpclift-Z16-rep3")?,
+            "nolift-z32" => e2e(&a, backend, Z32::new(), "nolift-Z32-rep3")?,
+            o => return Err(format!("unknown scheme {o:?} (use mpclift-z16 or nolift-z32)")),
+        });
+    }
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&records).map_err(|e| e.to_string())?;
+        std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// End to end over shares in `ring`.
+fn e2e<R: Ring>(a: &IrisArgs, backend: Backend, ring: R, variant: &'static str) -> Result<Record, String> {
     let geometry = IrisGeometry::DEPLOYED;
     let cfg = MatchConfig::default();
-    let ring = Z32::new();
     let mut g = Generator::new(geometry, 1).map_err(|e| e.to_string())?;
     let mut rng = OsRng;
     eprintln!("sharing {} identities and {} queries ...", a.db, a.batch);
@@ -73,7 +92,7 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
     let rot = queries.first().map_or(0, |q| q[0].rows);
     let reps = a.reps.max(1);
     let per_party = run3(backend, NetConfig::with_timeout(Duration::from_secs(600)), |p| {
-        let mut db = SharedDb::new(ring, geometry.bits());
+        let mut db = SharedDb::new(ring.clone(), geometry.bits());
         for e in &enrolled {
             db.push(&e[p.id()])?;
         }
@@ -97,8 +116,8 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
     let rec = Record {
         suite: "iris",
         op: "e2e",
-        variant: "nolift-Z32-rep3",
-        modulus_bits: 32,
+        variant,
+        modulus_bits: ring.bits(),
         batch: comparisons,
         seconds: secs,
         ops_per_sec: rate,
@@ -123,9 +142,5 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
         bytes,
         rounds
     );
-    if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&[rec]).map_err(|e| e.to_string())?;
-        std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
-    }
-    Ok(())
+    Ok(rec)
 }
