@@ -28,6 +28,42 @@ fn mpc_check_agrees_with_plaintext() {
     queries.push(half);
     agree_for(Z32::new(), &db, &queries, geometry);
     agree_for(Z16::new(), &db, &queries, geometry);
+    agree_field(&db, &queries, geometry);
+}
+
+/// The same over Shamir shares in F_65519 (MPCLift-F), with in-batch duplicates: the queries are
+/// one batch, followed by a re-capture of the batch's first new identity.
+fn agree_field(db: &[Template], queries: &[Template], geometry: IrisGeometry) {
+    use argus_iris::protocol::field;
+    let mut g = Generator::new(geometry, 77).unwrap();
+    let mut batch = queries.to_vec();
+    batch.push(g.genuine_template(&queries[3]).unwrap());
+    let mut rng = StdRng::seed_from_u64(3);
+    for rule in [EyeRule::And, EyeRule::Or] {
+        let cfg = MatchConfig { rule, ..MatchConfig::default() };
+        let enrolled: Vec<_> = db.iter().map(|t| field::share_enrollment(t, &cfg, &mut rng).unwrap()).collect();
+        let qs: Vec<_> = batch.iter().map(|t| field::share_query(t, &cfg, &mut rng).unwrap()).collect();
+        let out = run3(Backend::Memory, NetConfig::default(), |p| {
+            let mut fdb = field::FieldDb::new(geometry.bits());
+            for e in &enrolled {
+                fdb.push(&e[p.id()])?;
+            }
+            assert_eq!(fdb.bytes_per_identity(), 2 * 2 * 2 * geometry.bits(), "2 bytes per code bit and mask bit");
+            let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
+            field::check_batch(p, &mine, &fdb, &cfg)
+        })
+        .unwrap();
+        let want: Vec<bool> = (0..batch.len())
+            .map(|i| {
+                find_matches(&batch[i], db, &cfg).unwrap().is_empty()
+                    && find_matches(&batch[i], &batch[..i], &cfg).unwrap().is_empty()
+            })
+            .collect();
+        assert!(!want[batch.len() - 1], "the re-capture duplicates an earlier query of its batch");
+        for party in &out {
+            assert_eq!(party, &want, "F_65519, {rule:?}");
+        }
+    }
 }
 
 /// The MPC answer for every query equals the plaintext one, under both eye rules, over `ring`.

@@ -18,6 +18,8 @@
 //! and one `k`-bit MSB extraction (`2k − 3` AND gates); the OR-trees add about one AND per
 //! comparison.
 
+pub mod field;
+
 use argus_math::{BitVec, Modulus, Ring, Z32};
 use argus_mpc::rep3::{self, Adder, Rep3, Rep3Bits, Rep3Pre};
 use argus_mpc::{MpcError, Party};
@@ -223,7 +225,22 @@ pub fn check_batch<R: Ring>(
         }
     }
     let hits = compare(p, ring, dots, mls, cfg, len)?;
-    // [eye][rotation][query][target]: fold the rotations of each eye, combine the eyes.
+    resolve(p, &hits, rot, nq, s, cfg)
+}
+
+/// From the match bits of every comparison, laid out `[eye][rotation][query][target]` where the
+/// targets are the `s` enrolled entries followed by the batch's queries, to whether each query is
+/// unique: OR over rotations, the eye rule, only entries and earlier queries counted, OR over
+/// targets, reveal. Shared by every scheme.
+pub(crate) fn resolve(
+    p: &mut Party,
+    hits: &Rep3Bits,
+    rot: usize,
+    nq: usize,
+    s: usize,
+    cfg: &MatchConfig,
+) -> Result<Vec<bool>, MpcError> {
+    let targets = s + nq;
     let per_eye = rot * nq * targets;
     let left = rep3::or_tree(p, &hits.slice(0, per_eye)?, nq * targets)?;
     let right = rep3::or_tree(p, &hits.slice(per_eye, per_eye)?, nq * targets)?;

@@ -1,0 +1,214 @@
+//! The uniqueness check over Shamir sharing in F_65519 (paper 000 sections 4.3.2 and 5.1,
+//! "MPCLift-F"): one 16-bit share per code bit and per mask bit (the storage of the deployed
+//! system), one plain matrix product per secret one (deferred reduction, degree 2), conversion to
+//! replicated shares mod p (one element per product), `ml` lifted to Z_{p·2^16} in MPC (Alg. 15),
+//! `b·dot` by ConstLift (b = 2^16, Alg. 13), and the MSB of `a·ml − b·dot` mod p·2^16.
+
+use argus_math::{Ring, Zt, F65519};
+use argus_mpc::rep3::{self, Rep3};
+use argus_mpc::shamir::{self, Degree, Shamir};
+use argus_mpc::{MpcError, Party};
+use rand_core::{CryptoRng, RngCore};
+
+use crate::matcher::rotations_in;
+use crate::{encode_masked, mask_vector, IrisCode, IrisError, MatchConfig, Template};
+
+/// One party's Shamir shares of one eye: masked code rows (−1, 0, 1 mod p) and mask rows (0, 1).
+#[derive(Clone, Debug)]
+pub struct FieldEyeShare {
+    /// Masked-bitvector encoding of the code.
+    pub code: Shamir<F65519>,
+    /// The mask.
+    pub mask: Shamir<F65519>,
+}
+
+/// One party's Shamir shares of a template (one row per eye when enrolled, one per rotation when
+/// queried).
+#[derive(Clone, Debug)]
+pub struct FieldTemplateShare {
+    /// Left eye.
+    pub left: FieldEyeShare,
+    /// Right eye.
+    pub right: FieldEyeShare,
+    /// Rows per eye.
+    pub rows: usize,
+    /// Which row is the unrotated code.
+    pub unrotated: usize,
+}
+
+/// The lifted ring Z_{p·2^16} and the check that it satisfies Lemma 2 for codes of `len` bits.
+fn lifted_ring(len: usize, cfg: &MatchConfig) -> Result<(Zt, u32), IrisError> {
+    let (_, b) = crate::mpc_comparison_terms(cfg.threshold);
+    let m = b.trailing_zeros();
+    let t = Zt::new((F65519::P as u128) << m).map_err(|e| IrisError::Unsupported(e.to_string()))?;
+    rep3::lemma2(len as u128, b as u128, t.t())
+        .map_err(|e| IrisError::Unsupported(format!("{e} (codes of {len} bits)")))?;
+    if 2 * len >= F65519::P as usize {
+        return Err(IrisError::Unsupported(format!("codes of {len} bits do not fit F_65519 dot products")));
+    }
+    Ok((t, m))
+}
+
+fn share_rows<G: RngCore + CryptoRng>(
+    left: &[IrisCode],
+    right: &[IrisCode],
+    unrotated: usize,
+    rng: &mut G,
+) -> Result<[FieldTemplateShare; 3], IrisError> {
+    let f = F65519;
+    let rows = |codes: &[IrisCode]| {
+        let mut code = Vec::new();
+        let mut mask = Vec::new();
+        for c in codes {
+            code.extend(encode_masked(c).into_iter().map(|v| f.from_i128(v as i128)));
+            mask.extend(mask_vector(c).into_iter().map(|v| v as u16));
+        }
+        (code, mask)
+    };
+    let share = |v: Vec<u16>, rng: &mut G| {
+        shamir::share_from_client(&f, &v, rng).map_err(|e| IrisError::Unsupported(e.to_string()))
+    };
+    let (lc, lm) = rows(left);
+    let (rc, rm) = rows(right);
+    let (lc, lm, rc, rm) = (share(lc, rng)?, share(lm, rng)?, share(rc, rng)?, share(rm, rng)?);
+    Ok(std::array::from_fn(|i| FieldTemplateShare {
+        left: FieldEyeShare { code: lc[i].clone(), mask: lm[i].clone() },
+        right: FieldEyeShare { code: rc[i].clone(), mask: rm[i].clone() },
+        rows: left.len(),
+        unrotated,
+    }))
+}
+
+/// A client shares a template for enrolment.
+pub fn share_enrollment<G: RngCore + CryptoRng>(
+    t: &Template,
+    cfg: &MatchConfig,
+    rng: &mut G,
+) -> Result<[FieldTemplateShare; 3], IrisError> {
+    lifted_ring(t.left.geometry().bits(), cfg)?;
+    share_rows(&[cfg.mask_mode.apply(&t.left)], &[cfg.mask_mode.apply(&t.right)], 0, rng)
+}
+
+/// A client shares a query: every rotation of the window, for both eyes.
+pub fn share_query<G: RngCore + CryptoRng>(
+    t: &Template,
+    cfg: &MatchConfig,
+    rng: &mut G,
+) -> Result<[FieldTemplateShare; 3], IrisError> {
+    lifted_ring(t.left.geometry().bits(), cfg)?;
+    let window = rotations_in(&cfg.rotations, t.left.geometry().cols);
+    let unrotated = window
+        .iter()
+        .position(|&r| r == 0)
+        .ok_or_else(|| IrisError::Unsupported("the rotation window must contain 0 (the unrotated code)".into()))?;
+    let rots = |c: &IrisCode| {
+        let c = cfg.mask_mode.apply(c);
+        window.iter().map(|&r| c.rotate(r)).collect::<Vec<_>>()
+    };
+    share_rows(&rots(&t.left), &rots(&t.right), unrotated, rng)
+}
+
+/// One party's Shamir shares of the enrolled population: 2 bytes per code bit and per mask bit.
+#[derive(Clone, Debug)]
+pub struct FieldDb {
+    len: usize,
+    count: usize,
+    /// [left code, left mask, right code, right mask], row after row.
+    rows: [Shamir<F65519>; 4],
+}
+
+impl FieldDb {
+    /// An empty database for codes of `len` bits.
+    pub fn new(len: usize) -> Self {
+        FieldDb { len, count: 0, rows: std::array::from_fn(|_| Shamir::zeros(F65519, Degree::One, 0)) }
+    }
+    /// Enrolled entries.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+    /// Whether nothing is enrolled.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+    /// Bytes of shares held per enrolled identity (both eyes, codes and masks).
+    pub fn bytes_per_identity(&self) -> usize {
+        4 * self.len * 2
+    }
+    /// Appends an enrolled template's share.
+    pub fn push(&mut self, t: &FieldTemplateShare) -> Result<(), MpcError> {
+        if t.rows != 1 || t.left.code.len() != self.len {
+            return Err(MpcError::InvalidParameter(format!("an enrolment share has 1 row of {} values", self.len)));
+        }
+        for (dst, src) in self.rows.iter_mut().zip([&t.left.code, &t.left.mask, &t.right.code, &t.right.mask]) {
+            *dst = Shamir::concat(&[&*dst, src])?;
+        }
+        self.count += 1;
+        Ok(())
+    }
+}
+
+fn rotation_major(parts: Vec<&Shamir<F65519>>, rot: usize, len: usize) -> Result<Shamir<F65519>, MpcError> {
+    let mut pieces = Vec::with_capacity(rot * parts.len());
+    for r in 0..rot {
+        for q in &parts {
+            pieces.push(q.slice(r * len, len)?);
+        }
+    }
+    Shamir::concat(&pieces.iter().collect::<Vec<_>>())
+}
+
+/// [`super::check_batch`] over Shamir shares in F_65519 (MPCLift-F).
+pub fn check_batch(
+    p: &mut Party,
+    queries: &[FieldTemplateShare],
+    db: &FieldDb,
+    cfg: &MatchConfig,
+) -> Result<Vec<bool>, MpcError> {
+    let nq = queries.len();
+    if nq == 0 {
+        return Ok(Vec::new());
+    }
+    let (len, s, f) = (db.len, db.count, F65519);
+    let (rot, r0) = (queries[0].rows, queries[0].unrotated);
+    if queries.iter().any(|q| q.rows != rot || q.unrotated != r0 || q.left.code.len() != rot * len) {
+        return Err(MpcError::InvalidParameter(format!("every query needs the same {rot} rotations of {len} values")));
+    }
+    let (t, m) = lifted_ring(len, cfg).map_err(|e| MpcError::InvalidParameter(e.to_string()))?;
+    // Degree-2 shares of both dot products, laid out [eye][rotation][query][target].
+    let mut dots = Vec::with_capacity(2 * rot * nq * (s + nq));
+    let mut mls = Vec::with_capacity(2 * rot * nq * (s + nq));
+    let eyes = [(|q: &FieldTemplateShare| &q.left) as fn(&FieldTemplateShare) -> &FieldEyeShare, |q| &q.right];
+    for (e, eye) in eyes.iter().enumerate() {
+        let code = rotation_major(queries.iter().map(|q| &eye(q).code).collect(), rot, len)?;
+        let mask = rotation_major(queries.iter().map(|q| &eye(q).mask).collect(), rot, len)?;
+        let unrotated = |x: fn(&FieldEyeShare) -> &Shamir<F65519>| -> Result<Shamir<F65519>, MpcError> {
+            let rows: Vec<_> = queries.iter().map(|q| x(eye(q)).slice(r0 * len, len)).collect::<Result<_, _>>()?;
+            Shamir::concat(&rows.iter().collect::<Vec<_>>())
+        };
+        let (bcode, bmask) = (unrotated(|e| &e.code)?, unrotated(|e| &e.mask)?);
+        let (dot_db, ml_db) = if s > 0 {
+            (shamir::matmul(&code, &db.rows[2 * e], len)?, shamir::matmul(&mask, &db.rows[2 * e + 1], len)?)
+        } else {
+            (Shamir::zeros(f, Degree::Two, 0), Shamir::zeros(f, Degree::Two, 0))
+        };
+        let (dot_b, ml_b) = (shamir::matmul(&code, &bcode, len)?, shamir::matmul(&mask, &bmask, len)?);
+        for row in 0..rot * nq {
+            dots.extend_from_slice(&dot_db.shares()[row * s..(row + 1) * s]);
+            dots.extend_from_slice(&dot_b.shares()[row * nq..(row + 1) * nq]);
+            mls.extend_from_slice(&ml_db.shares()[row * s..(row + 1) * s]);
+            mls.extend_from_slice(&ml_b.shares()[row * nq..(row + 1) * nq]);
+        }
+    }
+    // Degree 2 -> additive -> replicated mod p, both products in one round.
+    let n = dots.len();
+    dots.extend(mls);
+    let both = shamir::to_rep3(p, &Shamir::from_parts(f, Degree::Two, dots)?)?;
+    let (dot, ml): (Rep3<F65519>, Rep3<F65519>) = (both.slice(0, n)?, both.slice(n, n)?);
+    // dot in [-l, l] with l < p/2: ConstLift by b = 2^m gives b·dot mod p·2^m; ml is lifted in MPC.
+    let bdot = rep3::const_lift(&dot, 1u128 << m, &t)?;
+    let ml_t = shamir::lift_p(p, &ml, m, &t)?;
+    let (a, _) = crate::mpc_comparison_terms(cfg.threshold);
+    let v = ml_t.mul_scalar(t.from_i128(a)).sub(&bdot)?;
+    let hits = shamir::msb_p(p, &v)?;
+    super::resolve(p, &hits, rot, nq, s, cfg)
+}
