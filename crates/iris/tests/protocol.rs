@@ -3,7 +3,7 @@
 //! both eye rules.
 
 use argus_iris::protocol::{is_enrolled, share_enrollment, share_query, SharedDb};
-use argus_iris::{find_matches, EyeRule, Generator, IrisGeometry, MatchConfig, Template};
+use argus_iris::{find_matches, EyeRule, Generator, IrisGeometry, MaskMode, MatchConfig, Template};
 use argus_math::{Z16, Z32, Z8};
 use argus_mpc::local::{run3, Backend};
 use argus_net::NetConfig;
@@ -39,8 +39,8 @@ fn agree_field(db: &[Template], queries: &[Template], geometry: IrisGeometry) {
     let mut batch = queries.to_vec();
     batch.push(g.genuine_template(&queries[3]).unwrap());
     let mut rng = StdRng::seed_from_u64(3);
-    for rule in [EyeRule::And, EyeRule::Or] {
-        let cfg = MatchConfig { rule, ..MatchConfig::default() };
+    for (rule, mask_mode) in [(EyeRule::And, MaskMode::PerBit), (EyeRule::Or, MaskMode::Trimmed)] {
+        let cfg = MatchConfig { rule, mask_mode, ..MatchConfig::default() };
         let enrolled: Vec<_> = db.iter().map(|t| field::share_enrollment(t, &cfg, &mut rng).unwrap()).collect();
         let qs: Vec<_> = batch.iter().map(|t| field::share_query(t, &cfg, &mut rng).unwrap()).collect();
         let out = run3(Backend::Memory, NetConfig::default(), |p| {
@@ -48,7 +48,8 @@ fn agree_field(db: &[Template], queries: &[Template], geometry: IrisGeometry) {
             for e in &enrolled {
                 fdb.push(&e[p.id()])?;
             }
-            assert_eq!(fdb.bytes_per_identity(), 2 * 2 * 2 * geometry.bits(), "2 bytes per code bit and mask bit");
+            let mask_bits = if mask_mode == MaskMode::Trimmed { geometry.bits() / 2 } else { geometry.bits() };
+            assert_eq!(fdb.bytes_per_identity(), 2 * 2 * (geometry.bits() + mask_bits), "2 bytes per stored bit");
             let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
             field::check_batch(p, &mine, &fdb, &cfg)
         })
@@ -61,7 +62,7 @@ fn agree_field(db: &[Template], queries: &[Template], geometry: IrisGeometry) {
             .collect();
         assert!(!want[batch.len() - 1], "the re-capture duplicates an earlier query of its batch");
         for party in &out {
-            assert_eq!(party, &want, "F_65519, {rule:?}");
+            assert_eq!(party, &want, "F_65519, {rule:?} {mask_mode:?}");
         }
     }
 }
@@ -69,8 +70,10 @@ fn agree_field(db: &[Template], queries: &[Template], geometry: IrisGeometry) {
 /// The MPC answer for every query equals the plaintext one, under both eye rules, over `ring`.
 fn agree_for<R: argus_math::Ring>(ring: R, db: &[Template], queries: &[Template], geometry: IrisGeometry) {
     let mut rng = StdRng::seed_from_u64(1);
-    for rule in [EyeRule::And, EyeRule::Or] {
-        let cfg = MatchConfig { rule, ..MatchConfig::default() };
+    for (rule, mask_mode) in
+        [(EyeRule::And, MaskMode::PerBit), (EyeRule::Or, MaskMode::PerBit), (EyeRule::And, MaskMode::Trimmed)]
+    {
+        let cfg = MatchConfig { rule, mask_mode, ..MatchConfig::default() };
         let enrolled: Vec<_> = db.iter().map(|t| share_enrollment(&ring, t, &cfg, &mut rng).unwrap()).collect();
         let qs: Vec<_> = queries.iter().map(|t| share_query(&ring, t, &cfg, &mut rng).unwrap()).collect();
         let out = run3(Backend::Memory, NetConfig::default(), |p| {
@@ -85,7 +88,7 @@ fn agree_for<R: argus_math::Ring>(ring: R, db: &[Template], queries: &[Template]
         assert_eq!(want[..5], [true, true, true, false, false], "the population behaves as designed");
         assert_eq!(want[5], rule == EyeRule::Or);
         for party in &out {
-            assert_eq!(party, &want, "{rule:?}");
+            assert_eq!(party, &want, "{rule:?} {mask_mode:?}");
         }
     }
 }

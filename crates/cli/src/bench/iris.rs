@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use argus_iris::protocol::{check_batch, share_enrollment, share_query, SharedDb};
-use argus_iris::{Generator, IrisGeometry, MatchConfig};
+use argus_iris::{Generator, IrisGeometry, MaskMode, MatchConfig};
 use argus_math::{Ring, Z16, Z32};
 use argus_mpc::local::{run3, Backend};
 use argus_net::NetConfig;
@@ -36,6 +36,9 @@ pub struct IrisArgs {
     /// (replicated over Z_2^16), nolift-z32 (replicated over Z_2^32).
     #[arg(long, value_delimiter = ',', default_values_t = ["mpclift-f16".to_string(), "mpclift-z16".to_string(), "nolift-z32".to_string()])]
     schemes: Vec<String>,
+    /// Trimmed masks: one mask bit per real/imaginary pair (half the mask storage and products).
+    #[arg(long)]
+    trimmed: bool,
 }
 
 /// One record of the iris suite.
@@ -44,6 +47,7 @@ struct Record {
     suite: &'static str,
     op: &'static str,
     variant: &'static str,
+    masks: &'static str,
     modulus_bits: u32,
     batch: usize,
     seconds: f64,
@@ -51,6 +55,11 @@ struct Record {
     ops_per_sec_per_core: f64,
     bytes_per_party: u64,
     rounds: u64,
+}
+
+fn config(a: &IrisArgs) -> MatchConfig {
+    let mask_mode = if a.trimmed { MaskMode::Trimmed } else { MaskMode::PerBit };
+    MatchConfig { mask_mode, ..MatchConfig::default() }
 }
 
 /// Runs the suite.
@@ -79,7 +88,7 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
 /// End to end over shares in `ring`.
 fn e2e<R: Ring>(a: &IrisArgs, backend: Backend, ring: R, variant: &'static str) -> Result<Record, String> {
     let geometry = IrisGeometry::DEPLOYED;
-    let cfg = MatchConfig::default();
+    let cfg = config(a);
     let mut g = Generator::new(geometry, 1).map_err(|e| e.to_string())?;
     let mut rng = OsRng;
     eprintln!("sharing {} identities and {} queries ...", a.db, a.batch);
@@ -131,6 +140,7 @@ fn report<T>(
         suite: "iris",
         op: "e2e",
         variant,
+        masks: if a.trimmed { "trimmed" } else { "per-bit" },
         modulus_bits: bits,
         batch: comparisons,
         seconds: secs,
@@ -143,7 +153,7 @@ fn report<T>(
         "e2e {}: {} queries x {} rotations x 2 eyes x {} identities = {} comparisons in {:.3} s (median of {reps}) \
          over {}: {:.2} M comparisons/s, {:.2} M per core ({} cores for 3 parties; paper's CPU headline 1 M, target 10 M), \
          {} bytes/party, {} rounds",
-        rec.variant,
+        format!("{} ({} masks)", rec.variant, rec.masks),
         a.batch,
         rot,
         a.db,
@@ -163,7 +173,7 @@ fn report<T>(
 fn e2e_field(a: &IrisArgs, backend: Backend) -> Result<Record, String> {
     use argus_iris::protocol::field;
     let geometry = IrisGeometry::DEPLOYED;
-    let cfg = MatchConfig::default();
+    let cfg = config(a);
     let mut g = Generator::new(geometry, 1).map_err(|e| e.to_string())?;
     let mut rng = OsRng;
     eprintln!("sharing {} identities and {} queries (F_65519) ...", a.db, a.batch);

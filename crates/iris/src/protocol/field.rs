@@ -11,7 +11,7 @@ use argus_mpc::{MpcError, Party};
 use rand_core::{CryptoRng, RngCore};
 
 use crate::matcher::rotations_in;
-use crate::{encode_masked, mask_vector, IrisCode, IrisError, MatchConfig, Template};
+use crate::{encode_masked, IrisCode, IrisError, MaskMode, MatchConfig, Template};
 
 /// One party's Shamir shares of one eye: masked code rows (−1, 0, 1 mod p) and mask rows (0, 1).
 #[derive(Clone, Debug)]
@@ -53,6 +53,7 @@ fn share_rows<G: RngCore + CryptoRng>(
     left: &[IrisCode],
     right: &[IrisCode],
     unrotated: usize,
+    mode: MaskMode,
     rng: &mut G,
 ) -> Result<[FieldTemplateShare; 3], IrisError> {
     let f = F65519;
@@ -61,7 +62,7 @@ fn share_rows<G: RngCore + CryptoRng>(
         let mut mask = Vec::new();
         for c in codes {
             code.extend(encode_masked(c).into_iter().map(|v| f.from_i128(v as i128)));
-            mask.extend(mask_vector(c).into_iter().map(|v| v as u16));
+            mask.extend(super::mask_row(c, mode).into_iter().map(|v| v as u16));
         }
         (code, mask)
     };
@@ -86,7 +87,7 @@ pub fn share_enrollment<G: RngCore + CryptoRng>(
     rng: &mut G,
 ) -> Result<[FieldTemplateShare; 3], IrisError> {
     lifted_ring(t.left.geometry().bits(), cfg)?;
-    share_rows(&[cfg.mask_mode.apply(&t.left)], &[cfg.mask_mode.apply(&t.right)], 0, rng)
+    share_rows(&[cfg.mask_mode.apply(&t.left)], &[cfg.mask_mode.apply(&t.right)], 0, cfg.mask_mode, rng)
 }
 
 /// A client shares a query: every rotation of the window, for both eyes.
@@ -105,7 +106,7 @@ pub fn share_query<G: RngCore + CryptoRng>(
         let c = cfg.mask_mode.apply(c);
         window.iter().map(|&r| c.rotate(r)).collect::<Vec<_>>()
     };
-    share_rows(&rots(&t.left), &rots(&t.right), unrotated, rng)
+    share_rows(&rots(&t.left), &rots(&t.right), unrotated, cfg.mask_mode, rng)
 }
 
 /// One party's Shamir shares of the enrolled population: 2 bytes per code bit and per mask bit.
@@ -132,12 +133,17 @@ impl FieldDb {
     }
     /// Bytes of shares held per enrolled identity (both eyes, codes and masks).
     pub fn bytes_per_identity(&self) -> usize {
-        4 * self.len * 2
+        let mask_len = if self.count > 0 { self.rows[1].len() / self.count } else { self.len };
+        2 * 2 * (self.len + mask_len)
     }
     /// Appends an enrolled template's share.
     pub fn push(&mut self, t: &FieldTemplateShare) -> Result<(), MpcError> {
         if t.rows != 1 || t.left.code.len() != self.len {
             return Err(MpcError::InvalidParameter(format!("an enrolment share has 1 row of {} values", self.len)));
+        }
+        super::mask_factor(self.len, t.left.mask.len())?;
+        if self.count > 0 && t.left.mask.len() != self.rows[1].len() / self.count {
+            return Err(MpcError::InvalidParameter("all entries must use the same mask mode".into()));
         }
         for (dst, src) in self.rows.iter_mut().zip([&t.left.code, &t.left.mask, &t.right.code, &t.right.mask]) {
             *dst = Shamir::concat(&[&*dst, src])?;
@@ -174,24 +180,30 @@ pub fn check_batch(
         return Err(MpcError::InvalidParameter(format!("every query needs the same {rot} rotations of {len} values")));
     }
     let (t, m) = lifted_ring(len, cfg).map_err(|e| MpcError::InvalidParameter(e.to_string()))?;
+    let mlen = queries[0].left.mask.len() / rot.max(1);
+    let factor = super::mask_factor(len, mlen)?;
+    if s > 0 && db.rows[1].len() != s * mlen {
+        return Err(MpcError::InvalidParameter("queries and database use different mask modes".into()));
+    }
     // Degree-2 shares of both dot products, laid out [eye][rotation][query][target].
     let mut dots = Vec::with_capacity(2 * rot * nq * (s + nq));
     let mut mls = Vec::with_capacity(2 * rot * nq * (s + nq));
     let eyes = [(|q: &FieldTemplateShare| &q.left) as fn(&FieldTemplateShare) -> &FieldEyeShare, |q| &q.right];
     for (e, eye) in eyes.iter().enumerate() {
         let code = rotation_major(queries.iter().map(|q| &eye(q).code).collect(), rot, len)?;
-        let mask = rotation_major(queries.iter().map(|q| &eye(q).mask).collect(), rot, len)?;
+        let mask = rotation_major(queries.iter().map(|q| &eye(q).mask).collect(), rot, mlen)?;
         let unrotated = |x: fn(&FieldEyeShare) -> &Shamir<F65519>| -> Result<Shamir<F65519>, MpcError> {
-            let rows: Vec<_> = queries.iter().map(|q| x(eye(q)).slice(r0 * len, len)).collect::<Result<_, _>>()?;
+            let w = x(eye(&queries[0])).len() / rot;
+            let rows: Vec<_> = queries.iter().map(|q| x(eye(q)).slice(r0 * w, w)).collect::<Result<_, _>>()?;
             Shamir::concat(&rows.iter().collect::<Vec<_>>())
         };
         let (bcode, bmask) = (unrotated(|e| &e.code)?, unrotated(|e| &e.mask)?);
         let (dot_db, ml_db) = if s > 0 {
-            (shamir::matmul(&code, &db.rows[2 * e], len)?, shamir::matmul(&mask, &db.rows[2 * e + 1], len)?)
+            (shamir::matmul(&code, &db.rows[2 * e], len)?, shamir::matmul(&mask, &db.rows[2 * e + 1], mlen)?)
         } else {
             (Shamir::zeros(f, Degree::Two, 0), Shamir::zeros(f, Degree::Two, 0))
         };
-        let (dot_b, ml_b) = (shamir::matmul(&code, &bcode, len)?, shamir::matmul(&mask, &bmask, len)?);
+        let (dot_b, ml_b) = (shamir::matmul(&code, &bcode, len)?, shamir::matmul(&mask, &bmask, mlen)?);
         for row in 0..rot * nq {
             dots.extend_from_slice(&dot_db.shares()[row * s..(row + 1) * s]);
             dots.extend_from_slice(&dot_b.shares()[row * nq..(row + 1) * nq]);
@@ -208,6 +220,7 @@ pub fn check_batch(
     let bdot = rep3::const_lift(&dot, 1u128 << m, &t)?;
     let ml_t = shamir::lift_p(p, &ml, m, &t)?;
     let (a, _) = crate::mpc_comparison_terms(cfg.threshold);
+    let a = a * factor; // with trimmed masks the products count pairs
     let v = ml_t.mul_scalar(t.from_i128(a)).sub(&bdot)?;
     let hits = shamir::msb_p(p, &v)?;
     super::resolve(p, &hits, rot, nq, s, cfg)

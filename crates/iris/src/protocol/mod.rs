@@ -26,7 +26,9 @@ use argus_mpc::{MpcError, Party};
 use rand_core::{CryptoRng, RngCore};
 
 use crate::matcher::rotations_in;
-use crate::{encode_masked, lemma2_ring_bits, mask_vector, EyeRule, IrisCode, IrisError, MatchConfig, Template};
+use crate::{
+    encode_masked, lemma2_ring_bits, mask_vector, EyeRule, IrisCode, IrisError, MaskMode, MatchConfig, Template,
+};
 
 /// One party's share of one eye: the masked code rows (values −1, 0, 1) and the mask rows (0, 1),
 /// each a row-major matrix of `rows × len`.
@@ -63,14 +65,33 @@ pub fn check_ring<R: Ring>(ring: &R, len: usize, cfg: &MatchConfig) -> Result<()
     }
 }
 
-fn eye_rows<R: Ring>(ring: &R, codes: &[IrisCode]) -> (Vec<R::El>, Vec<R::El>) {
+fn eye_rows<R: Ring>(ring: &R, codes: &[IrisCode], mode: MaskMode) -> (Vec<R::El>, Vec<R::El>) {
     let mut code = Vec::new();
     let mut mask = Vec::new();
     for c in codes {
         code.extend(encode_masked(c).into_iter().map(|v| ring.from_i128(v as i128)));
-        mask.extend(mask_vector(c).into_iter().map(|v| ring.from_u128(v as u128)));
+        mask.extend(mask_row(c, mode).into_iter().map(|v| ring.from_u128(v as u128)));
     }
     (code, mask)
+}
+
+/// The mask row a party stores: one bit per code bit, or with [`MaskMode::Trimmed`] one bit per
+/// real/imaginary pair (half the storage and half the mask products; then `ml` is twice the
+/// product of the trimmed rows).
+pub(crate) fn mask_row(c: &IrisCode, mode: MaskMode) -> Vec<u8> {
+    match mode {
+        MaskMode::PerBit => mask_vector(c),
+        MaskMode::Trimmed => c.trim().to_bools().into_iter().map(u8::from).collect(),
+    }
+}
+
+/// Whether rows of `mask_len` values are trimmed masks for codes of `len` bits, or an error.
+pub(crate) fn mask_factor(len: usize, mask_len: usize) -> Result<i128, MpcError> {
+    match mask_len {
+        m if m == len => Ok(1),
+        m if 2 * m == len => Ok(2),
+        m => Err(MpcError::InvalidParameter(format!("mask rows of {m} values for codes of {len} bits"))),
+    }
 }
 
 fn share_rows<R: Ring, G: RngCore + CryptoRng>(
@@ -78,10 +99,11 @@ fn share_rows<R: Ring, G: RngCore + CryptoRng>(
     left: &[IrisCode],
     right: &[IrisCode],
     unrotated: usize,
+    mode: MaskMode,
     rng: &mut G,
 ) -> [TemplateShare<R>; 3] {
-    let (lc, lm) = eye_rows(ring, left);
-    let (rc, rm) = eye_rows(ring, right);
+    let (lc, lm) = eye_rows(ring, left, mode);
+    let (rc, rm) = eye_rows(ring, right, mode);
     let [lc, lm, rc, rm] = [lc, lm, rc, rm].map(|v| rep3::share_from_client(ring, &v, rng));
     std::array::from_fn(|i| TemplateShare {
         left: EyeShare { code: lc[i].clone(), mask: lm[i].clone() },
@@ -100,7 +122,7 @@ pub fn share_enrollment<R: Ring, G: RngCore + CryptoRng>(
 ) -> Result<[TemplateShare<R>; 3], IrisError> {
     check_ring(ring, t.left.geometry().bits(), cfg)?;
     let (l, r) = (cfg.mask_mode.apply(&t.left), cfg.mask_mode.apply(&t.right));
-    Ok(share_rows(ring, &[l], &[r], 0, rng))
+    Ok(share_rows(ring, &[l], &[r], 0, cfg.mask_mode, rng))
 }
 
 /// A client shares a query: every rotation of the window, for both eyes.
@@ -120,7 +142,7 @@ pub fn share_query<R: Ring, G: RngCore + CryptoRng>(
         let c = cfg.mask_mode.apply(c);
         window.iter().map(|&r| c.rotate(r)).collect::<Vec<_>>()
     };
-    Ok(share_rows(ring, &rots(&t.left), &rots(&t.right), unrotated, rng))
+    Ok(share_rows(ring, &rots(&t.left), &rots(&t.right), unrotated, cfg.mask_mode, rng))
 }
 
 /// One party's shares of the enrolled population, kept in the pre-processed form of eq. 6 and
@@ -151,6 +173,10 @@ impl<R: Ring> SharedDb<R> {
     pub fn push(&mut self, t: &TemplateShare<R>) -> Result<(), MpcError> {
         if t.rows != 1 || t.left.code.len() != self.len {
             return Err(MpcError::InvalidParameter(format!("an enrolment share has 1 row of {} values", self.len)));
+        }
+        mask_factor(self.len, t.left.mask.len())?;
+        if self.count > 0 && t.left.mask.len() != self.rows[1].len() / self.count {
+            return Err(MpcError::InvalidParameter("all entries must use the same mask mode".into()));
         }
         for (dst, src) in self.rows.iter_mut().zip([&t.left.code, &t.left.mask, &t.right.code, &t.right.mask]) {
             dst.extend(&Rep3Pre::new(src))?;
@@ -191,6 +217,11 @@ pub fn check_batch<R: Ring>(
     let (len, ring) = (db.len, &db.ring);
     let rot = queries[0].rows;
     let r0 = queries[0].unrotated;
+    let mlen = queries[0].left.mask.len() / rot.max(1);
+    let factor = mask_factor(len, mlen)?;
+    if db.count > 0 && db.rows[1].len() != db.count * mlen {
+        return Err(MpcError::InvalidParameter("queries and database use different mask modes".into()));
+    }
     if queries.iter().any(|q| q.rows != rot || q.unrotated != r0 || q.left.code.len() != rot * len) {
         return Err(MpcError::InvalidParameter(format!("every query needs the same {rot} rotations of {len} values")));
     }
@@ -202,21 +233,21 @@ pub fn check_batch<R: Ring>(
     let eyes = [(|q: &TemplateShare<R>| &q.left) as fn(&TemplateShare<R>) -> &EyeShare<R>, |q| &q.right];
     for (e, eye) in eyes.iter().enumerate() {
         let code = Rep3Pre::new(&rotation_major(queries.iter().map(|q| &eye(q).code).collect(), rot, len)?);
-        let mask = Rep3Pre::new(&rotation_major(queries.iter().map(|q| &eye(q).mask).collect(), rot, len)?);
+        let mask = Rep3Pre::new(&rotation_major(queries.iter().map(|q| &eye(q).mask).collect(), rot, mlen)?);
         let unrotated = |f: fn(&EyeShare<R>) -> &Rep3<R>| -> Result<Rep3Pre<R>, MpcError> {
-            let rows: Vec<Rep3<R>> =
-                queries.iter().map(|q| f(eye(q)).slice(r0 * len, len)).collect::<Result<_, _>>()?;
+            let w = f(eye(&queries[0])).len() / rot;
+            let rows: Vec<Rep3<R>> = queries.iter().map(|q| f(eye(q)).slice(r0 * w, w)).collect::<Result<_, _>>()?;
             Ok(Rep3Pre::new(&Rep3::concat(&rows.iter().collect::<Vec<_>>())?))
         };
         let (bcode, bmask) = (unrotated(|e| &e.code)?, unrotated(|e| &e.mask)?);
         // Against the database and against the batch.
         let (dot_db, ml_db) = if s > 0 {
-            (rep3::matmul_local(&code, &db.rows[2 * e], len)?, rep3::matmul_local(&mask, &db.rows[2 * e + 1], len)?)
+            (rep3::matmul_local(&code, &db.rows[2 * e], len)?, rep3::matmul_local(&mask, &db.rows[2 * e + 1], mlen)?)
         } else {
             (Vec::new(), Vec::new())
         };
         let dot_b = rep3::matmul_local(&code, &bcode, len)?;
-        let ml_b = rep3::matmul_local(&mask, &bmask, len)?;
+        let ml_b = rep3::matmul_local(&mask, &bmask, mlen)?;
         for row in 0..rot * nq {
             dots.extend_from_slice(&dot_db[row * s..(row + 1) * s]);
             dots.extend_from_slice(&dot_b[row * nq..(row + 1) * nq]);
@@ -224,7 +255,7 @@ pub fn check_batch<R: Ring>(
             mls.extend_from_slice(&ml_b[row * nq..(row + 1) * nq]);
         }
     }
-    let hits = compare(p, ring, dots, mls, cfg, len)?;
+    let hits = compare(p, ring, dots, mls, factor, cfg, len)?;
     resolve(p, &hits, rot, nq, s, cfg)
 }
 
@@ -270,11 +301,14 @@ fn compare<R: Ring>(
     ring: &R,
     dots: Vec<R::El>,
     mls: Vec<R::El>,
+    factor: i128,
     cfg: &MatchConfig,
     len: usize,
 ) -> Result<Rep3Bits, MpcError> {
     let need = lemma2_ring_bits(len, cfg.threshold);
     let (a, b) = crate::mpc_comparison_terms(cfg.threshold);
+    // With trimmed masks the products count pairs: ml = factor · product.
+    let a = a * factor;
     let k = match ring.modulus() {
         Modulus::Pow2(k) => k,
         m => return Err(MpcError::InvalidParameter(format!("the iris check runs over Z_2^k, not {m}"))),
