@@ -1,10 +1,10 @@
 //! The uniqueness check over Shamir sharing in F_65519 (paper 000 sections 4.3.2 and 5.1,
 //! "MPCLift-F"): one 16-bit share per code bit and per mask bit (the storage of the deployed
 //! system), one plain matrix product per secret one (deferred reduction, degree 2), conversion to
-//! replicated shares mod p (one element per product), `ml` lifted to Z_{p·2^16} in MPC (Alg. 15),
+//! replicated shares mod p (one element per product), `ml` lifted to Z_{p·2^16} (`u64` elements) in MPC (Alg. 15),
 //! `b·dot` by ConstLift (b = 2^16, Alg. 13), and the MSB of `a·ml − b·dot` mod p·2^16.
 
-use argus_math::{Ring, Zt, F65519};
+use argus_math::{Ring, Zt64, F65519};
 use argus_mpc::rep3::{self, Rep3};
 use argus_mpc::shamir::{self, Degree, Shamir};
 use argus_mpc::{MpcError, Party};
@@ -37,10 +37,10 @@ pub struct FieldTemplateShare {
 }
 
 /// The lifted ring Z_{p·2^16} and the check that it satisfies Lemma 2 for codes of `len` bits.
-fn lifted_ring(len: usize, cfg: &MatchConfig) -> Result<(Zt, u32), IrisError> {
+fn lifted_ring(len: usize, cfg: &MatchConfig) -> Result<(Zt64, u32), IrisError> {
     let (_, b) = crate::mpc_comparison_terms(cfg.threshold);
     let m = b.trailing_zeros();
-    let t = Zt::new((F65519::P as u128) << m).map_err(|e| IrisError::Unsupported(e.to_string()))?;
+    let t = Zt64::new((F65519::P as u128) << m).map_err(|e| IrisError::Unsupported(e.to_string()))?;
     rep3::lemma2(len as u128, b as u128, t.t())
         .map_err(|e| IrisError::Unsupported(format!("{e} (codes of {len} bits)")))?;
     if 2 * len >= F65519::P as usize {

@@ -334,7 +334,7 @@ pub fn msb_p_with<R: Ring>(p: &mut Party, x: &Rep3<R>, circuit: Circuit) -> Resu
 ///
 /// The components summed without reduction give `X = x + t·o` with `o` in {0, 1, 2}; `o` is
 /// computed in binary, brought to Z_{2^m} and scaled by ConstLift (Alg. 13): `x = X - t·o`.
-pub fn lift_p<R: Ring>(p: &mut Party, x: &Rep3<R>, m: u32, target: &Zt) -> Result<Rep3<Zt>> {
+pub fn lift_p<R: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, m: u32, target: &T) -> Result<Rep3<T>> {
     lift_p_with(p, x, m, target, Circuit::default())
 }
 
@@ -343,10 +343,21 @@ pub fn lift_p<R: Ring>(p: &mut Party, x: &Rep3<R>, m: u32, target: &Zt) -> Resul
 /// as (ℓ+2)-bit numbers (the constant goes into component `x_0`, both batches in one adder run),
 /// each injected into Z_{2^m}. [`Circuit::Parallel`] gets `o = [x_0 + x_1 >= t] + [A + x_2 >= t]`,
 /// the first bit from party 1 directly, the second from one comparison.
-pub fn lift_p_with<R: Ring>(p: &mut Party, x: &Rep3<R>, m: u32, target: &Zt, circuit: Circuit) -> Result<Rep3<Zt>> {
+pub fn lift_p_with<R: Ring, T: Ring>(
+    p: &mut Party,
+    x: &Rep3<R>,
+    m: u32,
+    target: &T,
+    circuit: Circuit,
+) -> Result<Rep3<T>> {
     let (t, l) = modulus_bits(x.ring())?;
     let want = (1..128).contains(&m).then(|| t.checked_mul(1u128 << m)).flatten();
-    if want != Some(target.t()) {
+    let have = match target.modulus() {
+        Modulus::Pow2(k) if k < 128 => Some(1u128 << k),
+        Modulus::Pow2(_) => None,
+        Modulus::Int(v) => Some(v),
+    };
+    if want.is_none() || want != have {
         return Err(MpcError::InvalidParameter(format!(
             "LiftP from {} by 2^{m} needs m >= 1 and the target Z_(t·2^m) below 2^128, got {}",
             x.ring().modulus(),
@@ -356,7 +367,7 @@ pub fn lift_p_with<R: Ring>(p: &mut Party, x: &Rep3<R>, m: u32, target: &Zt, cir
     let z2m = Zt::pow2(m)?;
     let (me, n, r) = (p.id(), x.len(), x.ring());
     let big = |v: &[R::El]| v.iter().map(|&e| target.from_u128(r.to_u128(e))).collect();
-    let sum = Rep3::from_parts(*target, big(&x.a), big(&x.b))?;
+    let sum = Rep3::from_parts(target.clone(), big(&x.a), big(&x.b))?;
     let o = match circuit {
         Circuit::Paper => {
             let w = l + 2;
