@@ -146,7 +146,7 @@ impl FieldDb {
             return Err(MpcError::InvalidParameter("all entries must use the same mask mode".into()));
         }
         for (dst, src) in self.rows.iter_mut().zip([&t.left.code, &t.left.mask, &t.right.code, &t.right.mask]) {
-            *dst = Shamir::concat(&[&*dst, src])?;
+            dst.extend(src)?;
         }
         self.count += 1;
         Ok(())

@@ -160,6 +160,21 @@ impl<F: Field> Shamir<F> {
     pub fn add_scalar(&self, c: F::El) -> Self {
         self.map(|r, x| r.add(x, c))
     }
+    /// Appends `o` (same field and degree) in place.
+    pub fn extend(&mut self, o: &Self) -> Result<()> {
+        if self.field != o.field {
+            return Err(MpcError::RingMismatch { left: self.field.modulus(), right: o.field.modulus() });
+        }
+        if self.degree != o.degree {
+            return Err(MpcError::InvalidParameter(format!(
+                "Shamir degree mismatch: {} vs {}",
+                self.degree.get(),
+                o.degree.get()
+            )));
+        }
+        self.shares.extend_from_slice(&o.shares);
+        Ok(())
+    }
     /// Concatenation of share vectors of one field and degree.
     pub fn concat(parts: &[&Self]) -> Result<Self> {
         let first = parts.first().ok_or_else(|| MpcError::InvalidParameter("concat of nothing".into()))?;
