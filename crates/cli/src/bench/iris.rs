@@ -32,13 +32,16 @@ pub struct IrisArgs {
     /// Transport: tcp (mutual TLS on loopback) or memory.
     #[arg(long, default_value = "tcp")]
     backend: String,
-    /// Schemes to run: mpclift-f16 (Shamir over F_65519, 2 bytes per code bit), mpclift-z16
+    /// End-to-end schemes to run (`--schemes ""` for none): mpclift-f16 (Shamir over F_65519, 2 bytes per code bit), mpclift-z16
     /// (replicated over Z_2^16), nolift-z32 (replicated over Z_2^32).
     #[arg(long, value_delimiter = ',', default_values_t = ["mpclift-f16".to_string(), "mpclift-z16".to_string(), "nolift-z32".to_string()])]
     schemes: Vec<String>,
     /// Trimmed masks: one mask bit per real/imaginary pair (half the mask storage and products).
     #[arg(long)]
     trimmed: bool,
+    /// Batch sizes of the comparison-phase tables (paper 000 Tables 2 and 3); empty to skip.
+    #[arg(long, value_delimiter = ',', default_values_t = [50_000usize, 100_000, 250_000, 500_000])]
+    compare_batches: Vec<usize>,
 }
 
 /// One record of the iris suite.
@@ -69,8 +72,8 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
         "memory" => Backend::Memory,
         o => return Err(format!("unknown backend {o:?} (use tcp or memory)")),
     };
-    let mut records = Vec::new();
-    for scheme in &a.schemes {
+    let mut records = compare_tables(&a, backend)?;
+    for scheme in a.schemes.iter().filter(|s| !s.is_empty()) {
         records.push(match scheme.as_str() {
             "mpclift-z16" => e2e(&a, backend, Z16::new(), "mpclift-Z16-rep3")?,
             "nolift-z32" => e2e(&a, backend, Z32::new(), "nolift-Z32-rep3")?,
@@ -83,6 +86,73 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
         std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
     }
     Ok(())
+}
+
+/// Tables 2 and 3: every comparison variant at every batch size, the paper's figure beside ours.
+fn compare_tables(a: &IrisArgs, backend: Backend) -> Result<Vec<Record>, String> {
+    if a.compare_batches.is_empty() {
+        return Ok(Vec::new());
+    }
+    let variants = super::compare::variants();
+    let reps = a.reps.max(1);
+    let batches = a.compare_batches.clone();
+    let per_party = run3(backend, NetConfig::with_timeout(Duration::from_secs(600)), |p| {
+        let mut out = Vec::new();
+        for v in &variants {
+            for &n in &batches {
+                out.push(super::compare::measure(p, v, n, reps)?);
+            }
+        }
+        Ok(out)
+    })
+    .map_err(|e| e.to_string())?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(3);
+    println!(
+        "{:<13} {:>7} {:>10} {:>12} {:>11} {:>7}   paper (1 thread per party): M el/s, kB",
+        "compare", "batch", "ms", "M el/s/core", "kB/party", "rounds"
+    );
+    let mut records = Vec::new();
+    let mut k = 0;
+    for v in &variants {
+        for &n in &batches {
+            let secs = median((0..reps).map(|r| per_party.iter().map(|pp| pp[k][r].0).fold(0.0, f64::max)).collect());
+            let bytes = per_party.iter().map(|pp| pp[k][0].1.bytes_sent).max().unwrap_or(0);
+            let rounds = per_party.iter().map(|pp| pp[k][0].1.rounds).max().unwrap_or(0);
+            let per_core = n as f64 / secs * 3.0 / cores as f64;
+            let paper = v.paper.iter().find(|(b, _, _)| *b == n).map_or(String::new(), |(_, t, kb)| {
+                format!(
+                    "{t:>6.1} {kb:>8.0}   ours/paper: {:.2}x speed, {:.2}x bytes",
+                    per_core / 1e6 / t,
+                    bytes as f64 / 1e3 / kb
+                )
+            });
+            println!(
+                "{:<13} {:>7} {:>10.2} {:>12.2} {:>11.0} {:>7}   {paper}",
+                v.name,
+                n,
+                secs * 1e3,
+                per_core / 1e6,
+                bytes as f64 / 1e3,
+                rounds
+            );
+            let op = if v.name == "or_tree" { "or_tree" } else { "compare" };
+            records.push(Record {
+                suite: "iris",
+                op,
+                variant: v.name,
+                masks: if v.name.starts_with("plain") { "plain" } else { "secret" },
+                modulus_bits: v.bits,
+                batch: n,
+                seconds: secs,
+                ops_per_sec: per_core,
+                ops_per_sec_per_core: per_core,
+                bytes_per_party: bytes,
+                rounds,
+            });
+            k += 1;
+        }
+    }
+    Ok(records)
 }
 
 /// End to end over shares in `ring`.

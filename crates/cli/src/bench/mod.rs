@@ -1,5 +1,6 @@
 //! `argus bench <suite>`: measurements that print the paper's or a baseline's figure beside ours.
 
+mod compare;
 mod core;
 mod iris;
 
