@@ -7,7 +7,7 @@
 //!   MPC (Alg. 14) and `b·dot` by ConstLift (Alg. 13).
 //!
 //! For every query rotation `r`, eye `e` and enrolled entry `j`:
-//! `v = a·ml − b·dot` with `(a, b)` from [`mpc_comparison_terms`], computed on the additive
+//! `v = a·ml − b·dot` with `(a, b)` from [`mpc_comparison_terms`](crate::mpc_comparison_terms), computed on the additive
 //! shares of the two matrix products (eq. 6) and reshared once; `msb(v) = 1` ⟺ match. The match
 //! bits are laid out `[rotation][entry]`, so an OR-tree with `groups = entries` folds the
 //! rotations; the eyes are combined by the rule (AND or OR) and a last OR-tree over the entries
