@@ -10,7 +10,6 @@ use argus_mpc::shamir::{self, Degree, Shamir};
 use argus_mpc::{MpcError, Party};
 use rand_core::{CryptoRng, RngCore};
 
-use crate::matcher::rotations_in;
 use crate::{encode_masked, IrisCode, IrisError, MaskMode, MatchConfig, Template};
 
 /// One party's Shamir shares of one eye: masked code rows (−1, 0, 1 mod p) and mask rows (0, 1).
@@ -97,16 +96,8 @@ pub fn share_query<G: RngCore + CryptoRng>(
     rng: &mut G,
 ) -> Result<[FieldTemplateShare; 3], IrisError> {
     lifted_ring(t.left.geometry().bits(), cfg)?;
-    let window = rotations_in(&cfg.rotations, t.left.geometry().cols);
-    let unrotated = window
-        .iter()
-        .position(|&r| r == 0)
-        .ok_or_else(|| IrisError::Unsupported("the rotation window must contain 0 (the unrotated code)".into()))?;
-    let rots = |c: &IrisCode| {
-        let c = cfg.mask_mode.apply(c);
-        window.iter().map(|&r| c.rotate(r)).collect::<Vec<_>>()
-    };
-    share_rows(&rots(&t.left), &rots(&t.right), unrotated, cfg.mask_mode, rng)
+    let (left, right, unrotated) = super::query_rows(t, cfg)?;
+    share_rows(&left, &right, unrotated, cfg.mask_mode, rng)
 }
 
 /// One party's Shamir shares of the enrolled population: 2 bytes per code bit and per mask bit.

@@ -133,6 +133,13 @@ pub fn share_query<R: Ring, G: RngCore + CryptoRng>(
     rng: &mut G,
 ) -> Result<[TemplateShare<R>; 3], IrisError> {
     check_ring(ring, t.left.geometry().bits(), cfg)?;
+    let (left, right, unrotated) = query_rows(t, cfg)?;
+    Ok(share_rows(ring, &left, &right, unrotated, cfg.mask_mode, rng))
+}
+
+/// The rows a client shares for a query: every rotation of the window for each eye (mask mode
+/// applied), and the index of the unrotated row. Shared by both schemes.
+pub(crate) fn query_rows(t: &Template, cfg: &MatchConfig) -> Result<(Vec<IrisCode>, Vec<IrisCode>, usize), IrisError> {
     let window = rotations_in(&cfg.rotations, t.left.geometry().cols);
     let unrotated = window
         .iter()
@@ -142,7 +149,7 @@ pub fn share_query<R: Ring, G: RngCore + CryptoRng>(
         let c = cfg.mask_mode.apply(c);
         window.iter().map(|&r| c.rotate(r)).collect::<Vec<_>>()
     };
-    Ok(share_rows(ring, &rots(&t.left), &rots(&t.right), unrotated, cfg.mask_mode, rng))
+    Ok((rots(&t.left), rots(&t.right), unrotated))
 }
 
 /// One party's shares of the enrolled population, kept in the pre-processed form of eq. 6 and
