@@ -29,6 +29,41 @@ fn mpc_check_agrees_with_plaintext() {
     agree_for(Z32::new(), &db, &queries, geometry);
     agree_for(Z16::new(), &db, &queries, geometry);
     agree_field(&db, &queries, geometry);
+    agree_plain_mask(&db, &queries, geometry);
+}
+
+/// Alg. 2 (public masks): the same answers, with a batch duplicate appended.
+fn agree_plain_mask(db: &[Template], queries: &[Template], geometry: IrisGeometry) {
+    use argus_iris::protocol::plain_mask;
+    let mut g = Generator::new(geometry, 78).unwrap();
+    let mut batch = queries.to_vec();
+    batch.push(g.genuine_template(&queries[3]).unwrap());
+    let mut rng = StdRng::seed_from_u64(4);
+    for (rule, mask_mode) in [(EyeRule::And, MaskMode::PerBit), (EyeRule::Or, MaskMode::Trimmed)] {
+        let cfg = MatchConfig { rule, mask_mode, ..MatchConfig::default() };
+        let enrolled: Vec<_> = db.iter().map(|t| plain_mask::share_enrollment(t, &cfg, &mut rng).unwrap()).collect();
+        let qs: Vec<_> = batch.iter().map(|t| plain_mask::share_query(t, &cfg, &mut rng).unwrap()).collect();
+        let out = run3(Backend::Memory, NetConfig::default(), |p| {
+            let mut pdb = plain_mask::PlainMaskDb::new(geometry.bits());
+            for e in &enrolled {
+                pdb.push(&e[p.id()])?;
+            }
+            let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
+            let before = p.stats();
+            let r = plain_mask::check_batch(p, &mine, &pdb, &cfg)?;
+            Ok((r, p.stats() - before))
+        })
+        .unwrap();
+        let want: Vec<bool> = (0..batch.len())
+            .map(|i| {
+                find_matches(&batch[i], db, &cfg).unwrap().is_empty()
+                    && find_matches(&batch[i], &batch[..i], &cfg).unwrap().is_empty()
+            })
+            .collect();
+        for (party, _) in &out {
+            assert_eq!(party, &want, "public masks, {rule:?} {mask_mode:?}");
+        }
+    }
 }
 
 /// The same over Shamir shares in F_65519 (MPCLift-F), with in-batch duplicates: the queries are

@@ -33,15 +33,19 @@ pub struct IrisArgs {
     #[arg(long, default_value = "tcp")]
     backend: String,
     /// End-to-end schemes to run (`--schemes ""` for none): mpclift-f16 (Shamir over F_65519, 2 bytes per code bit), mpclift-z16
-    /// (replicated over Z_2^16), nolift-z32 (replicated over Z_2^32).
+    /// (replicated over Z_2^16), nolift-z32 (replicated over Z_2^32), plain-mask-z16 (Alg. 2: public
+    /// masks, secret codes over Z_2^16).
     #[arg(long, value_delimiter = ',', default_values_t = ["mpclift-f16".to_string(), "mpclift-z16".to_string(), "nolift-z32".to_string()])]
     schemes: Vec<String>,
     /// Trimmed masks: one mask bit per real/imaginary pair (half the mask storage and products).
     #[arg(long)]
     trimmed: bool,
-    /// Batch sizes of the comparison-phase tables (paper 000 Tables 2 and 3); empty to skip.
+    /// Batch sizes of the comparison-phase tables (paper 000 Tables 2 and 3).
     #[arg(long, value_delimiter = ',', default_values_t = [50_000usize, 100_000, 250_000, 500_000])]
     compare_batches: Vec<usize>,
+    /// Skip the comparison-phase tables (end to end only).
+    #[arg(long)]
+    no_compare: bool,
 }
 
 /// One record of the iris suite.
@@ -78,7 +82,12 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
             "mpclift-z16" => e2e(&a, backend, Z16::new(), "mpclift-Z16-rep3")?,
             "nolift-z32" => e2e(&a, backend, Z32::new(), "nolift-Z32-rep3")?,
             "mpclift-f16" => e2e_field(&a, backend)?,
-            o => return Err(format!("unknown scheme {o:?} (use mpclift-f16, mpclift-z16 or nolift-z32)")),
+            "plain-mask-z16" => e2e_plain_mask(&a, backend)?,
+            o => {
+                return Err(format!(
+                    "unknown scheme {o:?} (use mpclift-f16, mpclift-z16, nolift-z32 or plain-mask-z16)"
+                ))
+            }
         });
     }
     if let Some(path) = &a.json {
@@ -90,7 +99,7 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
 
 /// Tables 2 and 3: every comparison variant at every batch size, the paper's figure beside ours.
 fn compare_tables(a: &IrisArgs, backend: Backend) -> Result<Vec<Record>, String> {
-    if a.compare_batches.is_empty() {
+    if a.no_compare || a.compare_batches.is_empty() {
         return Ok(Vec::new());
     }
     let variants = super::compare::variants();
@@ -276,4 +285,40 @@ fn e2e_field(a: &IrisArgs, backend: Backend) -> Result<Record, String> {
     })
     .map_err(|e| e.to_string())?;
     Ok(report(a, "mpclift-F16-shamir", 16, rot, &per_party))
+}
+
+/// End to end with public masks (Alg. 2).
+fn e2e_plain_mask(a: &IrisArgs, backend: Backend) -> Result<Record, String> {
+    use argus_iris::protocol::plain_mask;
+    let geometry = IrisGeometry::DEPLOYED;
+    let cfg = config(a);
+    let mut g = Generator::new(geometry, 1).map_err(|e| e.to_string())?;
+    let mut rng = OsRng;
+    eprintln!("sharing {} identities and {} queries (public masks) ...", a.db, a.batch);
+    let enrolled: Vec<_> = (0..a.db)
+        .map(|_| plain_mask::share_enrollment(&g.random_template(), &cfg, &mut rng))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let queries: Vec<_> = (0..a.batch)
+        .map(|_| plain_mask::share_query(&g.random_template(), &cfg, &mut rng))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let rot = queries.first().map_or(0, |q| q[0].rows);
+    let reps = a.reps.max(1);
+    let per_party = run3(backend, NetConfig::with_timeout(Duration::from_secs(600)), |p| {
+        let mut db = plain_mask::PlainMaskDb::new(geometry.bits());
+        for e in &enrolled {
+            db.push(&e[p.id()])?;
+        }
+        let mine: Vec<_> = queries.iter().map(|q| q[p.id()].clone()).collect();
+        let mut out = Vec::new();
+        for _ in 0..reps {
+            let (before, t0) = (p.stats(), Instant::now());
+            let unique = plain_mask::check_batch(p, &mine, &db, &cfg)?;
+            out.push((t0.elapsed().as_secs_f64(), p.stats() - before, unique));
+        }
+        Ok(out)
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(report(a, "plain-mask-Z16-rep3", 16, rot, &per_party))
 }

@@ -19,6 +19,7 @@
 //! comparison.
 
 pub mod field;
+pub mod plain_mask;
 
 use argus_math::{BitVec, Modulus, Ring, Z32};
 use argus_mpc::rep3::{self, Adder, Rep3, Rep3Bits, Rep3Pre};

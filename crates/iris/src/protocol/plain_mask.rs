@@ -1,0 +1,157 @@
+//! The uniqueness check with **public masks** (paper 000 Alg. 2, section 4): the codes stay
+//! secret (replicated shares over Z_2^16 of the masked-bitvector encoding), the masks are known to
+//! the parties. Each party computes `ml` in the clear, so with `c = floor(a·ml / 2^d)` (public)
+//! MATCH ⟺ `dot > a·ml/2^d` ⟺ `c − dot < 0` for the integer `dot`: a 16-bit MSB (Lemma 1:
+//! `c − dot ∈ [−l, 2l]` with `l < 2^14`), the paper's cheapest variant (29 AND gates).
+
+use argus_math::{BitVec, Ring, Z16};
+use argus_mpc::rep3::{self, Adder, Rep3, Rep3Pre};
+use argus_mpc::{MpcError, Party};
+use rand_core::{CryptoRng, RngCore};
+
+use crate::{encode_masked, IrisCode, IrisError, MatchConfig, Template};
+
+/// One party's view of a template: secret code rows (shares) and public masks, per eye.
+#[derive(Clone, Debug)]
+pub struct PlainMaskShare {
+    /// Shares of the masked code rows, left then right eye (each `rows × len`).
+    pub codes: [Rep3<Z16>; 2],
+    /// The masks in the clear, left then right eye, one per row.
+    pub masks: [Vec<BitVec>; 2],
+    /// Rows per eye.
+    pub rows: usize,
+    /// Which row is the unrotated code.
+    pub unrotated: usize,
+}
+
+fn share<G: RngCore + CryptoRng>(
+    left: &[IrisCode],
+    right: &[IrisCode],
+    unrotated: usize,
+    rng: &mut G,
+) -> Result<[PlainMaskShare; 3], IrisError> {
+    let len = left.first().map_or(0, |c| c.geometry().bits());
+    if 4 * len >= 1 << 16 {
+        return Err(IrisError::Unsupported(format!(
+            "codes of {len} bits need l < 2^14 for a 16-bit comparison (Lemma 1)"
+        )));
+    }
+    let ring = Z16::new();
+    let rows = |codes: &[IrisCode]| -> Vec<u16> {
+        codes.iter().flat_map(|c| encode_masked(c).into_iter().map(|v| ring.from_i128(v as i128))).collect()
+    };
+    let (l, r) = (rep3::share_from_client(&ring, &rows(left), rng), rep3::share_from_client(&ring, &rows(right), rng));
+    let masks = |codes: &[IrisCode]| codes.iter().map(|c| c.mask().clone()).collect::<Vec<_>>();
+    Ok(std::array::from_fn(|i| PlainMaskShare {
+        codes: [l[i].clone(), r[i].clone()],
+        masks: [masks(left), masks(right)],
+        rows: left.len(),
+        unrotated,
+    }))
+}
+
+/// A client shares a template for enrolment (codes secret, masks public).
+pub fn share_enrollment<G: RngCore + CryptoRng>(
+    t: &Template,
+    cfg: &MatchConfig,
+    rng: &mut G,
+) -> Result<[PlainMaskShare; 3], IrisError> {
+    share(&[cfg.mask_mode.apply(&t.left)], &[cfg.mask_mode.apply(&t.right)], 0, rng)
+}
+
+/// A client shares a query: every rotation of the window, for both eyes.
+pub fn share_query<G: RngCore + CryptoRng>(
+    t: &Template,
+    cfg: &MatchConfig,
+    rng: &mut G,
+) -> Result<[PlainMaskShare; 3], IrisError> {
+    let (left, right, unrotated) = super::query_rows(t, cfg)?;
+    share(&left, &right, unrotated, rng)
+}
+
+/// One party's database: pre-processed code shares and the public masks.
+#[derive(Clone, Debug)]
+pub struct PlainMaskDb {
+    len: usize,
+    codes: [Rep3Pre<Z16>; 2],
+    masks: [Vec<BitVec>; 2],
+}
+
+impl PlainMaskDb {
+    /// An empty database for codes of `len` bits.
+    pub fn new(len: usize) -> Self {
+        PlainMaskDb { len, codes: std::array::from_fn(|_| Rep3Pre::empty(Z16::new())), masks: [Vec::new(), Vec::new()] }
+    }
+    /// Enrolled entries.
+    pub fn len(&self) -> usize {
+        self.masks[0].len()
+    }
+    /// Whether nothing is enrolled.
+    pub fn is_empty(&self) -> bool {
+        self.masks[0].is_empty()
+    }
+    /// Appends an enrolled template.
+    pub fn push(&mut self, t: &PlainMaskShare) -> Result<(), MpcError> {
+        if t.rows != 1 || t.codes[0].len() != self.len || t.masks[0][0].len() != self.len {
+            return Err(MpcError::InvalidParameter(format!("an enrolment share has 1 row of {} values", self.len)));
+        }
+        for e in 0..2 {
+            self.codes[e].extend(&Rep3Pre::new(&t.codes[e]))?;
+            self.masks[e].push(t.masks[e][0].clone());
+        }
+        Ok(())
+    }
+}
+
+/// [`super::check_batch`] with public masks (Alg. 2).
+pub fn check_batch(
+    p: &mut Party,
+    queries: &[PlainMaskShare],
+    db: &PlainMaskDb,
+    cfg: &MatchConfig,
+) -> Result<Vec<bool>, MpcError> {
+    let nq = queries.len();
+    if nq == 0 {
+        return Ok(Vec::new());
+    }
+    let (len, s, ring) = (db.len, db.len(), Z16::new());
+    let (rot, r0) = (queries[0].rows, queries[0].unrotated);
+    if queries.iter().any(|q| q.rows != rot || q.unrotated != r0 || q.codes[0].len() != rot * len) {
+        return Err(MpcError::InvalidParameter(format!("every query needs the same {rot} rotations of {len} values")));
+    }
+    let (a, _) = crate::mpc_comparison_terms(cfg.threshold);
+    let d = cfg.threshold.den().trailing_zeros();
+    // c = floor(a·ml / 2^d), public; party 0 adds it to its additive share of −dot.
+    let threshold_term = |qm: &BitVec, em: &BitVec| -> u16 {
+        let ml = qm.and(em).expect("equal lengths").count_ones() as i128;
+        ring.from_i128((a * ml).div_euclid(1i128 << d))
+    };
+    let mut v = Vec::with_capacity(2 * rot * nq * (s + nq));
+    for e in 0..2 {
+        let rows: Vec<Rep3<Z16>> = (0..rot)
+            .flat_map(|r| queries.iter().map(move |q| q.codes[e].slice(r * len, len)))
+            .collect::<Result<_, _>>()?;
+        let code = Rep3Pre::new(&Rep3::concat(&rows.iter().collect::<Vec<_>>())?);
+        let unrot: Vec<Rep3<Z16>> =
+            queries.iter().map(|q| q.codes[e].slice(r0 * len, len)).collect::<Result<_, _>>()?;
+        let bcode = Rep3Pre::new(&Rep3::concat(&unrot.iter().collect::<Vec<_>>())?);
+        let dot_db = if s > 0 { rep3::matmul_local(&code, &db.codes[e], len)? } else { Vec::new() };
+        let dot_b = rep3::matmul_local(&code, &bcode, len)?;
+        for r in 0..rot {
+            for (qi, q) in queries.iter().enumerate() {
+                let (row, qm) = (r * nq + qi, &q.masks[e][r]);
+                let targets = db.masks[e]
+                    .iter()
+                    .zip(&dot_db[row * s..(row + 1) * s])
+                    .chain(queries.iter().map(|o| &o.masks[e][r0]).zip(&dot_b[row * nq..(row + 1) * nq]));
+                for (em, &dot) in targets {
+                    let c = if p.id() == 0 { threshold_term(qm, em) } else { 0 };
+                    v.push(ring.sub(c, dot));
+                }
+            }
+        }
+    }
+    let v = rep3::reshare(p, &ring, v)?;
+    let hits = rep3::msb(p, &v, Adder::Ripple)?;
+    super::resolve(p, &hits, rot, nq, s, cfg)
+}
