@@ -3,13 +3,11 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use argus_iris::protocol::{check_batch, share_enrollment, share_query, SharedDb};
+use argus_iris::protocol::scheme::{IrisScheme, MpcLiftF16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
 use argus_iris::{Generator, IrisGeometry, MaskMode, MatchConfig};
-use argus_math::{Ring, Z16, Z32};
 use argus_mpc::local::{run3, Backend};
 use argus_net::NetConfig;
 use clap::Args;
-use rand::rngs::OsRng;
 use serde::Serialize;
 
 use super::median;
@@ -79,10 +77,10 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
     let mut records = compare_tables(&a, backend)?;
     for scheme in a.schemes.iter().filter(|s| !s.is_empty()) {
         records.push(match scheme.as_str() {
-            "mpclift-z16" => e2e(&a, backend, Z16::new(), "mpclift-Z16-rep3")?,
-            "nolift-z32" => e2e(&a, backend, Z32::new(), "nolift-Z32-rep3")?,
-            "mpclift-f16" => e2e_field(&a, backend)?,
-            "plain-mask-z16" => e2e_plain_mask(&a, backend)?,
+            "mpclift-z16" => e2e(&a, backend, &MpcLiftZ16)?,
+            "nolift-z32" => e2e(&a, backend, &NoLiftZ32)?,
+            "mpclift-f16" => e2e(&a, backend, &MpcLiftF16)?,
+            "plain-mask-z16" => e2e(&a, backend, &PlainMaskZ16)?,
             o => {
                 return Err(format!(
                     "unknown scheme {o:?} (use mpclift-f16, mpclift-z16, nolift-z32 or plain-mask-z16)"
@@ -164,39 +162,39 @@ fn compare_tables(a: &IrisArgs, backend: Backend) -> Result<Vec<Record>, String>
     Ok(records)
 }
 
-/// End to end over shares in `ring`.
-fn e2e<R: Ring>(a: &IrisArgs, backend: Backend, ring: R, variant: &'static str) -> Result<Record, String> {
+/// End to end with any scheme: share a population and a batch, load each party's database, and
+/// time the batch check.
+fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<Record, String> {
     let geometry = IrisGeometry::DEPLOYED;
     let cfg = config(a);
     let mut g = Generator::new(geometry, 1).map_err(|e| e.to_string())?;
-    let mut rng = OsRng;
-    eprintln!("sharing {} identities and {} queries ...", a.db, a.batch);
+    eprintln!("{}: sharing {} identities and {} queries ...", scheme.name(), a.db, a.batch);
     let enrolled: Vec<_> = (0..a.db)
-        .map(|_| share_enrollment(&ring, &g.random_template(), &cfg, &mut rng))
+        .map(|_| scheme.share_enrollment(&g.random_template(), &cfg))
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
     let queries: Vec<_> = (0..a.batch)
-        .map(|_| share_query(&ring, &g.random_template(), &cfg, &mut rng))
+        .map(|_| scheme.share_query(&g.random_template(), &cfg))
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
-    let rot = queries.first().map_or(0, |q| q[0].rows);
+    let rot = geometry.cols.min(cfg.rotations.clone().count());
     let reps = a.reps.max(1);
     let per_party = run3(backend, NetConfig::with_timeout(Duration::from_secs(600)), |p| {
-        let mut db = SharedDb::new(ring.clone(), geometry.bits());
+        let mut db = scheme.new_db(geometry.bits());
         for e in &enrolled {
-            db.push(&e[p.id()])?;
+            scheme.push(&mut db, &e[p.id()])?;
         }
         let mine: Vec<_> = queries.iter().map(|q| q[p.id()].clone()).collect();
         let mut out = Vec::new();
         for _ in 0..reps {
             let (before, t0) = (p.stats(), Instant::now());
-            let unique = check_batch(p, &mine, &db, &cfg)?;
+            let unique = scheme.check(p, &mine, &db, &cfg)?;
             out.push((t0.elapsed().as_secs_f64(), p.stats() - before, unique));
         }
         Ok(out)
     })
     .map_err(|e| e.to_string())?;
-    Ok(report(a, variant, ring.bits(), rot, &per_party))
+    Ok(report(a, scheme.name(), scheme.bits(), rot, &per_party))
 }
 
 /// Builds and prints the record from each party's (seconds, stats, result) per repetition.
@@ -246,79 +244,4 @@ fn report<T>(
         rounds
     );
     rec
-}
-
-/// End to end over Shamir shares in F_65519 (MPCLift-F).
-fn e2e_field(a: &IrisArgs, backend: Backend) -> Result<Record, String> {
-    use argus_iris::protocol::field;
-    let geometry = IrisGeometry::DEPLOYED;
-    let cfg = config(a);
-    let mut g = Generator::new(geometry, 1).map_err(|e| e.to_string())?;
-    let mut rng = OsRng;
-    eprintln!("sharing {} identities and {} queries (F_65519) ...", a.db, a.batch);
-    let enrolled: Vec<_> = (0..a.db)
-        .map(|_| field::share_enrollment(&g.random_template(), &cfg, &mut rng))
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
-    let queries: Vec<_> = (0..a.batch)
-        .map(|_| field::share_query(&g.random_template(), &cfg, &mut rng))
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
-    let rot = queries.first().map_or(0, |q| q[0].rows);
-    let reps = a.reps.max(1);
-    let per_party = run3(backend, NetConfig::with_timeout(Duration::from_secs(600)), |p| {
-        let mut db = field::FieldDb::new(geometry.bits());
-        for e in &enrolled {
-            db.push(&e[p.id()])?;
-        }
-        if p.id() == 0 {
-            eprintln!("memory per enrolled identity: {} bytes of shares per party", db.bytes_per_identity());
-        }
-        let mine: Vec<_> = queries.iter().map(|q| q[p.id()].clone()).collect();
-        let mut out = Vec::new();
-        for _ in 0..reps {
-            let (before, t0) = (p.stats(), Instant::now());
-            let unique = field::check_batch(p, &mine, &db, &cfg)?;
-            out.push((t0.elapsed().as_secs_f64(), p.stats() - before, unique));
-        }
-        Ok(out)
-    })
-    .map_err(|e| e.to_string())?;
-    Ok(report(a, "mpclift-F16-shamir", 16, rot, &per_party))
-}
-
-/// End to end with public masks (Alg. 2).
-fn e2e_plain_mask(a: &IrisArgs, backend: Backend) -> Result<Record, String> {
-    use argus_iris::protocol::plain_mask;
-    let geometry = IrisGeometry::DEPLOYED;
-    let cfg = config(a);
-    let mut g = Generator::new(geometry, 1).map_err(|e| e.to_string())?;
-    let mut rng = OsRng;
-    eprintln!("sharing {} identities and {} queries (public masks) ...", a.db, a.batch);
-    let enrolled: Vec<_> = (0..a.db)
-        .map(|_| plain_mask::share_enrollment(&g.random_template(), &cfg, &mut rng))
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
-    let queries: Vec<_> = (0..a.batch)
-        .map(|_| plain_mask::share_query(&g.random_template(), &cfg, &mut rng))
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
-    let rot = queries.first().map_or(0, |q| q[0].rows);
-    let reps = a.reps.max(1);
-    let per_party = run3(backend, NetConfig::with_timeout(Duration::from_secs(600)), |p| {
-        let mut db = plain_mask::PlainMaskDb::new(geometry.bits());
-        for e in &enrolled {
-            db.push(&e[p.id()])?;
-        }
-        let mine: Vec<_> = queries.iter().map(|q| q[p.id()].clone()).collect();
-        let mut out = Vec::new();
-        for _ in 0..reps {
-            let (before, t0) = (p.stats(), Instant::now());
-            let unique = plain_mask::check_batch(p, &mine, &db, &cfg)?;
-            out.push((t0.elapsed().as_secs_f64(), p.stats() - before, unique));
-        }
-        Ok(out)
-    })
-    .map_err(|e| e.to_string())?;
-    Ok(report(a, "plain-mask-Z16-rep3", 16, rot, &per_party))
 }

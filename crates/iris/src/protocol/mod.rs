@@ -20,6 +20,7 @@
 
 pub mod field;
 pub mod plain_mask;
+pub mod scheme;
 
 use argus_math::{BitVec, Modulus, Ring, Z32};
 use argus_mpc::rep3::{self, Adder, Rep3, Rep3Bits, Rep3Pre};
