@@ -2,6 +2,7 @@
 //! genuine re-captures (rotated, noisy) are found, new identities and impostors are not, under
 //! both eye rules.
 
+use argus_iris::protocol::scheme::{IrisScheme, MpcLiftF16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
 use argus_iris::protocol::{is_enrolled, share_enrollment, share_query, SharedDb};
 use argus_iris::{find_matches, EyeRule, Generator, IrisGeometry, MaskMode, MatchConfig, Template};
 use argus_math::{Z16, Z32, Z8};
@@ -26,32 +27,46 @@ fn mpc_check_agrees_with_plaintext() {
     let mut half = g.genuine_template(&db[7]).unwrap();
     half.left = g.random_template().left;
     queries.push(half);
-    agree_for(Z32::new(), &db, &queries, geometry);
-    agree_for(Z16::new(), &db, &queries, geometry);
-    agree_field(&db, &queries, geometry);
-    agree_plain_mask(&db, &queries, geometry);
+    // The batch is the queries plus a re-capture of its first new identity (an in-batch duplicate).
+    let mut batch = queries.clone();
+    batch.push(g.genuine_template(&queries[3]).unwrap());
+    let modes = [(EyeRule::And, MaskMode::PerBit), (EyeRule::Or, MaskMode::PerBit), (EyeRule::And, MaskMode::Trimmed)];
+    agree(&MpcLiftZ16, &db, &batch, &modes);
+    agree(&NoLiftZ32, &db, &batch, &modes);
+    agree(&MpcLiftF16, &db, &batch, &modes[..2]);
+    agree(&PlainMaskZ16, &db, &batch, &[modes[0], (EyeRule::Or, MaskMode::Trimmed)]);
+    // The single-query entry point gives the same answers.
+    let cfg = MatchConfig::default();
+    let ring = Z16::new();
+    let mut rng = StdRng::seed_from_u64(9);
+    let enrolled: Vec<_> = db.iter().map(|t| share_enrollment(&ring, t, &cfg, &mut rng).unwrap()).collect();
+    let q = share_query(&ring, &queries[0], &cfg, &mut rng).unwrap();
+    let out = run3(Backend::Memory, NetConfig::default(), |p| {
+        let mut sdb = SharedDb::new(ring, IrisGeometry::DEPLOYED.bits());
+        for e in &enrolled {
+            sdb.push(&e[p.id()])?;
+        }
+        is_enrolled(p, &q[p.id()], &sdb, &cfg)
+    })
+    .unwrap();
+    assert_eq!(out, vec![true; 3]);
 }
 
-/// Alg. 2 (public masks): the same answers, with a batch duplicate appended.
-fn agree_plain_mask(db: &[Template], queries: &[Template], geometry: IrisGeometry) {
-    use argus_iris::protocol::plain_mask;
-    let mut g = Generator::new(geometry, 78).unwrap();
-    let mut batch = queries.to_vec();
-    batch.push(g.genuine_template(&queries[3]).unwrap());
-    let mut rng = StdRng::seed_from_u64(4);
-    for (rule, mask_mode) in [(EyeRule::And, MaskMode::PerBit), (EyeRule::Or, MaskMode::Trimmed)] {
+/// For every (rule, mask mode): the MPC answer for each query of the batch equals the plaintext
+/// one (unique iff it matches no enrolled template and no earlier query of the batch).
+fn agree<S: IrisScheme>(scheme: &S, db: &[Template], batch: &[Template], modes: &[(EyeRule, MaskMode)]) {
+    let geometry = IrisGeometry::DEPLOYED;
+    for &(rule, mask_mode) in modes {
         let cfg = MatchConfig { rule, mask_mode, ..MatchConfig::default() };
-        let enrolled: Vec<_> = db.iter().map(|t| plain_mask::share_enrollment(t, &cfg, &mut rng).unwrap()).collect();
-        let qs: Vec<_> = batch.iter().map(|t| plain_mask::share_query(t, &cfg, &mut rng).unwrap()).collect();
+        let enrolled: Vec<_> = db.iter().map(|t| scheme.share_enrollment(t, &cfg).unwrap()).collect();
+        let qs: Vec<_> = batch.iter().map(|t| scheme.share_query(t, &cfg).unwrap()).collect();
         let out = run3(Backend::Memory, NetConfig::default(), |p| {
-            let mut pdb = plain_mask::PlainMaskDb::new(geometry.bits());
+            let mut sdb = scheme.new_db(geometry.bits());
             for e in &enrolled {
-                pdb.push(&e[p.id()])?;
+                scheme.push(&mut sdb, &e[p.id()])?;
             }
             let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
-            let before = p.stats();
-            let r = plain_mask::check_batch(p, &mine, &pdb, &cfg)?;
-            Ok((r, p.stats() - before))
+            scheme.check(p, &mine, &sdb, &cfg)
         })
         .unwrap();
         let want: Vec<bool> = (0..batch.len())
@@ -60,71 +75,27 @@ fn agree_plain_mask(db: &[Template], queries: &[Template], geometry: IrisGeometr
                     && find_matches(&batch[i], &batch[..i], &cfg).unwrap().is_empty()
             })
             .collect();
-        for (party, _) in &out {
-            assert_eq!(party, &want, "public masks, {rule:?} {mask_mode:?}");
+        // Re-captures of entries 0, 5, 11 are enrolled; new identities and impostors are unique; the
+        // half-matching query is enrolled only under OR; the last query duplicates query 3.
+        assert_eq!(want, vec![false, false, false, true, true, rule == EyeRule::And, false], "{rule:?}");
+        for party in &out {
+            assert_eq!(party, &want, "{} {rule:?} {mask_mode:?}", scheme.name());
         }
     }
 }
 
-/// The same over Shamir shares in F_65519 (MPCLift-F), with in-batch duplicates: the queries are
-/// one batch, followed by a re-capture of the batch's first new identity.
-fn agree_field(db: &[Template], queries: &[Template], geometry: IrisGeometry) {
+/// The Shamir database holds 2 bytes per stored bit (codes, and masks or trimmed masks).
+#[test]
+fn field_database_holds_two_bytes_per_bit() {
     use argus_iris::protocol::field;
-    let mut g = Generator::new(geometry, 77).unwrap();
-    let mut batch = queries.to_vec();
-    batch.push(g.genuine_template(&queries[3]).unwrap());
-    let mut rng = StdRng::seed_from_u64(3);
-    for (rule, mask_mode) in [(EyeRule::And, MaskMode::PerBit), (EyeRule::Or, MaskMode::Trimmed)] {
-        let cfg = MatchConfig { rule, mask_mode, ..MatchConfig::default() };
-        let enrolled: Vec<_> = db.iter().map(|t| field::share_enrollment(t, &cfg, &mut rng).unwrap()).collect();
-        let qs: Vec<_> = batch.iter().map(|t| field::share_query(t, &cfg, &mut rng).unwrap()).collect();
-        let out = run3(Backend::Memory, NetConfig::default(), |p| {
-            let mut fdb = field::FieldDb::new(geometry.bits());
-            for e in &enrolled {
-                fdb.push(&e[p.id()])?;
-            }
-            let mask_bits = if mask_mode == MaskMode::Trimmed { geometry.bits() / 2 } else { geometry.bits() };
-            assert_eq!(fdb.bytes_per_identity(), 2 * 2 * (geometry.bits() + mask_bits), "2 bytes per stored bit");
-            let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
-            field::check_batch(p, &mine, &fdb, &cfg)
-        })
-        .unwrap();
-        let want: Vec<bool> = (0..batch.len())
-            .map(|i| {
-                find_matches(&batch[i], db, &cfg).unwrap().is_empty()
-                    && find_matches(&batch[i], &batch[..i], &cfg).unwrap().is_empty()
-            })
-            .collect();
-        assert!(!want[batch.len() - 1], "the re-capture duplicates an earlier query of its batch");
-        for party in &out {
-            assert_eq!(party, &want, "F_65519, {rule:?} {mask_mode:?}");
-        }
-    }
-}
-
-/// The MPC answer for every query equals the plaintext one, under both eye rules, over `ring`.
-fn agree_for<R: argus_math::Ring>(ring: R, db: &[Template], queries: &[Template], geometry: IrisGeometry) {
-    let mut rng = StdRng::seed_from_u64(1);
-    for (rule, mask_mode) in
-        [(EyeRule::And, MaskMode::PerBit), (EyeRule::Or, MaskMode::PerBit), (EyeRule::And, MaskMode::Trimmed)]
-    {
-        let cfg = MatchConfig { rule, mask_mode, ..MatchConfig::default() };
-        let enrolled: Vec<_> = db.iter().map(|t| share_enrollment(&ring, t, &cfg, &mut rng).unwrap()).collect();
-        let qs: Vec<_> = queries.iter().map(|t| share_query(&ring, t, &cfg, &mut rng).unwrap()).collect();
-        let out = run3(Backend::Memory, NetConfig::default(), |p| {
-            let mut sdb = SharedDb::new(ring.clone(), geometry.bits());
-            for e in &enrolled {
-                sdb.push(&e[p.id()])?;
-            }
-            qs.iter().map(|q| is_enrolled(p, &q[p.id()], &sdb, &cfg)).collect::<Result<Vec<bool>, _>>()
-        })
-        .unwrap();
-        let want: Vec<bool> = queries.iter().map(|q| !find_matches(q, db, &cfg).unwrap().is_empty()).collect();
-        assert_eq!(want[..5], [true, true, true, false, false], "the population behaves as designed");
-        assert_eq!(want[5], rule == EyeRule::Or);
-        for party in &out {
-            assert_eq!(party, &want, "{rule:?} {mask_mode:?}");
-        }
+    let geometry = IrisGeometry::DEPLOYED;
+    let t = Generator::new(geometry, 2).unwrap().random_template();
+    for (mode, mask_bits) in [(MaskMode::PerBit, geometry.bits()), (MaskMode::Trimmed, geometry.bits() / 2)] {
+        let cfg = MatchConfig { mask_mode: mode, ..MatchConfig::default() };
+        let shares = field::share_enrollment(&t, &cfg, &mut StdRng::seed_from_u64(1)).unwrap();
+        let mut db = field::FieldDb::new(geometry.bits());
+        db.push(&shares[0]).unwrap();
+        assert_eq!(db.bytes_per_identity(), 2 * 2 * (geometry.bits() + mask_bits));
     }
 }
 
