@@ -1,12 +1,12 @@
 //! Paper 000 Tables 2 and 3: the comparison phase alone (`hd < ml · MATCH_RATIO` on shared
 //! dot products), per variant and batch size, with the paper's figures beside ours.
 
-use std::time::Instant;
-
-use argus_math::{Ring, Zt64, F65519, Z16, Z32, Z64};
-use argus_mpc::rep3::{self, Adder, Rep3, Rep3Bits};
+use argus_math::{Zt64, F65519, Z16, Z32, Z64};
+use argus_mpc::rep3::{self, Adder, Rep3Bits};
 use argus_mpc::shamir;
 use argus_mpc::{MpcError, Party};
+
+use super::core::{random_shares, timed, Timed};
 
 /// One variant of the comparison phase.
 pub struct Variant {
@@ -17,12 +17,7 @@ pub struct Variant {
     /// The paper's Table 3 figures: (batch, throughput M el/s, kB per party).
     pub paper: &'static [(usize, f64, f64)],
     /// Draws inputs (untimed) and returns the timed call.
-    pub prepare: fn(&mut Party, usize) -> Box<dyn FnOnce(&mut Party) -> Result<(), MpcError>>,
-}
-
-fn shares<R: Ring>(p: &mut Party, ring: R, n: usize) -> Rep3<R> {
-    let (a, b) = p.prg.random_pair(&ring, n);
-    Rep3::from_parts(ring, a, b).expect("equal lengths")
+    pub prepare: fn(&mut Party, usize) -> Timed,
 }
 
 const P: u128 = F65519::P as u128;
@@ -37,7 +32,7 @@ pub fn variants() -> Vec<Variant> {
             paper: &[(50_000, 52.6, 181.0), (100_000, 54.1, 362.0), (250_000, 50.6, 906.0), (500_000, 48.8, 1813.0)],
             // Alg. 2: ml is public, so MSB(c·ml − hd) of a 16-bit sharing (Lemma 1).
             prepare: |p, n| {
-                let v = shares(p, Z16::new(), n);
+                let v = random_shares(p, Z16::new(), n);
                 Box::new(move |p| rep3::msb(p, &v, Adder::Ripple).map(|_| ()))
             },
         },
@@ -46,7 +41,7 @@ pub fn variants() -> Vec<Variant> {
             bits: 16,
             paper: &[(50_000, 36.2, 313.0), (100_000, 38.5, 625.0), (250_000, 35.5, 1563.0), (500_000, 35.5, 3125.0)],
             prepare: |p, n| {
-                let v = shares(p, F65519, n);
+                let v = random_shares(p, F65519, n);
                 Box::new(move |p| shamir::msb_p(p, &v).map(|_| ()))
             },
         },
@@ -61,7 +56,7 @@ pub fn variants() -> Vec<Variant> {
             ],
             // ml lifted 16 -> 32 bits in MPC, b·hd by ConstLift, one 32-bit MSB.
             prepare: |p, n| {
-                let (ml, hd) = (shares(p, Z16::new(), n), shares(p, Z16::new(), n));
+                let (ml, hd) = (random_shares(p, Z16::new(), n), random_shares(p, Z16::new(), n));
                 Box::new(move |p| {
                     let wide = Z32::new();
                     let ml = rep3::lift(p, &ml, &wide, Adder::Ripple)?;
@@ -76,7 +71,7 @@ pub fn variants() -> Vec<Variant> {
             paper: &[(50_000, 32.5, 381.0), (100_000, 39.2, 763.0), (250_000, 36.7, 1906.0), (500_000, 29.9, 3813.0)],
             // Both products already in Z_2^32: one 32-bit MSB.
             prepare: |p, n| {
-                let v = shares(p, Z32::new(), n);
+                let v = random_shares(p, Z32::new(), n);
                 Box::new(move |p| rep3::msb(p, &v, Adder::Ripple).map(|_| ()))
             },
         },
@@ -86,7 +81,7 @@ pub fn variants() -> Vec<Variant> {
             paper: &[(50_000, 8.5, 1463.0), (100_000, 8.1, 2925.0), (250_000, 8.0, 7313.0), (500_000, 8.5, 14625.0)],
             // ml lifted p -> p·2^16 (LiftP), b·hd by ConstLift, MSB mod p·2^16.
             prepare: |p, n| {
-                let (ml, hd) = (shares(p, F65519, n), shares(p, F65519, n));
+                let (ml, hd) = (random_shares(p, F65519, n), random_shares(p, F65519, n));
                 Box::new(move |p| {
                     let t = Zt64::new(P << 16).expect("valid");
                     let ml = shamir::lift_p(p, &ml, 16, &t)?;
@@ -100,7 +95,7 @@ pub fn variants() -> Vec<Variant> {
             bits: 1,
             paper: &[(50_000, 238.1, 6.0), (100_000, 384.6, 12.0), (250_000, 714.3, 31.0), (500_000, 1315.8, 62.0)],
             prepare: |p, n| {
-                let w = shares(p, Z64::new(), n.div_ceil(64));
+                let w = random_shares(p, Z64::new(), n.div_ceil(64));
                 let bits = |v: Vec<u64>| argus_math::BitVec::from_words(v, n).expect("sized");
                 let b = Rep3Bits::from_parts(bits(w.a), bits(w.b)).expect("equal lengths");
                 Box::new(move |p| rep3::or_tree(p, &b, 1).map(|_| ()))
@@ -109,20 +104,7 @@ pub fn variants() -> Vec<Variant> {
     ]
 }
 
-/// Times `reps` runs of one variant at batch `n`, after a barrier each; (seconds, stats) per run.
+/// Times `reps` runs of one variant at batch `n` (see [`timed`]).
 pub fn measure(p: &mut Party, v: &Variant, n: usize, reps: usize) -> Result<Vec<(f64, argus_net::Stats)>, MpcError> {
-    let mut out = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        let f = (v.prepare)(p, n);
-        for peer in [p.next(), p.prev()] {
-            p.net().send(peer, Vec::new())?;
-        }
-        for peer in [p.next(), p.prev()] {
-            p.net().recv(peer)?;
-        }
-        let (before, t0) = (p.stats(), Instant::now());
-        f(p)?;
-        out.push((t0.elapsed().as_secs_f64(), p.stats() - before));
-    }
-    Ok(out)
+    timed(p, reps, |p| (v.prepare)(p, n))
 }

@@ -52,10 +52,10 @@ struct Case {
 }
 
 /// The protocol call of one repetition, inputs already drawn.
-type Timed = Box<dyn FnOnce(&mut Party) -> Result<(), MpcError>>;
+pub(super) type Timed = Box<dyn FnOnce(&mut Party) -> Result<(), MpcError>>;
 
 /// Random valid replicated shares of `n` unknown values, drawn from the pairwise streams.
-fn random_shares<R: Ring>(p: &mut Party, ring: R, n: usize) -> Rep3<R> {
+pub(super) fn random_shares<R: Ring>(p: &mut Party, ring: R, n: usize) -> Rep3<R> {
     let (a, b) = p.prg.random_pair(&ring, n);
     Rep3::from_parts(ring, a, b).expect("equal lengths")
 }
@@ -74,16 +74,14 @@ fn random_bits(p: &mut Party, n: usize) -> Rep3Bits {
 
 /// Runs `reps` timed repetitions of `f` on fresh inputs of size `n`; a barrier (one empty message
 /// to each peer) lines the parties up before each start. Returns (seconds, stats) per repetition.
-fn timed(
+pub(super) fn timed(
     p: &mut Party,
     reps: usize,
-    n: usize,
-    prepare: fn(&mut Party, usize, usize) -> Timed,
-    len: usize,
+    mut prepare: impl FnMut(&mut Party) -> Timed,
 ) -> Result<Vec<(f64, Stats)>, MpcError> {
     let mut out = Vec::with_capacity(reps);
     for _ in 0..reps {
-        let f = prepare(p, n, len);
+        let f = prepare(p);
         for peer in [p.next(), p.prev()] {
             p.net().send(peer, Vec::new())?;
         }
@@ -351,7 +349,7 @@ pub fn run(a: CoreArgs) -> Result<(), String> {
                 if p.id() == 0 {
                     bar.set_message(format!("{} {} {}-bit {} x{n}", c.op, c.scheme, c.modulus_bits, c.variant));
                 }
-                res.push(timed(p, reps, n, c.prepare, DOT_LEN)?);
+                res.push(timed(p, reps, |p| (c.prepare)(p, n, DOT_LEN))?);
                 if p.id() == 0 {
                     bar.inc(1);
                 }

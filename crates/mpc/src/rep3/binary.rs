@@ -181,8 +181,3 @@ fn kogge_stone(p: &mut Party, x: &[Plane], y: &[Plane], top: usize, outputs: &[u
         })
         .collect())
 }
-
-/// Splits canonical values into `k` bit planes (plane `j` = bit `j` of every value).
-pub fn to_planes(values: &[u128], k: usize) -> Vec<BitVec> {
-    BitVec::planes_of(values, k)
-}

@@ -14,7 +14,7 @@ mod share;
 
 pub(crate) use arith::rows_of;
 pub use arith::{dot, dot_pre, matmul, matmul_local, mul, reshare, Rep3Pre};
-pub use binary::{add_bits, and, and_many, to_planes, Adder, Plane};
+pub use binary::{add_bits, and, and_many, Adder, Plane};
 pub use convert::{a2b, bit_extract, bit_extract_components, lemma1, lemma2, lt, lt_bounded, msb, msb_many};
 pub use lift::{const_lift, lift};
 pub use ot::{bit_inject, bit_inject_many, three_party_ot};

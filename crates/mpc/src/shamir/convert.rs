@@ -85,7 +85,7 @@ fn mask(k: usize) -> u128 {
 /// replicated boolean sharing whose other components are 0 (free).
 fn component2_planes(me: PartyId, vals: Option<&[u128]>, k: usize, n: usize) -> Vec<Rep3Bits> {
     match vals {
-        Some(v) if me != 1 => rep3::to_planes(v, k)
+        Some(v) if me != 1 => BitVec::planes_of(v, k)
             .into_iter()
             .map(|pl| {
                 if me == 2 {
@@ -108,7 +108,7 @@ fn public_plane(me: PartyId, bit: bool, n: usize) -> Result<Rep3Bits> {
 /// per value, one message.
 fn input_planes(p: &mut Party, vals: Option<&[u128]>, k: usize, n: usize) -> Result<Vec<Rep3Bits>> {
     let all = vals.map(|v| {
-        let planes = rep3::to_planes(v, k);
+        let planes = BitVec::planes_of(v, k);
         BitVec::concat(&planes.iter().collect::<Vec<_>>())
     });
     let shared = rep3::input_bits(p, 1, all.as_ref(), k * n)?;
@@ -120,7 +120,7 @@ fn input_planes(p: &mut Party, vals: Option<&[u128]>, k: usize, n: usize) -> Res
 fn reshare_planes(p: &mut Party, vals: Option<&[u128]>, k: usize, n: usize) -> Result<Vec<Rep3Bits>> {
     let mut parts: Vec<BitVec> = (0..k).map(|_| p.prg.zero_bits(n)).collect();
     if let Some(v) = vals {
-        for (part, plane) in parts.iter_mut().zip(rep3::to_planes(v, k)) {
+        for (part, plane) in parts.iter_mut().zip(BitVec::planes_of(v, k)) {
             part.xor_assign(&plane)?;
         }
     }
