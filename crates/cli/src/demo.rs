@@ -1,184 +1,385 @@
-//! `argus demo`: the three parties over TCP with mutual TLS on loopback, running the core
-//! protocols on client-shared data and checking each result against plaintext.
+//! `argus demo`: the flagship end to end. Three nodes as local processes on the embedded store,
+//! a synthetic population bulk-imported, then a stream of queries — new identities and rotated,
+//! noisy re-captures — enrolled through the full protocol, every outcome checked against the
+//! plaintext reference replayed over the nodes' commit log. Exits non-zero on any disagreement.
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use argus_math::{BitVec, Ring, Zt, F65519, Z16, Z64};
-use argus_mpc::local::{run3, Backend};
-use argus_mpc::rep3::{self, share_bits_from_client, share_from_client, Adder};
-use argus_mpc::shamir;
-use argus_mpc::MpcError;
-use argus_net::NetConfig;
+use argus_iris::protocol::scheme::IrisScheme;
+use argus_iris::{find_matches, Generator, MatchConfig, Template};
+use argus_node::client::new_request_id;
+use argus_node::config::{BatchSettings, IrisSettings};
+use argus_node::{with_scheme, Client, ClientConfig, Kind};
+use argus_store::Op;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::{rngs::StdRng, Rng, SeedableRng};
+use rayon::prelude::*;
+
+use crate::service::{parse_scheme, print_status, store_urls};
 
 /// Arguments of `argus demo`.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct DemoArgs {
-    /// Values per step.
-    #[arg(long, default_value_t = 100_000)]
+    /// Enrolled identities loaded through the bulk-import path before the stream.
+    #[arg(long, default_value_t = 10_000)]
+    pub identities: usize,
+    /// Queries in the stream (about 45 % re-captures of enrolled identities, 10 % re-captures of
+    /// earlier queries, the rest new identities).
+    #[arg(long, default_value_t = 500)]
+    pub queries: usize,
+    /// Scheme.
+    #[arg(long, default_value = "mpclift-F16-shamir")]
+    pub scheme: String,
+    /// Queries per protocol run (the nodes' batch size).
+    #[arg(long, default_value_t = 32)]
+    pub batch: usize,
+    /// Queries in flight from the client.
+    #[arg(long, default_value_t = 64)]
+    pub concurrency: usize,
+    /// Seed of the synthetic data (shares always use OS randomness).
+    #[arg(long, default_value_t = 2026)]
+    pub seed: u64,
+    /// Store URL prefix: `sqlite`, or a PostgreSQL URL ending in a database-name prefix.
+    #[arg(long, default_value = "sqlite")]
+    pub store: String,
+    /// Working directory (default: a fresh temporary one, removed at the end).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Keep the working directory.
+    #[arg(long)]
+    pub keep: bool,
+    /// After the stream, a load run of check-only queries: requests per second ...
+    #[arg(long, default_value_t = 10.0)]
+    pub load_qps: f64,
+    /// ... for this many seconds (0: no load run).
+    #[arg(long, default_value_t = 0)]
+    pub load_seconds: u64,
+}
+
+/// The three node processes; killed on drop.
+struct Nodes(Vec<Child>);
+
+impl Drop for Nodes {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Nodes {
+    fn start(configs: &[PathBuf; 3], dir: &Path) -> Result<Nodes, String> {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let mut children = Vec::new();
+        for (i, cfg) in configs.iter().enumerate() {
+            let log = std::fs::File::create(dir.join(format!("node{i}.log"))).map_err(|e| e.to_string())?;
+            let child = Command::new(&exe)
+                .args(["node", "--config"])
+                .arg(cfg)
+                .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()))
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .map_err(|e| format!("starting node {i}: {e}"))?;
+            children.push(child);
+        }
+        Ok(Nodes(children))
+    }
+
+    /// Fails if a node process has exited, pointing at its log.
+    fn check_alive(&mut self, dir: &Path) -> Result<(), String> {
+        for (i, c) in self.0.iter_mut().enumerate() {
+            if let Ok(Some(status)) = c.try_wait() {
+                let log = std::fs::read_to_string(dir.join(format!("node{i}.log"))).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(10).collect();
+                return Err(format!(
+                    "node {i} exited ({status}); last log lines:\n{}",
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn bar(len: u64, what: &str) -> ProgressBar {
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template(&format!("{what:>10} [{{bar:40}}] {{pos}}/{{len}} {{per_sec}} eta {{eta}}"))
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    pb
+}
+
+/// Shares the population and bulk-imports one share per node into the three stores.
+fn import_population(
+    population: &[Template],
+    iris: &IrisSettings,
+    cfg: &MatchConfig,
+    dir: &Path,
+    stores: &[String; 3],
+) -> Result<(), String> {
+    let mut opened = Vec::new();
+    for url in stores {
+        let url = match url.strip_prefix("sqlite:") {
+            Some(file) => format!("sqlite:{}", dir.join(file).display()),
+            None => url.clone(),
+        };
+        opened.push(argus_store::open(&url).map_err(|e| format!("{url}: {e}"))?);
+    }
+    let pb = bar(population.len() as u64, "import");
+    for (c, chunk) in population.chunks(256).enumerate() {
+        let shares: Vec<[Vec<u8>; 3]> = with_scheme!(iris.scheme, s => chunk
+            .par_iter()
+            .map(|t| s.share_enrollment(t, cfg).map(|sh| sh.map(|x| s.encode(&x))))
+            .collect::<Result<Vec<_>, _>>())
+        .map_err(|e| e.to_string())?;
+        for (node, store) in opened.iter_mut().enumerate() {
+            let mut rows = shares.iter().enumerate().map(|(k, sh)| ((c * 256 + k) as u64, sh[node].clone()));
+            store.bulk_import(&mut rows).map_err(|e| e.to_string())?;
+        }
+        pb.inc(chunk.len() as u64);
+    }
+    pb.finish();
+    Ok(())
+}
+
+/// What a query is, by construction (the reference decides the expected outcome).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    New,
+    RecaptureEnrolled,
+    RecaptureQuery,
+}
+
+fn make_queries(
+    gen: &mut Generator,
+    population: &[Template],
     n: usize,
-    /// Transport between the parties: tcp (mutual TLS on loopback) or memory.
-    #[arg(long, default_value = "tcp")]
-    backend: String,
-    /// Seed of the client's plaintext data (shares always use OS randomness).
-    #[arg(long, default_value_t = 7)]
     seed: u64,
+) -> Result<Vec<(Template, Origin)>, String> {
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed);
+    let mut out: Vec<(Template, Origin)> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let r: f64 = rng.gen();
+        let news: Vec<usize> = (0..out.len()).filter(|&i| out[i].1 == Origin::New).collect();
+        let q = if r < 0.45 && !population.is_empty() {
+            (
+                gen.genuine_template(&population[rng.gen_range(0..population.len())]).map_err(|e| e.to_string())?,
+                Origin::RecaptureEnrolled,
+            )
+        } else if r < 0.55 && !news.is_empty() {
+            let k = news[rng.gen_range(0..news.len())];
+            (gen.genuine_template(&out[k].0).map_err(|e| e.to_string())?, Origin::RecaptureQuery)
+        } else {
+            (gen.random_template(), Origin::New)
+        };
+        out.push(q);
+    }
+    Ok(out)
 }
 
-struct Step {
-    name: &'static str,
-    want: Vec<u128>,
+/// Whether `q` matches any template of `db` (parallel scan, the plaintext twin).
+fn matches_any(q: &Template, db: &[Template], cfg: &MatchConfig) -> bool {
+    db.par_chunks(64).any(|c| !find_matches(q, c, cfg).expect("same geometry").is_empty())
 }
 
-/// Runs the demo; any disagreement with plaintext is an error.
+/// Runs the demo.
 pub fn run(a: DemoArgs) -> Result<(), String> {
-    let backend = match a.backend.as_str() {
-        "tcp" => Backend::Tcp,
-        "memory" => Backend::Memory,
-        o => return Err(format!("unknown backend {o:?} (use tcp or memory)")),
+    let scheme = parse_scheme(&a.scheme)?;
+    let iris = IrisSettings { scheme, ..Default::default() };
+    let cfg = iris.match_config().map_err(|e| e.to_string())?;
+    let geometry = iris.layout.geometry().map_err(|e| e.to_string())?;
+    let tmp;
+    let dir = match &a.dir {
+        Some(d) => d.clone(),
+        None => {
+            tmp = std::env::temp_dir().join(format!("argus-demo-{}", std::process::id()));
+            tmp.clone()
+        }
     };
-    let n = a.n.max(8);
-    let mut data = StdRng::seed_from_u64(a.seed);
-    let mut client = rand::rngs::OsRng;
-    let (z64, z16, z36) = (Z64::new(), Z16::new(), Zt::pow2(36).map_err(|e| e.to_string())?);
-    let edges = [0u64, 1, u64::MAX, i64::MAX as u64, i64::MIN as u64];
-    let x: Vec<u64> = (0..n).map(|i| if i < edges.len() { edges[i] } else { data.gen() }).collect();
-    let y: Vec<u64> = (0..n).map(|i| if i < edges.len() { edges[edges.len() - 1 - i] } else { data.gen() }).collect();
-    let h: Vec<u16> = (0..n).map(|_| data.gen()).collect();
-    let dot_len = 12800;
-    let rows = (n / 100).max(1);
-    let q: Vec<u16> = (0..rows * dot_len).map(|_| data.gen_range(0..3u16).wrapping_sub(1)).collect();
-    let db: Vec<u16> = (0..rows * dot_len).map(|_| data.gen_range(0..3u16).wrapping_sub(1)).collect();
-    let flags: Vec<bool> = (0..n).map(|i| i == n / 2).collect();
-
-    let sx = share_from_client(&z64, &x, &mut client);
-    let sy = share_from_client(&z64, &y, &mut client);
-    let sh = share_from_client(&z16, &h, &mut client);
-    let sq = share_from_client(&z16, &q, &mut client);
-    let sdb = share_from_client(&z16, &db, &mut client);
-    let sf = share_bits_from_client(&BitVec::from_bools(&flags), &mut client);
-    let f = F65519;
-    let fq: Vec<u16> = q.iter().map(|&v| f.from_i128(v as i16 as i128)).collect();
-    let fdb: Vec<u16> = db.iter().map(|&v| f.from_i128(v as i16 as i128)).collect();
-    let fh: Vec<u16> = h.iter().map(|&v| v % F65519::P).collect();
-    let shq = shamir::share_from_client(&f, &fq, &mut client).map_err(|e| e.to_string())?;
-    let shdb = shamir::share_from_client(&f, &fdb, &mut client).map_err(|e| e.to_string())?;
-    let shh = shamir::share_from_client(&f, &fh, &mut client).map_err(|e| e.to_string())?;
-
-    let steps = vec![
-        Step { name: "multiply 64-bit", want: x.iter().zip(&y).map(|(a, b)| a.wrapping_mul(*b) as u128).collect() },
-        Step {
-            name: "dot products, length 12800, 16-bit",
-            want: q.chunks(dot_len).zip(db.chunks(dot_len)).map(|(a, b)| z16.dot(a, b) as u128).collect(),
-        },
-        Step {
-            name: "signed less-than, 64-bit",
-            want: x.iter().zip(&y).map(|(a, b)| ((*a as i64) < (*b as i64)) as u128).collect(),
-        },
-        Step { name: "MSB extraction, 16-bit ripple", want: h.iter().map(|v| (v >> 15) as u128).collect() },
-        Step { name: "MSB extraction, 16-bit log-depth", want: h.iter().map(|v| (v >> 15) as u128).collect() },
-        Step { name: "lift Z_2^16 -> Z_2^36", want: h.iter().map(|&v| v as u128).collect() },
-        Step { name: "OR-tree over all flags", want: vec![flags.iter().any(|&f| f) as u128] },
-        Step { name: "Shamir multiply mod 65519", want: fh.iter().map(|&v| f.mul(v, v) as u128).collect() },
-        Step {
-            name: "Shamir dot products -> rep3 mod p",
-            want: fq.chunks(dot_len).zip(fdb.chunks(dot_len)).map(|(a, b)| f.dot(a, b) as u128).collect(),
-        },
-        Step { name: "Shamir MSB mod 65519", want: fh.iter().map(|v| (v >> 15) as u128).collect() },
-    ];
-    println!("argus demo: 3 parties over {} ({} values per step)", backend, n);
-    let bar = ProgressBar::new(steps.len() as u64)
-        .with_style(ProgressStyle::with_template("[{bar:30}] {pos}/{len} {msg}").expect("valid").progress_chars("=> "));
-    let started = Instant::now();
-    let outputs = run3(backend, NetConfig::with_timeout(Duration::from_secs(60)), |p| {
-        let me = p.id();
-        let mut out: Vec<(Vec<u128>, argus_net::Stats, f64)> = Vec::new();
-        let mut step =
-            |p: &mut argus_mpc::Party, i: usize, f: &dyn Fn(&mut argus_mpc::Party) -> Result<Vec<u128>, MpcError>| {
-                if me == 0 {
-                    bar.set_message(steps[i].name);
-                }
-                let (before, t0) = (p.stats(), Instant::now());
-                let v = f(p)?;
-                out.push((v, p.stats() - before, t0.elapsed().as_secs_f64()));
-                if me == 0 {
-                    bar.inc(1);
-                }
-                Ok::<_, MpcError>(())
-            };
-        let wide = |v: Vec<u64>| v.into_iter().map(u128::from).collect::<Vec<_>>();
-        let wide16 = |v: Vec<u16>| v.into_iter().map(u128::from).collect::<Vec<_>>();
-        let bits = |b: BitVec| b.to_bools().into_iter().map(u128::from).collect::<Vec<_>>();
-        step(p, 0, &|p| {
-            let r = rep3::mul(p, &sx[me], &sy[me])?;
-            Ok(wide(rep3::reveal(p, &r)?))
-        })?;
-        step(p, 1, &|p| {
-            let r = rep3::dot(p, &sq[me], &sdb[me], dot_len)?;
-            Ok(wide16(rep3::reveal(p, &r)?))
-        })?;
-        step(p, 2, &|p| {
-            let r = rep3::lt(p, &sx[me], &sy[me], Adder::Ripple)?;
-            Ok(bits(rep3::reveal_bits(p, &r)?))
-        })?;
-        step(p, 3, &|p| {
-            let r = rep3::msb(p, &sh[me], Adder::Ripple)?;
-            Ok(bits(rep3::reveal_bits(p, &r)?))
-        })?;
-        step(p, 4, &|p| {
-            let r = rep3::msb(p, &sh[me], Adder::LogDepth)?;
-            Ok(bits(rep3::reveal_bits(p, &r)?))
-        })?;
-        step(p, 5, &|p| {
-            let r = rep3::lift(p, &sh[me], &z36, Adder::Ripple)?;
-            rep3::reveal(p, &r)
-        })?;
-        step(p, 6, &|p| {
-            let r = rep3::or_tree(p, &sf[me], 1)?;
-            Ok(bits(rep3::reveal_bits(p, &r)?))
-        })?;
-        step(p, 7, &|p| {
-            let r = shamir::mul(p, &shh[me], &shh[me])?;
-            Ok(wide16(shamir::reveal(p, &r)?))
-        })?;
-        step(p, 8, &|p| {
-            let d = shamir::dot(&shq[me], &shdb[me], dot_len)?;
-            let r = shamir::to_rep3(p, &d)?;
-            Ok(wide16(rep3::reveal(p, &r)?))
-        })?;
-        step(p, 9, &|p| {
-            let r = shamir::to_rep3(p, &shh[me])?;
-            let m = shamir::msb_p(p, &r)?;
-            Ok(bits(rep3::reveal_bits(p, &m)?))
-        })?;
-        Ok(out)
-    })
-    .map_err(|e| e.to_string())?;
-    bar.finish_and_clear();
-    let mut failures = 0;
-    println!("{:<36} {:>9} {:>10} {:>14} {:>7}  {}", "step", "values", "seconds", "bytes/party", "rounds", "check");
-    for (i, s) in steps.iter().enumerate() {
-        let agree = outputs.iter().all(|party| party[i].0 == s.want);
-        failures += usize::from(!agree);
-        let bytes = outputs.iter().map(|party| party[i].1.bytes_sent).max().unwrap_or(0);
-        let rounds = outputs.iter().map(|party| party[i].1.rounds).max().unwrap_or(0);
-        let secs = outputs.iter().map(|party| party[i].2).fold(0.0, f64::max);
-        println!(
-            "{:<36} {:>9} {:>10.4} {:>14} {:>7}  {}",
-            s.name,
-            s.want.len(),
-            secs,
-            bytes,
-            rounds,
-            if agree { "matches plaintext" } else { "MISMATCH" }
-        );
+    if dir.join("party0.toml").exists() {
+        return Err(format!("{} already holds a deployment; choose another --dir", dir.display()));
     }
-    println!("total {:.2} s", started.elapsed().as_secs_f64());
-    if failures > 0 {
-        return Err(format!("{failures} step(s) disagree with the plaintext reference"));
+    let result = run_in(&a, &iris, &cfg, geometry, &dir);
+    if a.keep || result.is_err() {
+        eprintln!("working directory kept: {}", dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
     }
-    println!("all results agree with the plaintext reference");
+    result
+}
+
+fn run_in(
+    a: &DemoArgs,
+    iris: &IrisSettings,
+    cfg: &MatchConfig,
+    geometry: argus_iris::IrisGeometry,
+    dir: &Path,
+) -> Result<(), String> {
+    let stores = store_urls(&a.store);
+    let batch = BatchSettings { max: a.batch, ..Default::default() };
+    let d = argus_node::deploy::write_local(dir, iris, &batch, stores.clone()).map_err(|e| e.to_string())?;
+    println!(
+        "argus demo: 3 nodes ({}, {} store), {} enrolled identities, {} queries, {}-bit codes, {} rotations, both eyes",
+        iris.scheme_name(),
+        if a.store == "sqlite" { "SQLite WAL" } else { "PostgreSQL" },
+        a.identities,
+        a.queries,
+        geometry.bits(),
+        cfg.rotations.clone().count()
+    );
+
+    // 1. The population, bulk-imported (as a deployment seeds its nodes from existing shares).
+    let mut gen = Generator::new(geometry, a.seed).map_err(|e| e.to_string())?;
+    let population: Vec<Template> = (0..a.identities).map(|_| gen.random_template()).collect();
+    let t0 = Instant::now();
+    import_population(&population, iris, cfg, dir, &stores)?;
+    println!("imported {} identities into each node's store in {:.1} s", a.identities, t0.elapsed().as_secs_f64());
+
+    // 2. The nodes.
+    let mut nodes = Nodes::start(&d.node_configs, dir)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let _guard = rt.enter();
+    let client = Arc::new(
+        Client::new(ClientConfig::load(&d.client_config).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?,
+    );
+    let t0 = Instant::now();
+    let pb = ProgressBar::new_spinner();
+    pb.set_message("nodes loading their shares and checking consistency");
+    loop {
+        nodes.check_alive(dir)?;
+        pb.tick();
+        match rt.block_on(async { tokio::time::timeout(Duration::from_secs(2), client.status()).await }) {
+            Ok(Ok(s)) if s.iter().all(|n| n.summary.count as usize == a.identities) => break,
+            _ if t0.elapsed() > Duration::from_secs(600) => {
+                return Err("the nodes did not come up within 10 minutes".into())
+            }
+            _ => std::thread::sleep(Duration::from_millis(500)),
+        }
+    }
+    pb.finish_and_clear();
+    println!("nodes up and consistent in {:.1} s", t0.elapsed().as_secs_f64());
+
+    // 3. The query stream.
+    let queries = make_queries(&mut gen, &population, a.queries, a.seed)?;
+    let ids: Vec<String> = (0..queries.len()).map(|_| new_request_id()).collect();
+    let pb = bar(queries.len() as u64, "queries");
+    let t0 = Instant::now();
+    let outcomes = rt.block_on(async {
+        let sem = Arc::new(tokio::sync::Semaphore::new(a.concurrency.max(1)));
+        let mut tasks = tokio::task::JoinSet::new();
+        for (k, (q, _)) in queries.iter().enumerate() {
+            let permit = sem.clone().acquire_owned().await.expect("open semaphore");
+            let (client, q, id, pb) = (client.clone(), q.clone(), ids[k].clone(), pb.clone());
+            tasks.spawn(async move {
+                let c = client.clone();
+                let shares = tokio::task::spawn_blocking(move || c.make_shares(&q)).await.expect("sharing")?;
+                let r = client.submit_shares(id, Kind::Enroll, shares).await;
+                pb.inc(1);
+                drop(permit);
+                r.map(|o| (k, o))
+            });
+        }
+        let mut out = HashMap::new();
+        while let Some(r) = tasks.join_next().await {
+            let (k, o) = r.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+            out.insert(k, o);
+        }
+        Ok::<_, String>(out)
+    })?;
+    let stream_secs = t0.elapsed().as_secs_f64();
+    pb.finish();
+    nodes.check_alive(dir)?;
+
+    // 4. The plaintext twin, replayed over the commit log (batch composition and order).
+    let commits = rt.block_on(client.commits(0, 0)).map_err(|e| e.to_string())?;
+    let by_id: HashMap<&str, usize> = ids.iter().enumerate().map(|(k, id)| (id.as_str(), k)).collect();
+    let mut db: Vec<Template> = population.clone();
+    let (mut agree, mut total, mut comparisons) = (0usize, 0usize, 0f64);
+    let (mut refused, mut enrolled) = (0usize, 0usize);
+    let rotations = cfg.rotations.clone().count() as f64;
+    let pb = bar(queries.len() as u64, "reference");
+    for c in &commits {
+        let mut batch: Vec<usize> = Vec::new();
+        let mut new_entries = Vec::new();
+        for op in &c.ops {
+            let Op::Outcome { request_id, unique, enrolled: got_id } = op else { continue };
+            let Some(&k) = by_id.get(request_id.as_str()) else { continue };
+            let q = &queries[k].0;
+            comparisons += 2.0 * rotations * db.len() as f64;
+            let dup = matches_any(q, &db, cfg)
+                || batch.iter().any(|&j| cfg.match_template(q, &queries[j].0).expect("geometry"));
+            let want = !dup;
+            let client_saw = outcomes.get(&k).map(|o| o.unique);
+            let ok = *unique == want && client_saw == Some(*unique) && got_id.is_some() == want;
+            total += 1;
+            agree += ok as usize;
+            if !ok {
+                eprintln!("DISAGREEMENT: query {k} (batch {}): MPC unique={unique}, reference unique={want}", c.seq);
+            }
+            if want {
+                new_entries.push(q.clone());
+                enrolled += 1;
+            } else {
+                refused += 1;
+            }
+            batch.push(k);
+            pb.inc(1);
+        }
+        db.extend(new_entries);
+    }
+    pb.finish();
+    let status = rt.block_on(client.status()).map_err(|e| e.to_string())?;
+    let by_origin = |o: Origin| queries.iter().filter(|q| q.1 == o).count();
+    println!();
+    println!(
+        "queries: {} new identities, {} re-captures of enrolled identities, {} re-captures of earlier queries",
+        by_origin(Origin::New),
+        by_origin(Origin::RecaptureEnrolled),
+        by_origin(Origin::RecaptureQuery)
+    );
+    println!("outcomes: {enrolled} enrolled as unique, {refused} refused as duplicates, in {} batches", commits.len());
+    println!(
+        "agreement with the plaintext reference: {agree}/{total} ({:.2} %){}",
+        100.0 * agree as f64 / total.max(1) as f64,
+        if total == queries.len() { "" } else { " — some queries missing from the commit log" }
+    );
+    println!(
+        "throughput: {:.2} queries/s, {:.2} M iris comparisons/s over {:.1} s ({} cores, 3 parties)",
+        queries.len() as f64 / stream_secs,
+        comparisons / stream_secs / 1e6,
+        stream_secs,
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    print_status(&status);
+    let counts: Vec<u64> = status.iter().map(|s| s.summary.count).collect();
+    println!("final enrolled count: {} (expected {})", counts[0], a.identities + enrolled);
+
+    if a.load_seconds > 0 {
+        crate::load::run_load(
+            &rt,
+            &client,
+            &mut gen,
+            a.load_qps,
+            a.load_seconds,
+            Some(&mut || nodes.check_alive(dir)),
+        )?;
+    }
+    if agree != total || total != queries.len() || counts.iter().any(|&c| c as usize != a.identities + enrolled) {
+        return Err("the MPC outcomes disagree with the plaintext reference".into());
+    }
+    println!("all outcomes agree with the plaintext reference");
     Ok(())
 }

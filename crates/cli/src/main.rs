@@ -1,14 +1,20 @@
-//! `argus`: the command line of the Argus MPC engine.
+//! `argus`: the command line of the Argus MPC engine and its iris uniqueness service.
 //!
-//! * `argus demo` runs the three parties locally over TCP with mutual TLS and walks through the
-//!   core protocols, checking every result against the plaintext twin.
-//! * `argus bench core` measures the core protocols and prints a table (and JSON).
-//! * `argus pki` and `argus party` run one party as its own OS process.
+//! * `argus demo` starts three iris nodes as local processes, bulk-imports a synthetic
+//!   population, streams queries through the full protocol and checks every outcome against the
+//!   plaintext reference.
+//! * `argus node`, `argus setup`, `argus share`, `argus import`: run and seed the service;
+//!   `argus enroll`, `check`, `delete`, `status`, `load`: its client.
+//! * `argus engine-demo` walks through the core protocols, checked against plaintext.
+//! * `argus bench core|iris` measures; `argus pki` and `argus party` run one bare party process.
 
 mod bench;
 mod demo;
+mod engine_demo;
 mod iris;
+mod load;
 mod party;
+mod service;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,21 +36,45 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run a local 3-party demo of the core protocols, checked against plaintext (exit 1 on any mismatch).
+    /// The iris uniqueness service end to end: 3 local nodes, a bulk-imported population, a stream
+    /// of queries checked against the plaintext reference (exit 1 on any disagreement).
     Demo(demo::DemoArgs),
+    /// Run one iris node (peers over mutual TLS, clients over TLS) until killed.
+    Node(service::NodeArgs),
+    /// Write a local 3-node deployment: PKI, party0..2.toml, client.toml.
+    Setup(service::SetupArgs),
+    /// Share templates into one share file per node, for `argus import`.
+    Share(service::ShareArgs),
+    /// Bulk-import a share file into a (stopped) node's store.
+    Import(service::ImportArgs),
+    /// Check a template and enrol it if unique.
+    Enroll(service::TemplateArgs),
+    /// Check whether a template is unique (nothing is enrolled).
+    Check(service::TemplateArgs),
+    /// Delete an enrolled identity by id.
+    Delete(service::DeleteArgs),
+    /// Show each node's identities, memory and traffic.
+    Status(service::StatusArgs),
+    /// A load run of check-only queries at a fixed rate, with latency percentiles.
+    Load(LoadArgs),
+    /// Walk through the core protocols on 3 local parties, checked against plaintext.
+    EngineDemo(engine_demo::DemoArgs),
     /// Run a benchmark suite and print a table (optionally JSON).
     Bench {
         #[command(subcommand)]
         suite: bench::Suite,
     },
-    /// Write a test PKI (CA + one certificate per party, PEM) for `argus party`.
+    /// Write a test PKI (CA + one certificate per party and per client, PEM).
     Pki {
-        /// Directory to write `ca.pem`, `party-<i>.pem`, `party-<i>.key`.
+        /// Directory to write `ca.pem`, `party-<i>.pem`, `party-<i>.key`, `client-<name>.pem`, `client-<name>.key`.
         #[arg(long)]
         out: PathBuf,
         /// Number of parties.
         #[arg(long, default_value_t = 3)]
         parties: usize,
+        /// Client names to issue certificates for (comma separated).
+        #[arg(long, value_delimiter = ',', default_value = "demo")]
+        clients: Vec<String>,
     },
     /// Run one party as its own process, over TCP with mutual TLS.
     Party(party::PartyArgs),
@@ -53,6 +83,37 @@ enum Cmd {
         #[command(subcommand)]
         cmd: iris::IrisCmd,
     },
+}
+
+/// Arguments of `argus load`.
+#[derive(clap::Args, Debug)]
+struct LoadArgs {
+    /// Client configuration.
+    #[arg(long)]
+    client: PathBuf,
+    /// Requests per second.
+    #[arg(long, default_value_t = 10.0)]
+    qps: f64,
+    /// Duration in seconds.
+    #[arg(long, default_value_t = 300)]
+    seconds: u64,
+    /// Seed of the synthetic queries.
+    #[arg(long, default_value_t = 99)]
+    seed: u64,
+}
+
+fn load_cmd(a: LoadArgs) -> Result<(), String> {
+    let cfg = argus_node::ClientConfig::load(&a.client).map_err(|e| e.to_string())?;
+    let geometry = cfg.iris.layout.geometry().map_err(|e| e.to_string())?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let _guard = rt.enter();
+    let client = std::sync::Arc::new(argus_node::Client::new(cfg).map_err(|e| e.to_string())?);
+    let mut gen = argus_iris::Generator::new(geometry, a.seed).map_err(|e| e.to_string())?;
+    load::run_load(&rt, &client, &mut gen, a.qps, a.seconds, None)
 }
 
 /// mimalloc's `mi_option_purge_delay` (index 15 in its v2 and v3 option enums).
@@ -64,14 +125,35 @@ fn main() -> ExitCode {
     // default 10 ms delay) cost a quarter of the run time of the bigger protocols.
     // SAFETY: sets a process-wide allocator option; no memory is touched.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 1000) };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
     let cli = Cli::parse();
     let result = match cli.cmd {
         Cmd::Demo(a) => demo::run(a),
+        Cmd::Node(a) => service::node(a),
+        Cmd::Setup(a) => service::setup(a),
+        Cmd::Share(a) => service::share(a),
+        Cmd::Import(a) => service::import(a),
+        Cmd::Enroll(a) => service::submit(a, argus_node::Kind::Enroll),
+        Cmd::Check(a) => service::submit(a, argus_node::Kind::Check),
+        Cmd::Delete(a) => service::delete(a),
+        Cmd::Status(a) => service::status(a),
+        Cmd::Load(a) => load_cmd(a),
+        Cmd::EngineDemo(a) => engine_demo::run(a),
         Cmd::Bench { suite } => bench::run(suite),
-        Cmd::Pki { out, parties } => {
-            argus_net::tcp::Pki::generate(parties).write_pem(&out).map_err(|e| e.to_string()).map(|_| {
-                println!("wrote a test PKI for {parties} parties to {}", out.display());
-            })
+        Cmd::Pki { out, parties, clients } => {
+            let names: Vec<&str> = clients.iter().map(String::as_str).collect();
+            argus_net::tcp::Pki::generate_with_clients(parties, &names).write_pem(&out).map_err(|e| e.to_string()).map(
+                |_| {
+                    println!("wrote a test PKI for {parties} parties and clients {clients:?} to {}", out.display());
+                },
+            )
         }
         Cmd::Party(a) => party::run(a),
         Cmd::Iris { cmd } => iris::run(cmd),

@@ -103,6 +103,11 @@ pub enum IrisError {
         /// Number of bits.
         bits: usize,
     },
+    /// Share bytes (from a client or the store) that are not a valid share of the expected
+    /// scheme, kind and length: the message says what was wrong (a field element out of range
+    /// is named with its index and value; valid share values are never printed).
+    #[error("invalid share: {0}")]
+    BadShare(String),
     /// A configuration the MPC protocol cannot run (e.g. a ring too small for Lemma 2).
     #[error("unsupported: {0}")]
     Unsupported(String),

@@ -66,7 +66,7 @@ fn agree<S: IrisScheme>(scheme: &S, db: &[Template], batch: &[Template], modes: 
                 scheme.push(&mut sdb, &e[p.id()])?;
             }
             let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
-            scheme.check(p, &mine, &sdb, &cfg)
+            scheme.check(p, &mine, &sdb, &cfg, true)
         })
         .unwrap();
         let want: Vec<bool> = (0..batch.len())
@@ -116,7 +116,7 @@ fn batches_resolve_duplicates_among_themselves() {
     let mut g = Generator::new(geometry, 8).unwrap();
     let db: Vec<_> = (0..6).map(|_| g.random_template()).collect();
     let fresh = g.random_template();
-    let batch = vec![
+    let batch = [
         g.random_template(),                 // new: unique
         g.genuine_template(&db[2]).unwrap(), // enrolled already
         fresh.clone(),                       // new: unique
@@ -135,7 +135,7 @@ fn batches_resolve_duplicates_among_themselves() {
                 sdb.push(&e[p.id()])?;
             }
             let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
-            check_batch(p, &mine, &sdb, &cfg)
+            check_batch(p, &mine, &sdb, &cfg, true)
         })
         .unwrap();
         // Plaintext twin: unique iff no match in the database nor with an earlier query.

@@ -491,8 +491,21 @@ impl Network {
     /// link-fatal [`NetError::Frame`] / [`NetError::Tls`] / [`NetError::Io`]
     /// once (later calls give `PeerClosed`).
     pub fn recv(&self, from: PartyId) -> Result<Vec<u8>, NetError> {
+        self.recv_waiting(from, self.timeout())
+    }
+
+    /// Like [`recv`](Network::recv), but waits at most `wait` and gives `Ok(None)` if nothing
+    /// arrived (the link stays usable): for event loops that poll a peer between other work.
+    pub fn recv_within(&self, from: PartyId, wait: Duration) -> Result<Option<Vec<u8>>, NetError> {
+        match self.recv_waiting(from, wait) {
+            Ok(m) => Ok(Some(m)),
+            Err(NetError::Timeout { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn recv_waiting(&self, from: PartyId, timeout: Duration) -> Result<Vec<u8>, NetError> {
         let link = self.link(from)?;
-        let timeout = self.timeout();
         let mut state = link.recv_state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let arrived = match link.inbox.recv_timeout(timeout) {
             Ok(Ok(arrived)) => arrived,

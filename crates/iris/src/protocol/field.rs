@@ -36,7 +36,7 @@ pub struct FieldTemplateShare {
 }
 
 /// The lifted ring Z_{p·2^16} and the check that it satisfies Lemma 2 for codes of `len` bits.
-fn lifted_ring(len: usize, cfg: &MatchConfig) -> Result<(Zt64, u32), IrisError> {
+pub(crate) fn lifted_ring(len: usize, cfg: &MatchConfig) -> Result<(Zt64, u32), IrisError> {
     let (_, b) = crate::mpc_comparison_terms(cfg.threshold);
     let m = b.trailing_zeros();
     let t = Zt64::new((F65519::P as u128) << m).map_err(|e| IrisError::Unsupported(e.to_string()))?;
@@ -103,7 +103,8 @@ pub fn share_query<G: RngCore + CryptoRng>(
 /// One party's Shamir shares of the enrolled population: 2 bytes per code bit and per mask bit.
 #[derive(Clone, Debug)]
 pub struct FieldDb {
-    len: usize,
+    /// Bits of each code.
+    code_len: usize,
     count: usize,
     /// [left code, left mask, right code, right mask], row after row.
     rows: [Shamir<F65519>; 4],
@@ -112,7 +113,7 @@ pub struct FieldDb {
 impl FieldDb {
     /// An empty database for codes of `len` bits.
     pub fn new(len: usize) -> Self {
-        FieldDb { len, count: 0, rows: std::array::from_fn(|_| Shamir::zeros(F65519, Degree::One, 0)) }
+        FieldDb { code_len: len, count: 0, rows: std::array::from_fn(|_| Shamir::zeros(F65519, Degree::One, 0)) }
     }
     /// Enrolled entries.
     pub fn len(&self) -> usize {
@@ -124,15 +125,18 @@ impl FieldDb {
     }
     /// Bytes of shares held per enrolled identity (both eyes, codes and masks).
     pub fn bytes_per_identity(&self) -> usize {
-        let mask_len = if self.count > 0 { self.rows[1].len() / self.count } else { self.len };
-        2 * 2 * (self.len + mask_len)
+        let mask_len = self.rows[1].len().checked_div(self.count).unwrap_or(self.code_len);
+        2 * 2 * (self.code_len + mask_len)
     }
     /// Appends an enrolled template's share.
     pub fn push(&mut self, t: &FieldTemplateShare) -> Result<(), MpcError> {
-        if t.rows != 1 || t.left.code.len() != self.len {
-            return Err(MpcError::InvalidParameter(format!("an enrolment share has 1 row of {} values", self.len)));
+        if t.rows != 1 || t.left.code.len() != self.code_len {
+            return Err(MpcError::InvalidParameter(format!(
+                "an enrolment share has 1 row of {} values",
+                self.code_len
+            )));
         }
-        super::mask_factor(self.len, t.left.mask.len())?;
+        super::mask_factor(self.code_len, t.left.mask.len())?;
         if self.count > 0 && t.left.mask.len() != self.rows[1].len() / self.count {
             return Err(MpcError::InvalidParameter("all entries must use the same mask mode".into()));
         }
@@ -141,6 +145,25 @@ impl FieldDb {
         }
         self.count += 1;
         Ok(())
+    }
+    /// Removes entry `index`, keeping the order of the others: its rows are drained out of each
+    /// of the four share vectors in place.
+    pub fn remove(&mut self, index: usize) -> Result<(), MpcError> {
+        if index >= self.count {
+            return Err(super::no_entry(index, self.count));
+        }
+        for v in &mut self.rows {
+            let width = v.len() / self.count;
+            let mut shares = std::mem::replace(v, Shamir::zeros(F65519, Degree::One, 0)).into_shares();
+            shares.drain(index * width..(index + 1) * width);
+            *v = Shamir::from_parts(F65519, Degree::One, shares)?;
+        }
+        self.count -= 1;
+        Ok(())
+    }
+    /// Bytes of share data held in memory (codes and masks of both eyes).
+    pub fn share_bytes(&self) -> usize {
+        self.rows.iter().map(|v| v.len() * std::mem::size_of::<u16>()).sum()
     }
 }
 
@@ -160,12 +183,13 @@ pub fn check_batch(
     queries: &[FieldTemplateShare],
     db: &FieldDb,
     cfg: &MatchConfig,
+    dedup: bool,
 ) -> Result<Vec<bool>, MpcError> {
     let nq = queries.len();
     if nq == 0 {
         return Ok(Vec::new());
     }
-    let (len, s, f) = (db.len, db.count, F65519);
+    let (len, s, f) = (db.code_len, db.count, F65519);
     let (rot, r0) = (queries[0].rows, queries[0].unrotated);
     if queries.iter().any(|q| q.rows != rot || q.unrotated != r0 || q.left.code.len() != rot * len) {
         return Err(MpcError::InvalidParameter(format!("every query needs the same {rot} rotations of {len} values")));
@@ -214,5 +238,5 @@ pub fn check_batch(
     let a = a * factor; // with trimmed masks the products count pairs
     let v = ml_t.mul_scalar(t.from_i128(a)).sub(&bdot)?;
     let hits = shamir::msb_p(p, &v)?;
-    super::resolve(p, &hits, rot, nq, s, cfg)
+    super::resolve(p, &hits, rot, nq, s, cfg, dedup)
 }

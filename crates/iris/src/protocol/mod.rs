@@ -18,6 +18,7 @@
 //! and one `k`-bit MSB extraction (`2k − 3` AND gates); the OR-trees add about one AND per
 //! comparison.
 
+pub mod codec;
 pub mod field;
 pub mod plain_mask;
 pub mod scheme;
@@ -142,11 +143,7 @@ pub fn share_query<R: Ring, G: RngCore + CryptoRng>(
 /// The rows a client shares for a query: every rotation of the window for each eye (mask mode
 /// applied), and the index of the unrotated row. Shared by both schemes.
 pub(crate) fn query_rows(t: &Template, cfg: &MatchConfig) -> Result<(Vec<IrisCode>, Vec<IrisCode>, usize), IrisError> {
-    let window = rotations_in(&cfg.rotations, t.left.geometry().cols);
-    let unrotated = window
-        .iter()
-        .position(|&r| r == 0)
-        .ok_or_else(|| IrisError::Unsupported("the rotation window must contain 0 (the unrotated code)".into()))?;
+    let (window, unrotated) = query_window(cfg, t.left.geometry().cols)?;
     let rots = |c: &IrisCode| {
         let c = cfg.mask_mode.apply(c);
         window.iter().map(|&r| c.rotate(r)).collect::<Vec<_>>()
@@ -154,12 +151,38 @@ pub(crate) fn query_rows(t: &Template, cfg: &MatchConfig) -> Result<(Vec<IrisCod
     Ok((rots(&t.left), rots(&t.right), unrotated))
 }
 
+/// The rotations a query holds for codes with `cols` angular columns (the window of `cfg`, or every
+/// column when the window covers them all), and the position of rotation 0 among them.
+pub(crate) fn query_window(cfg: &MatchConfig, cols: usize) -> Result<(Vec<i32>, usize), IrisError> {
+    let window = rotations_in(&cfg.rotations, cols);
+    let unrotated = window
+        .iter()
+        .position(|&r| r == 0)
+        .ok_or_else(|| IrisError::Unsupported("the rotation window must contain 0 (the unrotated code)".into()))?;
+    Ok((window, unrotated))
+}
+
+/// Removes elements `[index·width, (index + 1)·width)` of a pre-processed vector of `count` rows
+/// in place, keeping the order of the others.
+pub(crate) fn drain_row<R: Ring>(v: &mut Rep3Pre<R>, index: usize, count: usize) {
+    let width = v.len() / count;
+    let range = index * width..(index + 1) * width;
+    v.sum.drain(range.clone());
+    v.b.drain(range);
+}
+
+/// The error for removing entry `index` of a database of `count`.
+pub(crate) fn no_entry(index: usize, count: usize) -> MpcError {
+    MpcError::InvalidParameter(format!("no database entry {index}: the database holds {count}"))
+}
+
 /// One party's shares of the enrolled population, kept in the pre-processed form of eq. 6 and
 /// row after row (the layout the matrix-product kernels want).
 #[derive(Clone, Debug)]
 pub struct SharedDb<R: Ring> {
     ring: R,
-    len: usize,
+    /// Bits of each code.
+    code_len: usize,
     count: usize,
     /// [left code, left mask, right code, right mask]
     rows: [Rep3Pre<R>; 4],
@@ -168,7 +191,7 @@ pub struct SharedDb<R: Ring> {
 impl<R: Ring> SharedDb<R> {
     /// An empty database for codes of `len` bits.
     pub fn new(ring: R, len: usize) -> Self {
-        SharedDb { len, count: 0, rows: std::array::from_fn(|_| Rep3Pre::empty(ring.clone())), ring }
+        SharedDb { code_len: len, count: 0, rows: std::array::from_fn(|_| Rep3Pre::empty(ring.clone())), ring }
     }
     /// Enrolled entries.
     pub fn len(&self) -> usize {
@@ -180,10 +203,13 @@ impl<R: Ring> SharedDb<R> {
     }
     /// Appends an enrolled template's share (one row per eye).
     pub fn push(&mut self, t: &TemplateShare<R>) -> Result<(), MpcError> {
-        if t.rows != 1 || t.left.code.len() != self.len {
-            return Err(MpcError::InvalidParameter(format!("an enrolment share has 1 row of {} values", self.len)));
+        if t.rows != 1 || t.left.code.len() != self.code_len {
+            return Err(MpcError::InvalidParameter(format!(
+                "an enrolment share has 1 row of {} values",
+                self.code_len
+            )));
         }
-        mask_factor(self.len, t.left.mask.len())?;
+        mask_factor(self.code_len, t.left.mask.len())?;
         if self.count > 0 && t.left.mask.len() != self.rows[1].len() / self.count {
             return Err(MpcError::InvalidParameter("all entries must use the same mask mode".into()));
         }
@@ -192,6 +218,23 @@ impl<R: Ring> SharedDb<R> {
         }
         self.count += 1;
         Ok(())
+    }
+    /// Removes entry `index`, keeping the order of the others (rows stay in the canonical order
+    /// every party shares): the entry's rows are drained out of each of the four vectors in place.
+    pub fn remove(&mut self, index: usize) -> Result<(), MpcError> {
+        if index >= self.count {
+            return Err(no_entry(index, self.count));
+        }
+        for v in &mut self.rows {
+            drain_row(v, index, self.count);
+        }
+        self.count -= 1;
+        Ok(())
+    }
+    /// Bytes of share data held in memory (both components of the pre-processed form, codes and
+    /// masks of both eyes).
+    pub fn share_bytes(&self) -> usize {
+        self.rows.iter().map(|v| (v.sum.len() + v.b.len()) * std::mem::size_of::<R::El>()).sum()
     }
 }
 
@@ -207,9 +250,9 @@ fn rotation_major<R: Ring>(parts: Vec<&Rep3<R>>, rot: usize, len: usize) -> Resu
     Rep3::concat(&pieces.iter().collect::<Vec<_>>())
 }
 
-/// Checks a batch of queries against the database and against each other (paper 000 Alg. 3 with
-/// secret masks). Returns, revealed to all parties, whether each query is **unique**: it matches
-/// no enrolled entry and no earlier query of the same batch (so two captures of one person in one
+/// Checks a batch of queries against the database and, with `dedup`, against each other (paper
+/// 000 Alg. 3 with secret masks). Returns, revealed to all parties, whether each query is
+/// **unique**: it matches no enrolled entry and (with `dedup`) no earlier query of the same batch (so two captures of one person in one
 /// batch are not both enrolled; a query that matches an earlier, itself refused, query of the
 /// batch is refused too — the conservative choice). Rounds do not depend on the batch or
 /// database size.
@@ -218,12 +261,13 @@ pub fn check_batch<R: Ring>(
     queries: &[TemplateShare<R>],
     db: &SharedDb<R>,
     cfg: &MatchConfig,
+    dedup: bool,
 ) -> Result<Vec<bool>, MpcError> {
     let nq = queries.len();
     if nq == 0 {
         return Ok(Vec::new());
     }
-    let (len, ring) = (db.len, &db.ring);
+    let (len, ring) = (db.code_len, &db.ring);
     let rot = queries[0].rows;
     let r0 = queries[0].unrotated;
     let mlen = queries[0].left.mask.len() / rot.max(1);
@@ -265,7 +309,7 @@ pub fn check_batch<R: Ring>(
         }
     }
     let hits = compare(p, ring, dots, mls, factor, cfg, len)?;
-    resolve(p, &hits, rot, nq, s, cfg)
+    resolve(p, &hits, rot, nq, s, cfg, dedup)
 }
 
 /// From the match bits of every comparison, laid out `[eye][rotation][query][target]` where the
@@ -279,6 +323,7 @@ pub(crate) fn resolve(
     nq: usize,
     s: usize,
     cfg: &MatchConfig,
+    dedup: bool,
 ) -> Result<Vec<bool>, MpcError> {
     let targets = s + nq;
     let per_eye = rot * nq * targets;
@@ -289,8 +334,9 @@ pub(crate) fn resolve(
         EyeRule::And => both,
         EyeRule::Or => left.xor(&right)?.xor(&both)?,
     };
-    // Only database entries and *earlier* queries of the batch count.
-    let counts = BitVec::from_bools(&(0..nq * targets).map(|i| (i % targets) < s + i / targets).collect::<Vec<_>>());
+    // Only database entries and (with `dedup`) *earlier* queries of the batch count.
+    let earlier = |i: usize| if dedup { i / targets } else { 0 };
+    let counts = BitVec::from_bools(&(0..nq * targets).map(|i| (i % targets) < s + earlier(i)).collect::<Vec<_>>());
     let entry = entry.and_public(&counts)?;
     // [query][target] -> [target][query], then fold the targets.
     let from: Vec<usize> = (0..nq * targets).map(|i| (i % nq) * targets + i / nq).collect();
@@ -354,5 +400,5 @@ pub fn is_enrolled<R: Ring>(
     db: &SharedDb<R>,
     cfg: &MatchConfig,
 ) -> Result<bool, MpcError> {
-    Ok(!check_batch(p, std::slice::from_ref(q), db, cfg)?[0])
+    Ok(!check_batch(p, std::slice::from_ref(q), db, cfg, false)?[0])
 }

@@ -24,18 +24,23 @@ pub struct PlainMaskShare {
     pub unrotated: usize,
 }
 
+/// Whether codes of `len` bits fit the 16-bit comparison of Lemma 1.
+pub(crate) fn check_len(len: usize) -> Result<(), IrisError> {
+    if len.saturating_mul(4) >= 1 << 16 {
+        return Err(IrisError::Unsupported(format!(
+            "codes of {len} bits need l < 2^14 for a 16-bit comparison (Lemma 1)"
+        )));
+    }
+    Ok(())
+}
+
 fn share<G: RngCore + CryptoRng>(
     left: &[IrisCode],
     right: &[IrisCode],
     unrotated: usize,
     rng: &mut G,
 ) -> Result<[PlainMaskShare; 3], IrisError> {
-    let len = left.first().map_or(0, |c| c.geometry().bits());
-    if 4 * len >= 1 << 16 {
-        return Err(IrisError::Unsupported(format!(
-            "codes of {len} bits need l < 2^14 for a 16-bit comparison (Lemma 1)"
-        )));
-    }
+    check_len(left.first().map_or(0, |c| c.geometry().bits()))?;
     let ring = Z16::new();
     let rows = |codes: &[IrisCode]| -> Vec<u16> {
         codes.iter().flat_map(|c| encode_masked(c).into_iter().map(|v| ring.from_i128(v as i128))).collect()
@@ -101,6 +106,26 @@ impl PlainMaskDb {
         }
         Ok(())
     }
+    /// Removes entry `index`, keeping the order of the others: its code rows are drained out of
+    /// the share vectors in place and its masks removed.
+    pub fn remove(&mut self, index: usize) -> Result<(), MpcError> {
+        let count = self.len();
+        if index >= count {
+            return Err(super::no_entry(index, count));
+        }
+        for e in 0..2 {
+            super::drain_row(&mut self.codes[e], index, count);
+            self.masks[e].remove(index);
+        }
+        Ok(())
+    }
+    /// Bytes of share data held in memory: both components of the pre-processed code shares and
+    /// the packed public masks, both eyes.
+    pub fn share_bytes(&self) -> usize {
+        let codes: usize = self.codes.iter().map(|v| (v.sum.len() + v.b.len()) * std::mem::size_of::<u16>()).sum();
+        let masks: usize = self.masks.iter().flatten().map(|m| std::mem::size_of_val(m.words())).sum();
+        codes + masks
+    }
 }
 
 /// [`super::check_batch`] with public masks (Alg. 2).
@@ -109,6 +134,7 @@ pub fn check_batch(
     queries: &[PlainMaskShare],
     db: &PlainMaskDb,
     cfg: &MatchConfig,
+    dedup: bool,
 ) -> Result<Vec<bool>, MpcError> {
     let nq = queries.len();
     if nq == 0 {
@@ -153,5 +179,5 @@ pub fn check_batch(
     }
     let v = rep3::reshare(p, &ring, v)?;
     let hits = rep3::msb(p, &v, Adder::Ripple)?;
-    super::resolve(p, &hits, rot, nq, s, cfg)
+    super::resolve(p, &hits, rot, nq, s, cfg, dedup)
 }

@@ -1,11 +1,58 @@
 //! One interface over the schemes, so a node, a benchmark or a test can run any of them.
+//!
+//! A client shares a *query* (every rotation of the window, both eyes) and sends one share per
+//! node as bytes ([`IrisScheme::encode`], format in [`codec`]); a node parses and
+//! validates them ([`IrisScheme::decode`] with the [`ShareKind`] it expects, e.g. from
+//! [`query_kind`]), runs the batch check, and for a unique query that asked for enrolment keeps
+//! the query's unrotated row ([`IrisScheme::enrollment_of`]): one upload serves both.
 
-use argus_math::{Z16, Z32};
+use argus_math::{Ring, Z16, Z32};
 use argus_mpc::{MpcError, Party};
 use rand::rngs::OsRng;
 
-use super::{field, plain_mask, SharedDb, TemplateShare};
-use crate::{IrisError, MatchConfig, Template};
+use super::{codec, field, plain_mask, SharedDb, TemplateShare};
+use crate::{IrisError, IrisGeometry, MatchConfig, Template};
+
+/// What a share is expected to hold (checked by [`IrisScheme::decode`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShareKind {
+    /// An enrolment: one row per eye, the unrotated code.
+    Enrollment,
+    /// A query: `rotations` rows per eye, the rotation-0 row at index `unrotated`. Both follow
+    /// from the rotation window and the geometry: use [`query_kind`].
+    Query {
+        /// Rows per eye (rotations of the window).
+        rotations: usize,
+        /// Index of the unrotated row.
+        unrotated: usize,
+    },
+}
+
+impl ShareKind {
+    /// Rows per eye.
+    pub fn rows(self) -> usize {
+        match self {
+            ShareKind::Enrollment => 1,
+            ShareKind::Query { rotations, .. } => rotations,
+        }
+    }
+    /// Index of the unrotated row.
+    pub fn unrotated(self) -> usize {
+        match self {
+            ShareKind::Enrollment => 0,
+            ShareKind::Query { unrotated, .. } => unrotated,
+        }
+    }
+}
+
+/// The kind of the query shares a client makes under `cfg` for codes of `geometry` (what
+/// [`IrisScheme::share_query`] produces): one row per rotation of `cfg.rotations` — or per column
+/// when the window covers every column — and the index of rotation 0 among them. Errors if the
+/// window does not contain 0.
+pub fn query_kind(cfg: &MatchConfig, geometry: IrisGeometry) -> Result<ShareKind, IrisError> {
+    let (window, unrotated) = super::query_window(cfg, geometry.cols)?;
+    Ok(ShareKind::Query { rotations: window.len(), unrotated })
+}
 
 /// A way of running the uniqueness check: how a client shares templates, what a party keeps, and
 /// the batch check (revealing, per query, whether it is unique).
@@ -26,8 +73,44 @@ pub trait IrisScheme: Sync {
     fn new_db(&self, len: usize) -> Self::Db;
     /// Appends an enrolled share.
     fn push(&self, db: &mut Self::Db, s: &Self::Share) -> Result<(), MpcError>;
-    /// Checks a batch: `true` for each query that is unique.
-    fn check(&self, p: &mut Party, q: &[Self::Share], db: &Self::Db, cfg: &MatchConfig) -> Result<Vec<bool>, MpcError>;
+    /// Checks a batch: `true` for each query that is unique. With `dedup` a query that matches an
+    /// earlier query of the batch is not unique either (enrolments: two captures of one person in
+    /// one batch are not both enrolled); without, only the database counts (check-only requests).
+    fn check(
+        &self,
+        p: &mut Party,
+        q: &[Self::Share],
+        db: &Self::Db,
+        cfg: &MatchConfig,
+        dedup: bool,
+    ) -> Result<Vec<bool>, MpcError>;
+    /// Serialises a share (query or enrolment) for the wire and the store: a small versioned
+    /// header (format version, scheme tag, rows, unrotated row, code and mask values per row),
+    /// then the share values packed little-endian at the ring's width (public masks as packed
+    /// bits). The layout is in [`codec`].
+    fn encode(&self, s: &Self::Share) -> Vec<u8>;
+    /// Parses and validates bytes from an untrusted client or the store: the scheme tag is this
+    /// scheme's, rows and unrotated row are those of `expect`, every length is exactly what codes
+    /// of `len` bits with `cfg.mask_mode` need, every field element is canonical (`< p`), nothing
+    /// trails. Errors ([`IrisError::BadShare`]) say what was wrong, e.g. "share has 12800 code
+    /// values per row, expected 16384"; a `len` or `cfg` the scheme cannot run is
+    /// [`IrisError::Unsupported`]. Never panics.
+    fn decode(&self, bytes: &[u8], len: usize, cfg: &MatchConfig, expect: ShareKind) -> Result<Self::Share, IrisError>;
+    /// The enrolment share contained in a query share: the unrotated row of each eye (code and
+    /// mask), as [`share_enrollment`](Self::share_enrollment) would give for the same template
+    /// (rows = 1, unrotated = 0; same plaintext, the query's randomness). Local slicing, no
+    /// communication: one query share serves both the check and the enrolment.
+    fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError>;
+    /// Removes entry `index` of the database in place, keeping the order of the others (the row
+    /// order is canonical — ascending identity id — on every node, so no swap-remove).
+    fn remove(&self, db: &mut Self::Db, index: usize) -> Result<(), MpcError>;
+    /// Entries in the database.
+    fn db_len(&self, db: &Self::Db) -> usize;
+    /// Bytes of share data the database holds in memory (codes and masks, both eyes).
+    fn db_bytes(&self, db: &Self::Db) -> usize;
+    /// Bytes of one party's database share per code bit, codes only (masks come on top): 2.0 for
+    /// Shamir F_65519, two components × the element width for replicated sharing (4.0 for Z_2^16).
+    fn share_bytes_per_code_bit(&self) -> f64;
 }
 
 /// Secret masks over replicated Z_2^16 (MPCLift-Z).
@@ -40,7 +123,7 @@ pub struct MpcLiftF16;
 pub struct PlainMaskZ16;
 
 macro_rules! rep3_scheme {
-    ($t:ty, $ring:expr, $name:literal, $bits:literal) => {
+    ($t:ty, $ring:expr, $name:literal, $bits:literal, $tag:expr) => {
         impl IrisScheme for $t {
             type Share = TemplateShare<<$t as RingOf>::R>;
             type Db = SharedDb<<$t as RingOf>::R>;
@@ -68,8 +151,37 @@ macro_rules! rep3_scheme {
                 q: &[Self::Share],
                 db: &Self::Db,
                 cfg: &MatchConfig,
+                dedup: bool,
             ) -> Result<Vec<bool>, MpcError> {
-                super::check_batch(p, q, db, cfg)
+                super::check_batch(p, q, db, cfg, dedup)
+            }
+            fn encode(&self, s: &Self::Share) -> Vec<u8> {
+                codec::encode_rep3($tag, s)
+            }
+            fn decode(
+                &self,
+                bytes: &[u8],
+                len: usize,
+                cfg: &MatchConfig,
+                expect: ShareKind,
+            ) -> Result<Self::Share, IrisError> {
+                codec::decode_rep3(&$ring, $tag, bytes, len, cfg, expect)
+            }
+            fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError> {
+                codec::enrollment_of_rep3(q)
+            }
+            fn remove(&self, db: &mut Self::Db, index: usize) -> Result<(), MpcError> {
+                db.remove(index)
+            }
+            fn db_len(&self, db: &Self::Db) -> usize {
+                db.len()
+            }
+            fn db_bytes(&self, db: &Self::Db) -> usize {
+                db.share_bytes()
+            }
+            fn share_bytes_per_code_bit(&self) -> f64 {
+                // Two components (pre-processed: x_i + x_{i-1} and x_{i-1}) of one element each.
+                2.0 * $ring.byte_len() as f64
             }
         }
     };
@@ -86,8 +198,8 @@ impl RingOf for MpcLiftZ16 {
 impl RingOf for NoLiftZ32 {
     type R = Z32;
 }
-rep3_scheme!(MpcLiftZ16, Z16::new(), "mpclift-Z16-rep3", 16);
-rep3_scheme!(NoLiftZ32, Z32::new(), "nolift-Z32-rep3", 32);
+rep3_scheme!(MpcLiftZ16, Z16::new(), "mpclift-Z16-rep3", 16, codec::TAG_MPCLIFT_Z16);
+rep3_scheme!(NoLiftZ32, Z32::new(), "nolift-Z32-rep3", 32, codec::TAG_NOLIFT_Z32);
 
 impl IrisScheme for MpcLiftF16 {
     type Share = field::FieldTemplateShare;
@@ -110,8 +222,36 @@ impl IrisScheme for MpcLiftF16 {
     fn push(&self, db: &mut Self::Db, s: &Self::Share) -> Result<(), MpcError> {
         db.push(s)
     }
-    fn check(&self, p: &mut Party, q: &[Self::Share], db: &Self::Db, cfg: &MatchConfig) -> Result<Vec<bool>, MpcError> {
-        field::check_batch(p, q, db, cfg)
+    fn check(
+        &self,
+        p: &mut Party,
+        q: &[Self::Share],
+        db: &Self::Db,
+        cfg: &MatchConfig,
+        dedup: bool,
+    ) -> Result<Vec<bool>, MpcError> {
+        field::check_batch(p, q, db, cfg, dedup)
+    }
+    fn encode(&self, s: &Self::Share) -> Vec<u8> {
+        codec::encode_field(s)
+    }
+    fn decode(&self, bytes: &[u8], len: usize, cfg: &MatchConfig, expect: ShareKind) -> Result<Self::Share, IrisError> {
+        codec::decode_field(bytes, len, cfg, expect)
+    }
+    fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError> {
+        codec::enrollment_of_field(q)
+    }
+    fn remove(&self, db: &mut Self::Db, index: usize) -> Result<(), MpcError> {
+        db.remove(index)
+    }
+    fn db_len(&self, db: &Self::Db) -> usize {
+        db.len()
+    }
+    fn db_bytes(&self, db: &Self::Db) -> usize {
+        db.share_bytes()
+    }
+    fn share_bytes_per_code_bit(&self) -> f64 {
+        2.0
     }
 }
 
@@ -136,7 +276,45 @@ impl IrisScheme for PlainMaskZ16 {
     fn push(&self, db: &mut Self::Db, s: &Self::Share) -> Result<(), MpcError> {
         db.push(s)
     }
-    fn check(&self, p: &mut Party, q: &[Self::Share], db: &Self::Db, cfg: &MatchConfig) -> Result<Vec<bool>, MpcError> {
-        plain_mask::check_batch(p, q, db, cfg)
+    fn check(
+        &self,
+        p: &mut Party,
+        q: &[Self::Share],
+        db: &Self::Db,
+        cfg: &MatchConfig,
+        dedup: bool,
+    ) -> Result<Vec<bool>, MpcError> {
+        plain_mask::check_batch(p, q, db, cfg, dedup)
+    }
+    fn encode(&self, s: &Self::Share) -> Vec<u8> {
+        codec::encode_plain_mask(s)
+    }
+    /// As the trait says; the public masks are stored expanded (one bit per code bit) in both
+    /// mask modes, so `cfg.mask_mode` does not change the expected lengths.
+    fn decode(
+        &self,
+        bytes: &[u8],
+        len: usize,
+        _cfg: &MatchConfig,
+        expect: ShareKind,
+    ) -> Result<Self::Share, IrisError> {
+        codec::decode_plain_mask(bytes, len, expect)
+    }
+    fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError> {
+        codec::enrollment_of_plain_mask(q)
+    }
+    fn remove(&self, db: &mut Self::Db, index: usize) -> Result<(), MpcError> {
+        db.remove(index)
+    }
+    fn db_len(&self, db: &Self::Db) -> usize {
+        db.len()
+    }
+    fn db_bytes(&self, db: &Self::Db) -> usize {
+        db.share_bytes()
+    }
+    /// Codes only, like the other schemes: two 2-byte components; the public masks add 1 bit per
+    /// code bit (packed).
+    fn share_bytes_per_code_bit(&self) -> f64 {
+        4.0
     }
 }

@@ -56,7 +56,8 @@ mod link;
 mod pki;
 mod setup;
 
-pub use pki::{party_name, PemPaths, Pki, TlsIdentity};
+pub use pki::{client_name, party_name, PemPaths, Pki, TlsIdentity};
+pub use setup::{cert_names, tls_configs};
 
 /// Number of tokio worker threads of each TCP [`Network`].
 pub const IO_THREADS: usize = 2;

@@ -17,6 +17,11 @@ pub fn party_name(i: PartyId) -> String {
     format!("party-{i}")
 }
 
+/// The DNS name in the certificate of the service client called `name`.
+pub fn client_name(name: &str) -> String {
+    format!("client-{name}")
+}
+
 /// A freshly generated public-key infrastructure for `n` parties: one CA
 /// (ECDSA P-256, self-signed) and, for each party `i`, an ECDSA P-256 key and
 /// a certificate signed by the CA whose subject alternative name is the DNS
@@ -28,6 +33,7 @@ pub struct Pki {
     ca_cert_der: Vec<u8>,
     ca_cert_pem: String,
     parties: Vec<PartyKeys>,
+    clients: Vec<(String, PartyKeys)>,
 }
 
 struct PartyKeys {
@@ -50,10 +56,20 @@ impl Pki {
     /// If certificate generation fails (not expected with these fixed,
     /// valid parameters).
     pub fn generate(n: usize) -> Pki {
-        Self::try_generate(n).expect("generating the party certificates")
+        Self::generate_with_clients(n, &[])
     }
 
-    fn try_generate(n: usize) -> Result<Pki, rcgen::Error> {
+    /// Generates a CA, certificates for parties `0..n`, and for each name in
+    /// `clients` a client certificate naming `client-{name}` (TLS client
+    /// authentication only): the callers a node's service accepts.
+    ///
+    /// # Panics
+    /// If certificate generation fails, or a client name is not a valid DNS label.
+    pub fn generate_with_clients(n: usize, clients: &[&str]) -> Pki {
+        Self::try_generate(n, clients).expect("generating the certificates")
+    }
+
+    fn try_generate(n: usize, client_names: &[&str]) -> Result<Pki, rcgen::Error> {
         let ca_key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)?;
         let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -62,23 +78,38 @@ impl Pki {
             vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
         let ca_cert = ca_params.self_signed(&ca_key)?;
 
-        let mut parties = Vec::with_capacity(n);
-        for i in 0..n {
+        let leaf = |name: String, usages: Vec<ExtendedKeyUsagePurpose>| -> Result<PartyKeys, rcgen::Error> {
             let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)?;
-            let mut params = CertificateParams::new(vec![party_name(i)])?;
-            params.distinguished_name.push(DnType::CommonName, party_name(i));
+            let mut params = CertificateParams::new(vec![name.clone()])?;
+            params.distinguished_name.push(DnType::CommonName, name);
             params.is_ca = IsCa::ExplicitNoCa;
             params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-            params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth];
+            params.extended_key_usages = usages;
             let cert = params.signed_by(&key, &ca_cert, &ca_key)?;
-            parties.push(PartyKeys {
+            Ok(PartyKeys {
                 cert_der: cert.der().to_vec(),
                 cert_pem: cert.pem(),
                 key_der: key.serialize_der(),
                 key_pem: key.serialize_pem(),
-            });
-        }
-        Ok(Pki { ca_cert_der: ca_cert.der().to_vec(), ca_cert_pem: ca_cert.pem(), parties })
+            })
+        };
+        let both = || vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth];
+        let parties = (0..n).map(|i| leaf(party_name(i), both())).collect::<Result<Vec<_>, _>>()?;
+        let clients = client_names
+            .iter()
+            .map(|c| Ok((c.to_string(), leaf(client_name(c), vec![ExtendedKeyUsagePurpose::ClientAuth])?)))
+            .collect::<Result<Vec<_>, rcgen::Error>>()?;
+        Ok(Pki { ca_cert_der: ca_cert.der().to_vec(), ca_cert_pem: ca_cert.pem(), parties, clients })
+    }
+
+    /// The identity of the client called `name`, if it was generated.
+    pub fn client_identity(&self, name: &str) -> Option<TlsIdentity> {
+        let (_, k) = self.clients.iter().find(|(c, _)| c == name)?;
+        Some(TlsIdentity {
+            ca_cert_der: self.ca_cert_der.clone(),
+            cert_der: k.cert_der.clone(),
+            key_der: k.key_der.clone(),
+        })
     }
 
     /// Number of parties.
@@ -100,9 +131,9 @@ impl Pki {
         TlsIdentity { ca_cert_der: self.ca_cert_der.clone(), cert_der: p.cert_der.clone(), key_der: p.key_der.clone() }
     }
 
-    /// Writes the CA certificate and every party's certificate and key as PEM
-    /// files into `dir` (created if missing), named as in [`PemPaths::new`]:
-    /// `ca.pem`, `party-{i}.pem`, `party-{i}.key` (keys are written with mode
+    /// Writes the CA certificate and every party's (and client's) certificate and key as PEM
+    /// files into `dir` (created if missing), named as in [`PemPaths::new`] and [`PemPaths::client`]:
+    /// `ca.pem`, `party-{i}.pem`, `party-{i}.key`, `client-{name}.pem`, `client-{name}.key` (keys are written with mode
     /// 0600 on Unix). Each process then loads its identity with
     /// [`TlsIdentity::from_pem_dir`].
     pub fn write_pem(&self, dir: impl AsRef<Path>) -> Result<(), NetError> {
@@ -115,6 +146,13 @@ impl Pki {
             std::fs::write(&paths.cert, &p.cert_pem)
                 .map_err(|e| io_err(format!("writing {}", paths.cert.display()), e))?;
             write_private(&paths.key, p.key_pem.as_bytes())
+                .map_err(|e| io_err(format!("writing {}", paths.key.display()), e))?;
+        }
+        for (name, c) in &self.clients {
+            let paths = PemPaths::client(dir, name);
+            std::fs::write(&paths.cert, &c.cert_pem)
+                .map_err(|e| io_err(format!("writing {}", paths.cert.display()), e))?;
+            write_private(&paths.key, c.key_pem.as_bytes())
                 .map_err(|e| io_err(format!("writing {}", paths.key.display()), e))?;
         }
         Ok(())
@@ -159,6 +197,16 @@ impl PemPaths {
             ca: dir.join(CA_FILE),
             cert: dir.join(format!("{}.pem", party_name(i))),
             key: dir.join(format!("{}.key", party_name(i))),
+        }
+    }
+
+    /// The paths of client `name`'s files in `dir`.
+    pub fn client(dir: impl AsRef<Path>, name: &str) -> Self {
+        let dir = dir.as_ref();
+        PemPaths {
+            ca: dir.join(CA_FILE),
+            cert: dir.join(format!("{}.pem", client_name(name))),
+            key: dir.join(format!("{}.key", client_name(name))),
         }
     }
 }

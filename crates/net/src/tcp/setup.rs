@@ -99,6 +99,22 @@ impl TlsContext {
     }
 }
 
+/// The TLS 1.3 configurations of `identity` (server side requiring a client certificate that
+/// chains to the CA; client side presenting `identity`'s certificate and trusting only the CA),
+/// for services built beside the party network (e.g. a node's client port).
+pub fn tls_configs(identity: &TlsIdentity) -> Result<(Arc<ServerConfig>, Arc<ClientConfig>), NetError> {
+    let ctx = TlsContext::new(identity)?;
+    Ok((ctx.acceptor.config().clone(), ctx.connector.config().clone()))
+}
+
+/// Whether the (CA-verified) certificate `cert` names the DNS name `name`.
+pub fn cert_names(cert: &CertificateDer<'_>, name: &str) -> bool {
+    let (Ok(parsed), Ok(name)) = (ParsedCertificate::try_from(cert), ServerName::try_from(name.to_string())) else {
+        return false;
+    };
+    verify_server_name(&parsed, &name).is_ok()
+}
+
 /// What this party is and where everybody listens.
 pub(crate) struct Plan {
     pub(crate) id: PartyId,

@@ -1,0 +1,248 @@
+//! The service commands: `argus node`, `argus setup`, `argus share`, `argus import`, and the
+//! client commands `argus enroll`, `check`, `delete`, `status`.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use argus_iris::Template;
+use argus_node::config::{BatchSettings, IrisSettings};
+use argus_node::import::{import_share_file, ShareFileWriter};
+use argus_node::{with_scheme, Client, ClientConfig, Kind, NodeConfig, NodeStatus};
+use clap::Args;
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// `argus node`.
+#[derive(Args, Debug)]
+pub struct NodeArgs {
+    /// The node's configuration file (see `argus setup` for an example).
+    #[arg(long)]
+    config: PathBuf,
+}
+
+/// Runs one node until killed.
+pub fn node(a: NodeArgs) -> Result<(), String> {
+    let cfg = NodeConfig::load(&a.config).map_err(err)?;
+    argus_node::run_node(cfg, Arc::new(AtomicBool::new(false))).map_err(err)
+}
+
+/// `argus setup`.
+#[derive(Args, Debug)]
+pub struct SetupArgs {
+    /// Directory to write the PKI, `party0.toml`..`party2.toml` and `client.toml` into.
+    #[arg(long)]
+    dir: PathBuf,
+    /// Store URL prefix: `sqlite` (one file per node in the directory) or a PostgreSQL URL
+    /// ending in a database name prefix, e.g. `postgres://argus@127.0.0.1/iris` → databases iris0..iris2.
+    #[arg(long, default_value = "sqlite")]
+    store: String,
+    /// Scheme (mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3).
+    #[arg(long, default_value = "mpclift-F16-shamir")]
+    scheme: String,
+}
+
+/// Parses a scheme name as the configuration file spells it.
+pub fn parse_scheme(name: &str) -> Result<argus_node::Scheme, String> {
+    toml::Value::String(name.into()).try_into().map_err(|_| {
+        format!("unknown scheme {name:?} (mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3)")
+    })
+}
+
+/// Store URLs for the three nodes from a prefix.
+pub fn store_urls(prefix: &str) -> [String; 3] {
+    std::array::from_fn(|i| if prefix == "sqlite" { format!("sqlite:party{i}.db") } else { format!("{prefix}{i}") })
+}
+
+/// Writes a local deployment.
+pub fn setup(a: SetupArgs) -> Result<(), String> {
+    let iris = IrisSettings { scheme: parse_scheme(&a.scheme)?, ..Default::default() };
+    if a.dir.join("party0.toml").exists() {
+        return Err(format!("{} already holds a deployment; choose another directory", a.dir.display()));
+    }
+    let d =
+        argus_node::deploy::write_local(&a.dir, &iris, &BatchSettings::default(), store_urls(&a.store)).map_err(err)?;
+    println!("wrote a 3-node deployment to {}:", d.dir.display());
+    for (c, p) in d.nodes.iter().zip(&d.node_configs) {
+        println!("  argus node --config {}    # peers on {}, clients on {}", p.display(), c.peers[c.id], c.listen);
+    }
+    println!("  client: argus enroll --client {} TEMPLATE.json", d.client_config.display());
+    Ok(())
+}
+
+/// `argus share`.
+#[derive(Args, Debug)]
+pub struct ShareArgs {
+    /// Client configuration (scheme and layout).
+    #[arg(long)]
+    client: PathBuf,
+    /// Directory for `party0.shares` .. `party2.shares` (created; existing files are not overwritten).
+    #[arg(long)]
+    out: PathBuf,
+    /// Identity id of the first template; the others follow in order.
+    #[arg(long, default_value_t = 0)]
+    first_id: u64,
+    /// Template files (Argus JSON).
+    templates: Vec<PathBuf>,
+}
+
+/// Shares templates into three share files for `argus import`.
+pub fn share(a: ShareArgs) -> Result<(), String> {
+    let cfg = ClientConfig::load(&a.client).map_err(err)?;
+    let client = Client::new(cfg.clone()).map_err(err)?;
+    std::fs::create_dir_all(&a.out).map_err(|e| format!("creating {}: {e}", a.out.display()))?;
+    let bits = cfg.iris.layout.geometry().map_err(err)?.bits();
+    let match_cfg = cfg.iris.match_config().map_err(err)?;
+    let name = with_scheme!(cfg.iris.scheme, s => argus_iris::protocol::scheme::IrisScheme::name(&s));
+    let mut files = (0..3)
+        .map(|i| ShareFileWriter::create(&a.out.join(format!("party{i}.shares")), name, bits))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(err)?;
+    for (k, path) in a.templates.iter().enumerate() {
+        let t = Template::read_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let shares = with_scheme!(cfg.iris.scheme, s => {
+            use argus_iris::protocol::scheme::IrisScheme;
+            let sh = s.share_enrollment(&t, &match_cfg).map_err(|e| format!("{}: {e}", path.display()))?;
+            sh.map(|x| s.encode(&x))
+        });
+        for (f, sh) in files.iter_mut().zip(&shares) {
+            f.push(a.first_id + k as u64, sh).map_err(err)?;
+        }
+    }
+    drop(client);
+    for f in files {
+        f.finish().map_err(err)?;
+    }
+    println!("wrote {} shares per node to {}", a.templates.len(), a.out.display());
+    Ok(())
+}
+
+/// `argus import`.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The node's configuration (its store, scheme and layout).
+    #[arg(long)]
+    config: PathBuf,
+    /// The node's share file (from `argus share`). Run with the node stopped, on every node.
+    shares: PathBuf,
+}
+
+/// Bulk-imports a share file into a node's store.
+pub fn import(a: ImportArgs) -> Result<(), String> {
+    let cfg = NodeConfig::load(&a.config).map_err(err)?;
+    let mut store = argus_store::open(&cfg.store).map_err(err)?;
+    let bits = cfg.iris.layout.geometry().map_err(err)?.bits();
+    let match_cfg = cfg.iris.match_config().map_err(err)?;
+    let n = with_scheme!(cfg.iris.scheme, s => import_share_file(store.as_mut(), &a.shares, &s, bits, &match_cfg))
+        .map_err(err)?;
+    println!("imported {n} identities into {}", store.describe());
+    Ok(())
+}
+
+/// A template given on the command line.
+#[derive(Args, Debug)]
+pub struct TemplateArgs {
+    /// Client configuration (`client.toml` from `argus setup`).
+    #[arg(long)]
+    client: PathBuf,
+    /// Template in Argus JSON (see `argus iris gen`).
+    #[arg(required_unless_present = "open_iris")]
+    template: Option<PathBuf>,
+    /// Instead: the left and right eye as open-iris IrisTemplate JSON files (iris_codes, mask_codes).
+    #[arg(long, num_args = 2, value_names = ["LEFT", "RIGHT"], conflicts_with = "template")]
+    open_iris: Option<Vec<PathBuf>>,
+}
+
+fn read_template(a: &TemplateArgs) -> Result<Template, String> {
+    match (&a.template, &a.open_iris) {
+        (Some(p), _) => Template::read_file(p).map_err(|e| format!("{}: {e}", p.display())),
+        (None, Some(lr)) => Template::read_open_iris_files(&lr[0], &lr[1]).map_err(|e| format!("{e}")),
+        _ => Err("give a template file or --open-iris LEFT RIGHT".into()),
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(err)
+}
+
+fn client_at(path: &Path) -> Result<Client, String> {
+    Client::new(ClientConfig::load(path).map_err(err)?).map_err(err)
+}
+
+/// `argus enroll` / `argus check`.
+pub fn submit(a: TemplateArgs, kind: Kind) -> Result<(), String> {
+    let t = read_template(&a)?;
+    let rt = runtime()?;
+    let _guard = rt.enter();
+    let client = client_at(&a.client)?;
+    let o = rt.block_on(client.submit(&t, kind)).map_err(err)?;
+    match (o.unique, o.enrolled) {
+        (true, Some(id)) => println!("unique: enrolled as identity {id}"),
+        (true, None) => println!("unique"),
+        (false, _) => println!("not unique: matches an enrolled identity"),
+    }
+    Ok(())
+}
+
+/// `argus delete`.
+#[derive(Args, Debug)]
+pub struct DeleteArgs {
+    /// Client configuration.
+    #[arg(long)]
+    client: PathBuf,
+    /// The identity id (as `argus enroll` printed it).
+    id: u64,
+}
+
+/// Deletes an identity.
+pub fn delete(a: DeleteArgs) -> Result<(), String> {
+    let rt = runtime()?;
+    let _guard = rt.enter();
+    let client = client_at(&a.client)?;
+    let existed = rt.block_on(client.delete(a.id)).map_err(err)?;
+    println!(
+        "{}",
+        if existed { format!("deleted identity {}", a.id) } else { format!("identity {} was not enrolled", a.id) }
+    );
+    Ok(())
+}
+
+/// `argus status`.
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// Client configuration.
+    #[arg(long)]
+    client: PathBuf,
+}
+
+/// Prints one line per node.
+pub fn print_status(s: &[NodeStatus; 3]) {
+    for n in s {
+        let hex: String = n.summary.digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        println!(
+            "node {}: {} identities (ids digest {hex}…), last batch {}, scheme {} ({:.1} B per code bit), \
+             shares in memory {:.1} MB ({} per identity), RSS {:.1} MB, sent to peers {:.1} MB",
+            n.id,
+            n.summary.count,
+            n.summary.last_seq,
+            n.scheme,
+            n.share_bytes_per_code_bit,
+            n.db_bytes as f64 / 1e6,
+            n.db_bytes_per_identity().map_or("-".into(), |b| format!("{:.1} kB", b / 1e3)),
+            n.rss_bytes as f64 / 1e6,
+            n.peer_bytes_sent as f64 / 1e6,
+        );
+    }
+}
+
+/// Shows the nodes' state.
+pub fn status(a: StatusArgs) -> Result<(), String> {
+    let rt = runtime()?;
+    let _guard = rt.enter();
+    let client = client_at(&a.client)?;
+    let s = rt.block_on(client.status()).map_err(err)?;
+    print_status(&s);
+    Ok(())
+}

@@ -1,0 +1,257 @@
+//! The iris service as three `argus node` processes on small codes: enrolment, check-only
+//! queries, in-batch duplicates, deletion, idempotent retries, refusals of bad input (nothing
+//! changes), and crash recovery — a node killed at any point of a batch restarts into the state
+//! of its peers and the retried request gets its one outcome.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use argus_iris::{Generator, IrisGeometry, Template};
+use argus_node::client::new_request_id;
+use argus_node::wire::Request;
+use argus_node::{Client, ClientConfig, Kind, NodeError};
+
+const EXE: &str = env!("CARGO_BIN_EXE_argus");
+const LAYOUT: &str = "layout = { rows = 4, cols = 32, filters = 2, parts = 2 }";
+
+struct Cluster {
+    dir: PathBuf,
+    nodes: Vec<Option<Child>>,
+    rt: tokio::runtime::Runtime,
+    client: Arc<Client>,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for i in 0..3 {
+            self.kill(i);
+        }
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+fn rewrite(path: &Path, f: impl Fn(String) -> String) {
+    let s = std::fs::read_to_string(path).unwrap();
+    std::fs::write(path, f(s)).unwrap();
+}
+
+impl Cluster {
+    fn new(name: &str) -> Cluster {
+        let dir = std::env::temp_dir().join(format!("argus-service-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = Command::new(EXE).args(["setup", "--dir"]).arg(&dir).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        for f in ["party0.toml", "party1.toml", "party2.toml", "client.toml"] {
+            rewrite(&dir.join(f), |s| {
+                s.replace("layout = \"deployed\"", LAYOUT)
+                    .replace("share_timeout_ms = 3000", "share_timeout_ms = 600")
+                    .replace("wait_ms = 20", "wait_ms = 150")
+                    .replace("retries = 8", "retries = 12")
+            });
+        }
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let client = {
+            let _g = rt.enter();
+            Arc::new(Client::new(ClientConfig::load(&dir.join("client.toml")).unwrap()).unwrap())
+        };
+        let mut c = Cluster { dir, nodes: vec![None, None, None], rt, client };
+        for i in 0..3 {
+            c.start(i, None);
+        }
+        c
+    }
+
+    fn start(&mut self, i: usize, failpoint: Option<&str>) {
+        let log =
+            std::fs::OpenOptions::new().create(true).append(true).open(self.dir.join(format!("node{i}.log"))).unwrap();
+        let mut cmd = Command::new(EXE);
+        cmd.args(["node", "--config"]).arg(self.dir.join(format!("party{i}.toml"))).env("RUST_LOG", "info");
+        cmd.stdout(Stdio::null()).stderr(log);
+        match failpoint {
+            Some(f) => cmd.env("ARGUS_FAILPOINT", f),
+            None => cmd.env_remove("ARGUS_FAILPOINT"),
+        };
+        self.nodes[i] = Some(cmd.spawn().unwrap());
+    }
+
+    fn kill(&mut self, i: usize) {
+        if let Some(mut c) = self.nodes[i].take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Waits until node `i` exits by itself (a failpoint).
+    fn wait_exit(&mut self, i: usize, within: Duration) {
+        let t = Instant::now();
+        while t.elapsed() < within {
+            if let Some(Ok(Some(_))) = self.nodes[i].as_mut().map(|c| c.try_wait()) {
+                self.nodes[i] = None;
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("node {i} did not reach its failpoint; log:\n{}", self.log(i));
+    }
+
+    fn log(&self, i: usize) -> String {
+        std::fs::read_to_string(self.dir.join(format!("node{i}.log"))).unwrap_or_default()
+    }
+
+    fn submit(&self, t: &Template, kind: Kind) -> Result<argus_node::Outcome, NodeError> {
+        self.rt.block_on(self.client.submit(t, kind))
+    }
+
+    /// All three nodes agree on (count, digest, last batch, next id); returns the count.
+    fn consistent_count(&self) -> u64 {
+        let s = self.rt.block_on(self.client.status()).unwrap();
+        assert!(s.iter().all(|n| n.summary == s[0].summary), "{s:?}");
+        s[0].summary.count
+    }
+}
+
+fn generator(seed: u64) -> Generator {
+    Generator::new(IrisGeometry::new(4, 32, 2, 2).unwrap(), seed).unwrap()
+}
+
+#[test]
+fn enrol_check_delete_and_refusals() {
+    let c = Cluster::new("e2e");
+    let mut gen = generator(1);
+    let people: Vec<Template> = (0..5).map(|_| gen.random_template()).collect();
+    for (i, p) in people.iter().enumerate() {
+        let o = c.submit(p, Kind::Enroll).unwrap();
+        assert!(o.unique, "person {i}");
+        assert_eq!(o.enrolled, Some(i as u64));
+    }
+    // A re-capture is refused; check-only queries enrol nothing.
+    let again = gen.genuine_template(&people[2]).unwrap();
+    assert!(!c.submit(&again, Kind::Enroll).unwrap().unique);
+    assert!(!c.submit(&gen.genuine_template(&people[3]).unwrap(), Kind::Check).unwrap().unique);
+    let stranger = gen.random_template();
+    let o = c.submit(&stranger, Kind::Check).unwrap();
+    assert!(o.unique && o.enrolled.is_none());
+    assert_eq!(c.consistent_count(), 5);
+
+    // Two captures of a new person in one batch: exactly one is enrolled. Two check-only
+    // captures in one batch are both unique (only the database counts).
+    let newcomer = gen.random_template();
+    let (a, b) = (gen.genuine_template(&newcomer).unwrap(), gen.genuine_template(&newcomer).unwrap());
+    let both = |kind| {
+        c.rt.block_on(async {
+            let (x, y) = tokio::join!(c.client.submit(&a, kind), c.client.submit(&b, kind));
+            (x.unwrap(), y.unwrap())
+        })
+    };
+    let (x, y) = both(Kind::Check);
+    assert!(x.unique && y.unique, "check-only: {x:?} {y:?}");
+    let (x, y) = both(Kind::Enroll);
+    assert_eq!(x.seq, y.seq, "the test wants both in one batch");
+    assert_eq!([x.unique, y.unique].iter().filter(|u| **u).count(), 1, "{x:?} {y:?}");
+    assert_eq!(c.consistent_count(), 6);
+
+    // Retrying a decided request returns its outcome and changes nothing.
+    let shares = c.client.make_shares(&gen.random_template()).unwrap();
+    let id = new_request_id();
+    let first = c.rt.block_on(c.client.submit_shares(id.clone(), Kind::Enroll, shares.clone())).unwrap();
+    let retry = c.rt.block_on(c.client.submit_shares(id.clone(), Kind::Enroll, shares.clone())).unwrap();
+    assert_eq!(first, retry);
+    assert_eq!(c.consistent_count(), 7);
+
+    // Deletion: the deleted person is new again.
+    assert!(c.rt.block_on(c.client.delete(0)).unwrap());
+    assert!(!c.rt.block_on(c.client.delete(0)).unwrap());
+    assert_eq!(c.consistent_count(), 6);
+    assert!(c.submit(&gen.genuine_template(&people[0]).unwrap(), Kind::Check).unwrap().unique);
+    assert!(!c.submit(&gen.genuine_template(&people[1]).unwrap(), Kind::Check).unwrap().unique);
+
+    // Bad input is refused with a reason, and nothing changes.
+    let refused = |shares: [Vec<u8>; 3], want: &str| {
+        let e = c.rt.block_on(c.client.submit_shares(new_request_id(), Kind::Enroll, shares)).unwrap_err();
+        assert!(e.to_string().contains(want), "{e} does not say {want:?}");
+    };
+    let mut short = shares.clone();
+    short[1].truncate(short[1].len() - 2);
+    refused(short, "invalid share");
+    let mut outside = shares.clone();
+    let n = outside[2].len();
+    outside[2][n - 2..].copy_from_slice(&0xffffu16.to_le_bytes());
+    refused(outside, "not an element of F_65519");
+    let other_layout = Generator::new(IrisGeometry::new(4, 16, 2, 2).unwrap(), 3).unwrap().random_template();
+    let e = c.submit(&other_layout, Kind::Enroll).unwrap_err();
+    assert!(e.to_string().contains("layout"), "{e}");
+    // A decided request id reused for a deletion.
+    let del = Request::Delete { request_id: id.clone(), id: 3 };
+    let e = c.rt.block_on(c.client.send_all([del.clone(), del.clone(), del])).unwrap_err();
+    assert!(e.to_string().contains("different kind"), "{e}");
+    // A share set whose parts carry different request ids never runs.
+    let mut cfg = ClientConfig::load(&c.dir.join("client.toml")).unwrap();
+    cfg.retries = 0;
+    let strict = {
+        let _e = c.rt.enter();
+        Client::new(cfg).unwrap()
+    };
+    let reqs: [Request; 3] = std::array::from_fn(|i| Request::Submit {
+        request_id: new_request_id(),
+        kind: Kind::Enroll,
+        share: shares[i].clone(),
+    });
+    let e = c.rt.block_on(strict.send_all(reqs)).unwrap_err();
+    assert!(e.to_string().contains("did not reach all three nodes"), "{e}");
+    assert_eq!(c.consistent_count(), 6);
+
+    // An unknown client is refused.
+    let mut guest = ClientConfig::load(&c.dir.join("client.toml")).unwrap();
+    let paths = argus_net::tcp::PemPaths::client(c.dir.join("pki"), "guest");
+    guest.identity = argus_net::tcp::TlsIdentity::from_pem_files(&paths.ca, &paths.cert, &paths.key).unwrap();
+    guest.retries = 0;
+    let g = {
+        let _e = c.rt.enter();
+        Client::new(guest).unwrap()
+    };
+    let e = c.rt.block_on(g.status()).unwrap_err();
+    assert!(e.to_string().contains("unknown client"), "{e}");
+}
+
+/// Node `node` aborts at `point` of batch 2; it is restarted, catches up, and everything agrees.
+fn crash_and_recover(node: usize, point: &str) {
+    let mut c = Cluster::new(&format!("crash-{node}-{point}"));
+    c.kill(node);
+    c.start(node, Some(&format!("{point}:2")));
+    let mut gen = generator(7);
+    let (a, b) = (gen.random_template(), gen.random_template());
+    assert_eq!(c.submit(&a, Kind::Enroll).unwrap().enrolled, Some(0));
+    // Batch 2 crashes node `node`; the client keeps retrying with the same request id.
+    let client = c.client.clone();
+    let b2 = b.clone();
+    let pending = c.rt.spawn(async move { client.submit(&b2, Kind::Enroll).await });
+    c.wait_exit(node, Duration::from_secs(60));
+    c.start(node, None);
+    let o = c.rt.block_on(pending).unwrap().unwrap_or_else(|e| panic!("{e}\nlog:\n{}", c.log(node)));
+    assert!(o.unique && o.enrolled == Some(1), "{o:?}");
+    assert_eq!(c.consistent_count(), 2);
+    // The recovered node holds a working share of b: a re-capture of b is refused, a new person enrolled.
+    assert!(!c.submit(&gen.genuine_template(&b).unwrap(), Kind::Enroll).unwrap().unique);
+    assert!(!c.submit(&gen.genuine_template(&a).unwrap(), Kind::Check).unwrap().unique);
+    assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(2));
+    assert_eq!(c.consistent_count(), 3);
+}
+
+#[test]
+fn follower_crash_before_commit() {
+    crash_and_recover(2, "before-commit");
+}
+
+#[test]
+fn leader_crash_after_reveal() {
+    crash_and_recover(0, "after-reveal");
+}
+
+#[test]
+fn follower_crash_after_commit() {
+    crash_and_recover(1, "after-commit");
+}

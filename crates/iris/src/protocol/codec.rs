@@ -1,0 +1,439 @@
+//! The byte form of one party's share of a template, for the wire (client to node) and the store
+//! (node to disk), and the validation of such bytes when they come back.
+//!
+//! ```text
+//! offset  size  field
+//!  0      1     format version (FORMAT_VERSION = 1)
+//!  1      1     scheme tag: 1 mpclift-Z16-rep3, 2 nolift-Z32-rep3, 3 mpclift-F16-shamir, 4 plain-mask-Z16-rep3
+//!  2      4     rows per eye (u32 LE): 1 for an enrolment, the number of rotations for a query
+//!  6      4     unrotated: index of the rotation-0 row (u32 LE)
+//! 10      4     code values per row (u32 LE): the code length in bits
+//! 14      4     mask values per row (u32 LE): = code length, or half of it for trimmed masks
+//! 18      ...   body: left eye, then right eye
+//! ```
+//!
+//! Each eye's body, with `n = rows · code values`, `m = rows · mask values`, elements packed
+//! little-endian at the ring's width ([`Ring::wire_encode`]):
+//! * rep3 (Z_2^16, Z_2^32): code `a` (`n`), code `b` (`n`), mask `a` (`m`), mask `b` (`m`) — the two
+//!   components `(x_i, x_{i-1})` a party holds;
+//! * Shamir F_65519: code shares (`n` × 2 B), mask shares (`m` × 2 B), each value `< 65519`;
+//! * public masks: code `a` (`n` × 2 B), code `b` (`n` × 2 B), then `rows` masks of `ceil(len / 8)`
+//!   bytes each (bit `k` of the row is bit `k % 8` of byte `k / 8`, padding bits zero).
+//!
+//! Decoding checks, in this order, that the header is whole, the version and scheme tag are
+//! this build's, rows and unrotated are the expected [`ShareKind`], the code and mask lengths are
+//! those of the geometry and mask mode, the body is exactly as long as they imply, and every
+//! value is canonical; the first failure is returned as [`IrisError::BadShare`] saying what was
+//! wrong. No input makes it panic, and it allocates no more than the input's size.
+
+use argus_math::{BitVec, MathError, Ring, F65519};
+use argus_mpc::rep3::Rep3;
+use argus_mpc::shamir::{Degree, Shamir};
+
+use super::field::{FieldEyeShare, FieldTemplateShare};
+use super::plain_mask::PlainMaskShare;
+use super::scheme::{IrisScheme, MpcLiftF16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16, ShareKind};
+use super::{EyeShare, TemplateShare};
+use crate::{IrisError, MaskMode, MatchConfig, MAX_BITS};
+
+/// The version byte this build writes and reads.
+pub const FORMAT_VERSION: u8 = 1;
+/// Bytes of the header before the share values.
+pub const HEADER_LEN: usize = 18;
+
+/// Scheme tag of [`MpcLiftZ16`].
+pub const TAG_MPCLIFT_Z16: u8 = 1;
+/// Scheme tag of [`NoLiftZ32`].
+pub const TAG_NOLIFT_Z32: u8 = 2;
+/// Scheme tag of [`MpcLiftF16`].
+pub const TAG_MPCLIFT_F16: u8 = 3;
+/// Scheme tag of [`PlainMaskZ16`].
+pub const TAG_PLAIN_MASK_Z16: u8 = 4;
+
+fn scheme_name(tag: u8) -> Option<&'static str> {
+    match tag {
+        TAG_MPCLIFT_Z16 => Some(MpcLiftZ16.name()),
+        TAG_NOLIFT_Z32 => Some(NoLiftZ32.name()),
+        TAG_MPCLIFT_F16 => Some(MpcLiftF16.name()),
+        TAG_PLAIN_MASK_Z16 => Some(PlainMaskZ16.name()),
+        _ => None,
+    }
+}
+
+fn bad(msg: impl Into<String>) -> IrisError {
+    IrisError::BadShare(msg.into())
+}
+
+fn trailing(n: usize) -> IrisError {
+    bad(format!("{n} trailing byte{} after the share", if n == 1 { "" } else { "s" }))
+}
+
+/// The shape of a share, as the header states it (or as it is expected).
+struct Shape {
+    rows: usize,
+    unrotated: usize,
+    code_len: usize,
+    mask_len: usize,
+}
+
+fn u32_field(x: usize) -> [u8; 4] {
+    // Shapes beyond u32 cannot be built in memory; saturating keeps `encode` total, and such a
+    // header fails to decode as a length mismatch.
+    u32::try_from(x).unwrap_or(u32::MAX).to_le_bytes()
+}
+
+fn write_header(out: &mut Vec<u8>, tag: u8, s: &Shape) {
+    out.push(FORMAT_VERSION);
+    out.push(tag);
+    for x in [s.rows, s.unrotated, s.code_len, s.mask_len] {
+        out.extend_from_slice(&u32_field(x));
+    }
+}
+
+/// Per-row values over the total a share holds (0 for a share without rows).
+fn per_row(total: usize, rows: usize) -> usize {
+    total.checked_div(rows).unwrap_or(0)
+}
+
+/// Mask values per row that codes of `len` bits need under `mode`.
+fn mask_len_for(len: usize, mode: MaskMode) -> Result<usize, IrisError> {
+    match mode {
+        MaskMode::PerBit => Ok(len),
+        MaskMode::Trimmed if len.is_multiple_of(2) => Ok(len / 2),
+        MaskMode::Trimmed => {
+            Err(IrisError::Unsupported(format!("trimmed masks need an even code length, got {len} bits")))
+        }
+    }
+}
+
+/// The shape `expect` asks of codes of `len` bits with `mask_len` mask values per row.
+fn expected_shape(expect: ShareKind, len: usize, mask_len: usize) -> Result<Shape, IrisError> {
+    let (rows, unrotated) = (expect.rows(), expect.unrotated());
+    if rows == 0 || unrotated >= rows {
+        return Err(IrisError::Unsupported(format!(
+            "a share kind needs at least one row and the unrotated row among them, got {expect:?}"
+        )));
+    }
+    Ok(Shape { rows, unrotated, code_len: len, mask_len })
+}
+
+/// Refuses code lengths no geometry has (before any arithmetic on them).
+fn check_code_len(len: usize) -> Result<(), IrisError> {
+    if len == 0 || len > MAX_BITS {
+        return Err(IrisError::Unsupported(format!("codes of {len} bits (a geometry has 1 to 2^32)")));
+    }
+    Ok(())
+}
+
+fn describe(kind: ShareKind) -> &'static str {
+    match kind {
+        ShareKind::Enrollment => "an enrolment",
+        ShareKind::Query { .. } => "a query",
+    }
+}
+
+/// Checks the header against the scheme `tag`, the expected shape and the body size it implies
+/// (`body_len` from the expected shape); returns the body.
+fn read_header<'a>(
+    bytes: &'a [u8],
+    tag: u8,
+    expect: ShareKind,
+    want: &Shape,
+    body_len: Option<usize>,
+) -> Result<&'a [u8], IrisError> {
+    let Some((head, body)) = bytes.split_first_chunk::<HEADER_LEN>() else {
+        return Err(bad(format!("truncated: {} bytes, the header alone takes {HEADER_LEN}", bytes.len())));
+    };
+    if head[0] != FORMAT_VERSION {
+        return Err(bad(format!("format version {}, this build reads version {FORMAT_VERSION}", head[0])));
+    }
+    let want_name = scheme_name(tag).unwrap_or("?");
+    if head[1] != tag {
+        return Err(bad(match scheme_name(head[1]) {
+            Some(name) => format!("share is for scheme {name}, expected {want_name}"),
+            None => format!("unknown scheme tag {}, expected {tag} ({want_name})", head[1]),
+        }));
+    }
+    let field = |k: usize| u32::from_le_bytes([head[2 + 4 * k], head[3 + 4 * k], head[4 + 4 * k], head[5 + 4 * k]]);
+    let (rows, unrotated, code_len, mask_len) = (field(0), field(1), field(2), field(3));
+    if rows as usize != want.rows {
+        let plural = if rows == 1 { "" } else { "s" };
+        return Err(bad(format!(
+            "share has {rows} row{plural} per eye, expected {} ({})",
+            want.rows,
+            describe(expect)
+        )));
+    }
+    if unrotated as usize != want.unrotated {
+        return Err(bad(format!("share has its unrotated row at {unrotated}, expected {}", want.unrotated)));
+    }
+    if code_len as usize != want.code_len {
+        return Err(bad(format!("share has {code_len} code values per row, expected {}", want.code_len)));
+    }
+    if mask_len as usize != want.mask_len {
+        return Err(bad(format!("share has {mask_len} mask values per row, expected {}", want.mask_len)));
+    }
+    let body_len = body_len.ok_or_else(|| {
+        bad(format!("a share of {} rows of {} values is too large for this machine", want.rows, want.code_len))
+    })?;
+    match body.len() {
+        n if n < body_len => Err(bad(format!("truncated: the share body has {n} bytes, expected {body_len}"))),
+        n if n > body_len => Err(trailing(n - body_len)),
+        _ => Ok(body),
+    }
+}
+
+/// Bytes `n` elements of `ring` take on the wire, or `None` on overflow.
+fn wire_size<R: Ring>(ring: &R, n: usize) -> Option<usize> {
+    if ring.bits().is_multiple_of(8) {
+        n.checked_mul(ring.byte_len())
+    } else {
+        Some(n.checked_mul(ring.bits() as usize)?.div_ceil(8))
+    }
+}
+
+/// Reads from the front of a body whose length has been checked.
+struct Reader<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], IrisError> {
+        let Some((head, rest)) = self.rest.split_at_checked(n) else {
+            return Err(bad(format!("truncated in {what}")));
+        };
+        self.rest = rest;
+        Ok(head)
+    }
+    /// `n` elements of `ring`, canonical.
+    fn elems<R: Ring>(&mut self, ring: &R, n: usize, what: &str) -> Result<Vec<R::El>, IrisError> {
+        let size = wire_size(ring, n).ok_or_else(|| bad(format!("{what} too large")))?;
+        let bytes = self.take(size, what)?;
+        ring.wire_decode(bytes, n).map_err(|e| match e {
+            MathError::OutOfRange { index, .. } if ring.bits().is_multiple_of(8) => {
+                let w = ring.byte_len();
+                let mut buf = [0u8; 16];
+                if let Some(c) = bytes.get(index * w..(index + 1) * w) {
+                    buf[..w].copy_from_slice(c);
+                }
+                bad(format!(
+                    "{what}: value {} at index {index} is not an element of {ring:?}",
+                    u128::from_le_bytes(buf)
+                ))
+            }
+            e => bad(format!("{what}: {e}")),
+        })
+    }
+    fn finish(self) -> Result<(), IrisError> {
+        match self.rest.len() {
+            0 => Ok(()),
+            n => Err(trailing(n)),
+        }
+    }
+}
+
+const EYES: [&str; 2] = ["left", "right"];
+
+// ---------------------------------------------------------------- rep3 (Z_2^16, Z_2^32)
+
+pub(crate) fn encode_rep3<R: Ring>(tag: u8, s: &TemplateShare<R>) -> Vec<u8> {
+    let ring = s.left.code.ring();
+    let shape = Shape {
+        rows: s.rows,
+        unrotated: s.unrotated,
+        code_len: per_row(s.left.code.len(), s.rows),
+        mask_len: per_row(s.left.mask.len(), s.rows),
+    };
+    let comps = [&s.left, &s.right].into_iter().flat_map(|e| [&e.code.a, &e.code.b, &e.mask.a, &e.mask.b]);
+    let size = HEADER_LEN + comps.clone().map(|c| wire_size(ring, c.len()).unwrap_or(0)).sum::<usize>();
+    let mut out = Vec::with_capacity(size);
+    write_header(&mut out, tag, &shape);
+    for c in comps {
+        ring.wire_encode(c, &mut out);
+    }
+    out
+}
+
+pub(crate) fn decode_rep3<R: Ring>(
+    ring: &R,
+    tag: u8,
+    bytes: &[u8],
+    len: usize,
+    cfg: &MatchConfig,
+    expect: ShareKind,
+) -> Result<TemplateShare<R>, IrisError> {
+    check_code_len(len)?;
+    super::check_ring(ring, len, cfg)?;
+    let want = expected_shape(expect, len, mask_len_for(len, cfg.mask_mode)?)?;
+    let (n, m) = (want.rows.checked_mul(len), want.rows.checked_mul(want.mask_len));
+    // Two eyes of two components each.
+    let body_size = || wire_size(ring, n?)?.checked_add(wire_size(ring, m?)?)?.checked_mul(4);
+    let body = read_header(bytes, tag, expect, &want, body_size())?;
+    let (n, m) = (n.unwrap_or(0), m.unwrap_or(0));
+    let mut r = Reader { rest: body };
+    let mut eye = |name: &str| -> Result<EyeShare<R>, IrisError> {
+        let mut comp = |count: usize, what: &str| -> Result<Rep3<R>, IrisError> {
+            let a = r.elems(ring, count, &format!("{name} {what} shares"))?;
+            let b = r.elems(ring, count, &format!("{name} {what} shares"))?;
+            Rep3::from_parts(ring.clone(), a, b).map_err(|e| bad(e.to_string()))
+        };
+        Ok(EyeShare { code: comp(n, "code")?, mask: comp(m, "mask")? })
+    };
+    let (left, right) = (eye(EYES[0])?, eye(EYES[1])?);
+    r.finish()?;
+    Ok(TemplateShare { left, right, rows: want.rows, unrotated: want.unrotated })
+}
+
+/// `[unrotated · width, (unrotated + 1) · width)` for a share of `rows` rows of `total` values.
+fn unrotated_range(total: usize, rows: usize, unrotated: usize, what: &str) -> Result<(usize, usize), IrisError> {
+    if rows == 0 || unrotated >= rows {
+        return Err(bad(format!("a share of {rows} rows has no unrotated row {unrotated}")));
+    }
+    if !total.is_multiple_of(rows) {
+        return Err(bad(format!("{what} of {total} values do not split into {rows} rows")));
+    }
+    let width = total / rows;
+    Ok((unrotated * width, width))
+}
+
+pub(crate) fn enrollment_of_rep3<R: Ring>(q: &TemplateShare<R>) -> Result<TemplateShare<R>, IrisError> {
+    let row = |x: &Rep3<R>, what: &str| -> Result<Rep3<R>, IrisError> {
+        let (start, width) = unrotated_range(x.len(), q.rows, q.unrotated, what)?;
+        x.slice(start, width).map_err(|e| bad(e.to_string()))
+    };
+    let eye = |e: &EyeShare<R>| -> Result<EyeShare<R>, IrisError> {
+        Ok(EyeShare { code: row(&e.code, "code shares")?, mask: row(&e.mask, "mask shares")? })
+    };
+    Ok(TemplateShare { left: eye(&q.left)?, right: eye(&q.right)?, rows: 1, unrotated: 0 })
+}
+
+// ---------------------------------------------------------------- Shamir over F_65519
+
+pub(crate) fn encode_field(s: &FieldTemplateShare) -> Vec<u8> {
+    let f = F65519;
+    let shape = Shape {
+        rows: s.rows,
+        unrotated: s.unrotated,
+        code_len: per_row(s.left.code.len(), s.rows),
+        mask_len: per_row(s.left.mask.len(), s.rows),
+    };
+    let comps = [&s.left, &s.right].into_iter().flat_map(|e| [e.code.shares(), e.mask.shares()]);
+    let mut out = Vec::with_capacity(HEADER_LEN + comps.clone().map(|c| 2 * c.len()).sum::<usize>());
+    write_header(&mut out, TAG_MPCLIFT_F16, &shape);
+    for c in comps {
+        f.wire_encode(c, &mut out);
+    }
+    out
+}
+
+pub(crate) fn decode_field(
+    bytes: &[u8],
+    len: usize,
+    cfg: &MatchConfig,
+    expect: ShareKind,
+) -> Result<FieldTemplateShare, IrisError> {
+    let f = F65519;
+    check_code_len(len)?;
+    super::field::lifted_ring(len, cfg)?;
+    let want = expected_shape(expect, len, mask_len_for(len, cfg.mask_mode)?)?;
+    let (n, m) = (want.rows.checked_mul(len), want.rows.checked_mul(want.mask_len));
+    let body_size = || wire_size(&f, n?)?.checked_add(wire_size(&f, m?)?)?.checked_mul(2);
+    let body = read_header(bytes, TAG_MPCLIFT_F16, expect, &want, body_size())?;
+    let (n, m) = (n.unwrap_or(0), m.unwrap_or(0));
+    let mut r = Reader { rest: body };
+    let mut eye = |name: &str| -> Result<FieldEyeShare, IrisError> {
+        let mut comp = |count: usize, what: &str| -> Result<Shamir<F65519>, IrisError> {
+            let v = r.elems(&f, count, &format!("{name} {what} shares"))?;
+            Shamir::from_parts(f, Degree::One, v).map_err(|e| bad(e.to_string()))
+        };
+        Ok(FieldEyeShare { code: comp(n, "code")?, mask: comp(m, "mask")? })
+    };
+    let (left, right) = (eye(EYES[0])?, eye(EYES[1])?);
+    r.finish()?;
+    Ok(FieldTemplateShare { left, right, rows: want.rows, unrotated: want.unrotated })
+}
+
+pub(crate) fn enrollment_of_field(q: &FieldTemplateShare) -> Result<FieldTemplateShare, IrisError> {
+    let row = |x: &Shamir<F65519>, what: &str| -> Result<Shamir<F65519>, IrisError> {
+        let (start, width) = unrotated_range(x.len(), q.rows, q.unrotated, what)?;
+        x.slice(start, width).map_err(|e| bad(e.to_string()))
+    };
+    let eye = |e: &FieldEyeShare| -> Result<FieldEyeShare, IrisError> {
+        Ok(FieldEyeShare { code: row(&e.code, "code shares")?, mask: row(&e.mask, "mask shares")? })
+    };
+    Ok(FieldTemplateShare { left: eye(&q.left)?, right: eye(&q.right)?, rows: 1, unrotated: 0 })
+}
+
+// ---------------------------------------------------------------- public masks
+
+pub(crate) fn encode_plain_mask(s: &PlainMaskShare) -> Vec<u8> {
+    let ring = argus_math::Z16::new();
+    let shape = Shape {
+        rows: s.rows,
+        unrotated: s.unrotated,
+        code_len: per_row(s.codes[0].len(), s.rows),
+        mask_len: s.masks[0].first().map_or(0, BitVec::len),
+    };
+    let size = HEADER_LEN
+        + s.codes.iter().map(|c| 4 * c.len()).sum::<usize>()
+        + s.masks.iter().flatten().map(|m| m.len().div_ceil(8)).sum::<usize>();
+    let mut out = Vec::with_capacity(size);
+    write_header(&mut out, TAG_PLAIN_MASK_Z16, &shape);
+    for (code, masks) in s.codes.iter().zip(&s.masks) {
+        ring.wire_encode(&code.a, &mut out);
+        ring.wire_encode(&code.b, &mut out);
+        for m in masks {
+            m.append_bytes(&mut out);
+        }
+    }
+    out
+}
+
+pub(crate) fn decode_plain_mask(bytes: &[u8], len: usize, expect: ShareKind) -> Result<PlainMaskShare, IrisError> {
+    let ring = argus_math::Z16::new();
+    check_code_len(len)?;
+    super::plain_mask::check_len(len)?;
+    // Public masks are stored expanded (one bit per code bit) in both mask modes.
+    let want = expected_shape(expect, len, len)?;
+    let n = want.rows.checked_mul(len);
+    let mask_bytes = want.rows.checked_mul(len.div_ceil(8));
+    let body_size = || wire_size(&ring, n?)?.checked_mul(2)?.checked_add(mask_bytes?)?.checked_mul(2);
+    let body = read_header(bytes, TAG_PLAIN_MASK_Z16, expect, &want, body_size())?;
+    let n = n.unwrap_or(0);
+    let mut r = Reader { rest: body };
+    let mut eye = |name: &str| -> Result<(Rep3<argus_math::Z16>, Vec<BitVec>), IrisError> {
+        let what = format!("{name} code shares");
+        let (a, b) = (r.elems(&ring, n, &what)?, r.elems(&ring, n, &what)?);
+        let code = Rep3::from_parts(ring, a, b).map_err(|e| bad(e.to_string()))?;
+        let masks = (0..want.rows)
+            .map(|k| {
+                let what = format!("{name} mask of row {k}");
+                BitVec::from_bytes(r.take(len.div_ceil(8), &what)?, len)
+                    .map_err(|_| bad(format!("{what}: bits set past bit {len}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((code, masks))
+    };
+    let ((lc, lm), (rc, rm)) = (eye(EYES[0])?, eye(EYES[1])?);
+    r.finish()?;
+    Ok(PlainMaskShare { codes: [lc, rc], masks: [lm, rm], rows: want.rows, unrotated: want.unrotated })
+}
+
+pub(crate) fn enrollment_of_plain_mask(q: &PlainMaskShare) -> Result<PlainMaskShare, IrisError> {
+    let code = |x: &Rep3<argus_math::Z16>| -> Result<Rep3<argus_math::Z16>, IrisError> {
+        let (start, width) = unrotated_range(x.len(), q.rows, q.unrotated, "code shares")?;
+        x.slice(start, width).map_err(|e| bad(e.to_string()))
+    };
+    let mask = |m: &[BitVec]| -> Result<Vec<BitVec>, IrisError> {
+        match m.get(q.unrotated) {
+            Some(row) if m.len() == q.rows => Ok(vec![row.clone()]),
+            _ => Err(bad(format!("a share of {} rows has {} masks", q.rows, m.len()))),
+        }
+    };
+    Ok(PlainMaskShare {
+        codes: [code(&q.codes[0])?, code(&q.codes[1])?],
+        masks: [mask(&q.masks[0])?, mask(&q.masks[1])?],
+        rows: 1,
+        unrotated: 0,
+    })
+}

@@ -1,0 +1,329 @@
+//! The Rust client: shares a template (one share per node, over TLS with a client certificate),
+//! sends the shares, and combines the three answers (they must agree). Retries reuse the request
+//! id and the very same shares, so a retried enrolment is applied at most once.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use argus_iris::protocol::scheme::IrisScheme;
+use argus_iris::{MatchConfig, Template};
+use argus_net::tcp::{self, party_name, TlsIdentity};
+use argus_store::Commit;
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, oneshot};
+use tokio_rustls::TlsConnector;
+
+use crate::config::IrisSettings;
+use crate::wire::{self, Envelope, Kind, NodeStatus, Outcome, Reply, Request};
+use crate::{with_scheme, NodeError};
+
+/// A client's configuration file (`client.toml`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientFile {
+    /// The three nodes' client ports, in party order.
+    pub nodes: Vec<SocketAddr>,
+    /// Directory with `ca.pem` and `client-<name>.pem` / `.key`.
+    #[serde(default = "default_pki")]
+    pub pki: PathBuf,
+    /// This client's name (its certificate names `client-<name>`).
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// Seconds to wait for an answer (a batch against a large database takes a while).
+    #[serde(default = "default_timeout")]
+    pub timeout_s: u64,
+    /// Retries of a request that failed in a way that changed nothing.
+    #[serde(default = "default_retries")]
+    pub retries: u32,
+    /// Must match the nodes' settings.
+    #[serde(default)]
+    pub iris: IrisSettings,
+}
+
+fn default_pki() -> PathBuf {
+    PathBuf::from("pki")
+}
+fn default_name() -> String {
+    "demo".into()
+}
+fn default_timeout() -> u64 {
+    300
+}
+fn default_retries() -> u32 {
+    8
+}
+
+/// Everything a [`Client`] needs.
+#[derive(Clone, Debug)]
+pub struct ClientConfig {
+    /// The nodes' client ports, in party order.
+    pub nodes: Vec<SocketAddr>,
+    /// The client's TLS identity.
+    pub identity: TlsIdentity,
+    /// Matching settings (must match the nodes').
+    pub iris: IrisSettings,
+    /// How long to wait for an answer.
+    pub timeout: Duration,
+    /// Retries after retryable failures.
+    pub retries: u32,
+}
+
+impl ClientConfig {
+    /// Reads a client file; a relative `pki` is relative to the file.
+    pub fn load(path: &Path) -> Result<ClientConfig, NodeError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| NodeError::Config(format!("reading {}: {e}", path.display())))?;
+        let f: ClientFile = toml::from_str(&text).map_err(|e| NodeError::Config(format!("{}: {e}", path.display())))?;
+        let pki = if f.pki.is_relative() { path.parent().unwrap_or(Path::new(".")).join(&f.pki) } else { f.pki };
+        let paths = tcp::PemPaths::client(&pki, &f.name);
+        let identity = TlsIdentity::from_pem_files(&paths.ca, &paths.cert, &paths.key)?;
+        Ok(ClientConfig {
+            nodes: f.nodes,
+            identity,
+            iris: f.iris,
+            timeout: Duration::from_secs(f.timeout_s),
+            retries: f.retries,
+        })
+    }
+}
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Reply>>>>;
+
+/// One multiplexed TLS connection to a node.
+#[derive(Clone)]
+struct Conn {
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    pending: Pending,
+    next_tag: Arc<AtomicU64>,
+}
+
+/// A client of the three nodes. Cheap to share behind an `Arc`; many requests may be in flight.
+pub struct Client {
+    cfg: ClientConfig,
+    match_cfg: MatchConfig,
+    connector: TlsConnector,
+    conns: [tokio::sync::Mutex<Option<Conn>>; 3],
+}
+
+fn io(context: String) -> impl FnOnce(std::io::Error) -> NodeError {
+    move |source| NodeError::Io { context, source }
+}
+
+impl Client {
+    /// A client (connections are made on first use, and again after a failure).
+    pub fn new(cfg: ClientConfig) -> Result<Client, NodeError> {
+        if cfg.nodes.len() != 3 {
+            return Err(NodeError::Config(format!("a client needs the 3 nodes' addresses, got {}", cfg.nodes.len())));
+        }
+        let (_, tls) = tcp::tls_configs(&cfg.identity)?;
+        let match_cfg = cfg.iris.match_config()?;
+        Ok(Client { cfg, match_cfg, connector: TlsConnector::from(tls), conns: Default::default() })
+    }
+
+    async fn connect(&self, node: usize) -> Result<Conn, NodeError> {
+        let addr = self.cfg.nodes[node];
+        let tcp =
+            tokio::net::TcpStream::connect(addr).await.map_err(io(format!("connecting to node {node} at {addr}")))?;
+        let _ = tcp.set_nodelay(true);
+        let name = rustls::pki_types::ServerName::try_from(party_name(node)).expect("valid name");
+        let tls = self.connector.connect(name, tcp).await.map_err(io(format!("TLS with node {node} at {addr}")))?;
+        let (mut rd, mut wr) = tokio::io::split(tls);
+        let (out, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let pending: Pending = Arc::default();
+        tokio::spawn(async move {
+            while let Some(frame) = out_rx.recv().await {
+                if wire::write_frame(&mut wr, &frame).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let readers = pending.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(frame)) = wire::read_frame(&mut rd).await {
+                let Ok(env) = wire::decode::<Envelope<Reply>>(&frame) else { break };
+                let waiter = readers.lock().unwrap().remove(&env.tag);
+                match waiter {
+                    Some(w) => {
+                        let _ = w.send(env.body);
+                    }
+                    // Tag 0: the node refused the connection (e.g. unknown client).
+                    None if env.tag == 0 => {
+                        for (_, w) in readers.lock().unwrap().drain() {
+                            let _ = w.send(env.body.clone());
+                        }
+                    }
+                    None => {}
+                }
+            }
+            // Connection gone: waiters see their sender dropped.
+            readers.lock().unwrap().clear();
+        });
+        Ok(Conn { out, pending, next_tag: Arc::new(AtomicU64::new(1)) })
+    }
+
+    /// Sends one request to one node and waits for its reply.
+    async fn call(&self, node: usize, req: &Request) -> Result<Reply, NodeError> {
+        let conn = {
+            let mut slot = self.conns[node].lock().await;
+            match slot.as_ref() {
+                Some(c) if !c.out.is_closed() => c.clone(),
+                _ => {
+                    let c = self.connect(node).await?;
+                    *slot = Some(c.clone());
+                    c
+                }
+            }
+        };
+        let tag = conn.next_tag.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        conn.pending.lock().unwrap().insert(tag, tx);
+        let lost = || NodeError::Io {
+            context: format!("node {node}"),
+            source: std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "connection lost"),
+        };
+        if conn.out.send(wire::encode(&Envelope { tag, body: req })).is_err() {
+            *self.conns[node].lock().await = None;
+            return Err(lost());
+        }
+        match tokio::time::timeout(self.cfg.timeout, rx).await {
+            Ok(Ok(reply)) => Ok(reply),
+            Ok(Err(_)) => {
+                *self.conns[node].lock().await = None;
+                Err(lost())
+            }
+            Err(_) => {
+                conn.pending.lock().unwrap().remove(&tag);
+                Err(NodeError::Io {
+                    context: format!("node {node}"),
+                    source: std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer in time"),
+                })
+            }
+        }
+    }
+
+    /// One request per node (e.g. each its own share), retried while the failure is retryable;
+    /// returns the three replies once none is an error. The building block of the other calls.
+    pub async fn send_all(&self, reqs: [Request; 3]) -> Result<[Reply; 3], NodeError> {
+        let mut attempt = 0;
+        loop {
+            let (a, b, c) = tokio::join!(self.call(0, &reqs[0]), self.call(1, &reqs[1]), self.call(2, &reqs[2]));
+            let mut retryable = None;
+            let mut replies = Vec::with_capacity(3);
+            for (node, r) in [a, b, c].into_iter().enumerate() {
+                match r {
+                    Ok(Reply::Error { message, retry: false }) => return Err(NodeError::Refused { node, message }),
+                    Ok(Reply::Error { message, retry: true }) => retryable = Some(NodeError::Refused { node, message }),
+                    Ok(reply) => replies.push(reply),
+                    Err(e) => retryable = Some(e),
+                }
+            }
+            match retryable {
+                None => return Ok(replies.try_into().expect("three replies")),
+                Some(e) if attempt >= self.cfg.retries => return Err(e),
+                Some(e) => {
+                    tracing::debug!("retrying after: {e}");
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(100 << attempt.min(5))).await;
+                }
+            }
+        }
+    }
+
+    /// Shares `t` as a query (all rotations, both eyes), one encoded share per node.
+    pub fn make_shares(&self, t: &Template) -> Result<[Vec<u8>; 3], NodeError> {
+        let geometry = self.cfg.iris.layout.geometry()?;
+        if t.left.geometry() != geometry || t.right.geometry() != geometry {
+            return Err(NodeError::Input(format!(
+                "the template's layout {} does not match the service's {}",
+                t.left.geometry().describe(),
+                geometry.describe()
+            )));
+        }
+        with_scheme!(self.cfg.iris.scheme, s => {
+            let [a, b, c] = s.share_query(t, &self.match_cfg)?;
+            Ok([s.encode(&a), s.encode(&b), s.encode(&c)])
+        })
+    }
+
+    /// Checks (and with [`Kind::Enroll`] enrols if unique) a template.
+    pub async fn submit(&self, t: &Template, kind: Kind) -> Result<Outcome, NodeError> {
+        let shares = self.make_shares(t)?;
+        self.submit_shares(new_request_id(), kind, shares).await
+    }
+
+    /// Submits already made shares under `request_id` (retrying with the same id and shares
+    /// returns the recorded outcome).
+    pub async fn submit_shares(
+        &self,
+        request_id: String,
+        kind: Kind,
+        shares: [Vec<u8>; 3],
+    ) -> Result<Outcome, NodeError> {
+        let reqs = shares.map(|share| Request::Submit { request_id: request_id.clone(), kind, share });
+        let replies = self.send_all(reqs).await?;
+        let outcomes: Vec<Outcome> = replies
+            .into_iter()
+            .enumerate()
+            .map(|(node, r)| match r {
+                Reply::Outcome(o) => Ok(o),
+                other => Err(NodeError::Protocol(format!("node {node} answered a submission with {other:?}"))),
+            })
+            .collect::<Result<_, _>>()?;
+        if outcomes.iter().any(|o| *o != outcomes[0]) {
+            return Err(NodeError::Disagree(format!("{outcomes:?}")));
+        }
+        Ok(outcomes.into_iter().next().expect("three outcomes"))
+    }
+
+    /// Deletes identity `id`; returns whether it was enrolled.
+    pub async fn delete(&self, id: u64) -> Result<bool, NodeError> {
+        let request_id = new_request_id();
+        let req = Request::Delete { request_id, id };
+        let replies = self.send_all([req.clone(), req.clone(), req]).await?;
+        let existed: Vec<bool> = replies
+            .into_iter()
+            .map(|r| match r {
+                Reply::Deleted { existed, .. } => Ok(existed),
+                other => Err(NodeError::Protocol(format!("unexpected answer to a deletion: {other:?}"))),
+            })
+            .collect::<Result<_, _>>()?;
+        if existed.iter().any(|e| *e != existed[0]) {
+            return Err(NodeError::Disagree(format!("deletion of {id}: {existed:?}")));
+        }
+        Ok(existed[0])
+    }
+
+    /// The three nodes' status.
+    pub async fn status(&self) -> Result<[NodeStatus; 3], NodeError> {
+        let replies = self.send_all([Request::Status, Request::Status, Request::Status]).await?;
+        let s: Vec<NodeStatus> = replies
+            .into_iter()
+            .map(|r| match r {
+                Reply::Status(s) => Ok(s),
+                other => Err(NodeError::Protocol(format!("unexpected answer to status: {other:?}"))),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(s.try_into().expect("three"))
+    }
+
+    /// The commit log of node `node` after `after` (public: request ids, outcomes, identity ids).
+    pub async fn commits(&self, node: usize, after: u64) -> Result<Vec<Commit>, NodeError> {
+        match self.call(node, &Request::Commits { after }).await? {
+            Reply::Commits(c) => Ok(c),
+            Reply::Error { message, .. } => Err(NodeError::Refused { node, message }),
+            other => Err(NodeError::Protocol(format!("unexpected answer to commits: {other:?}"))),
+        }
+    }
+}
+
+/// A fresh random request id (128 bits, hex).
+pub fn new_request_id() -> String {
+    let mut b = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}

@@ -1,0 +1,277 @@
+//! A node's configuration file (`party0.toml`): who it is, where its peers and clients are, which
+//! store and which scheme it uses. Everything but `id`, `peers`, `listen` and `store` has a default.
+//!
+//! ```toml
+//! id = 0
+//! peers = ["127.0.0.1:7100", "127.0.0.1:7101", "127.0.0.1:7102"]  # the party network, mutual TLS
+//! listen = "127.0.0.1:7200"        # clients, TLS with client certificates
+//! pki = "pki"                       # ca.pem, party-<id>.pem, party-<id>.key (`argus pki`)
+//! clients = ["demo"]                # accepted client certificates (client-<name>)
+//! store = "sqlite:party0.db"        # or "postgres://user@host/db"
+//!
+//! [iris]
+//! scheme = "mpclift-F16-shamir"     # see `Scheme`
+//! layout = "deployed"               # or "open-iris", or { rows = 16, cols = 200, filters = 2, parts = 2 }
+//! threshold = 0.345
+//! rule = "and"                      # both eyes must match; "or": either
+//! rotations = 15                    # the window -15..=15
+//! mask_mode = "per-bit"             # or "trimmed"
+//!
+//! [batch]
+//! max = 32          # queries per protocol run
+//! wait_ms = 20      # how long the leader waits to fill a batch
+//! share_timeout_ms = 3000   # how long a request waits for its share to reach all three nodes
+//! peer_timeout_s = 120      # a silent peer fails the batch after this long
+//! ```
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use argus_iris::{EyeRule, IrisGeometry, MaskMode, MatchConfig, Threshold};
+use serde::{Deserialize, Serialize};
+
+use crate::NodeError;
+
+/// The schemes a node can run (paper 000 section 5); all keep the masks secret except `PlainMaskZ16`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Scheme {
+    /// Shamir over F_65519, MPCLift-F: 2 bytes of share per code bit (the default: fastest
+    /// measured with secret masks at the 2-byte storage bound).
+    #[default]
+    #[serde(rename = "mpclift-F16-shamir")]
+    MpcLiftF16,
+    /// Replicated over Z_2^16, MPCLift-Z (4 bytes per code bit).
+    #[serde(rename = "mpclift-Z16-rep3")]
+    MpcLiftZ16,
+    /// Replicated over Z_2^32, NoLift-Z (8 bytes per code bit).
+    #[serde(rename = "nolift-Z32-rep3")]
+    NoLiftZ32,
+    /// Public masks (Alg. 2): the masks are known to the nodes.
+    #[serde(rename = "plain-mask-Z16-rep3")]
+    PlainMaskZ16,
+}
+
+/// Code layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Layout {
+    /// `"deployed"` or `"open-iris"`.
+    Named(NamedLayout),
+    /// Explicit geometry.
+    Custom {
+        /// Rows.
+        rows: usize,
+        /// Angular columns (rotations shift these).
+        cols: usize,
+        /// Filters.
+        filters: usize,
+        /// Bits per filter response (real/imaginary).
+        parts: usize,
+    },
+}
+
+/// The named layouts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NamedLayout {
+    /// 16 × 200 × 2 × 2 = 12800 bits.
+    Deployed,
+    /// 16 × 256 × 2 × 2 = 16384 bits.
+    OpenIris,
+}
+
+impl Layout {
+    /// The geometry.
+    pub fn geometry(&self) -> Result<IrisGeometry, NodeError> {
+        match *self {
+            Layout::Named(NamedLayout::Deployed) => Ok(IrisGeometry::DEPLOYED),
+            Layout::Named(NamedLayout::OpenIris) => Ok(IrisGeometry::OPEN_IRIS),
+            Layout::Custom { rows, cols, filters, parts } => {
+                IrisGeometry::new(rows, cols, filters, parts).map_err(|e| NodeError::Config(e.to_string()))
+            }
+        }
+    }
+}
+
+/// How masks are used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MaskSetting {
+    /// One mask bit per code bit.
+    #[default]
+    PerBit,
+    /// One mask bit per real/imaginary pair.
+    Trimmed,
+}
+
+/// The both-eyes rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleSetting {
+    /// Both eyes must match.
+    #[default]
+    And,
+    /// Either eye matching is enough.
+    Or,
+}
+
+/// What decides a match, and how it is computed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IrisSettings {
+    /// The MPC scheme.
+    pub scheme: Scheme,
+    /// Code layout.
+    pub layout: Layout,
+    /// Fractional Hamming distance threshold (exclusive): below it is a match.
+    pub threshold: f64,
+    /// Both-eyes rule.
+    pub rule: RuleSetting,
+    /// Rotations each way: the window is `-rotations..=rotations`.
+    pub rotations: i32,
+    /// Mask mode.
+    pub mask_mode: MaskSetting,
+}
+
+impl Default for IrisSettings {
+    fn default() -> Self {
+        IrisSettings {
+            scheme: Scheme::default(),
+            layout: Layout::Named(NamedLayout::Deployed),
+            threshold: 0.345,
+            rule: RuleSetting::And,
+            rotations: 15,
+            mask_mode: MaskSetting::PerBit,
+        }
+    }
+}
+
+impl IrisSettings {
+    /// The scheme's name, e.g. `mpclift-F16-shamir`.
+    pub fn scheme_name(&self) -> &'static str {
+        crate::with_scheme!(self.scheme, s => argus_iris::protocol::scheme::IrisScheme::name(&s))
+    }
+
+    /// The matcher configuration (threshold as an exact fraction over 2^16).
+    pub fn match_config(&self) -> Result<MatchConfig, NodeError> {
+        if self.rotations < 0 {
+            return Err(NodeError::Config(format!("rotations must be >= 0, got {}", self.rotations)));
+        }
+        let threshold = Threshold::from_fraction(self.threshold, 16).map_err(|e| NodeError::Config(e.to_string()))?;
+        Ok(MatchConfig {
+            threshold,
+            rotations: -self.rotations..=self.rotations,
+            rule: match self.rule {
+                RuleSetting::And => EyeRule::And,
+                RuleSetting::Or => EyeRule::Or,
+            },
+            mask_mode: match self.mask_mode {
+                MaskSetting::PerBit => MaskMode::PerBit,
+                MaskSetting::Trimmed => MaskMode::Trimmed,
+            },
+        })
+    }
+}
+
+/// Batching and time limits.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BatchSettings {
+    /// Most queries in one protocol run.
+    pub max: usize,
+    /// How long the leader waits for more requests before running a partial batch.
+    pub wait_ms: u64,
+    /// How long a request may wait for its shares to reach all three nodes.
+    pub share_timeout_ms: u64,
+    /// A peer silent for this long fails the batch (and the session is re-established).
+    pub peer_timeout_s: u64,
+}
+
+impl Default for BatchSettings {
+    fn default() -> Self {
+        BatchSettings { max: 32, wait_ms: 20, share_timeout_ms: 3000, peer_timeout_s: 120 }
+    }
+}
+
+/// One node's configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    /// This node's party index: 0 (the batch leader), 1 or 2.
+    pub id: usize,
+    /// The three parties' network addresses, in party order (this node listens on its own).
+    pub peers: Vec<SocketAddr>,
+    /// Where clients connect.
+    pub listen: SocketAddr,
+    /// Directory with `ca.pem`, `party-<id>.pem`, `party-<id>.key`.
+    #[serde(default = "default_pki")]
+    pub pki: PathBuf,
+    /// Client names whose certificates (`client-<name>`, signed by the CA) are accepted.
+    #[serde(default = "default_clients")]
+    pub clients: Vec<String>,
+    /// `sqlite:PATH` (or a plain path) or `postgres://...`.
+    pub store: String,
+    /// Matching and scheme.
+    #[serde(default)]
+    pub iris: IrisSettings,
+    /// Batching.
+    #[serde(default)]
+    pub batch: BatchSettings,
+}
+
+fn default_pki() -> PathBuf {
+    PathBuf::from("pki")
+}
+
+fn default_clients() -> Vec<String> {
+    vec!["demo".into()]
+}
+
+impl NodeConfig {
+    /// Reads and checks a TOML file; relative `pki` and `sqlite:` paths are taken relative to the file.
+    pub fn load(path: &Path) -> Result<NodeConfig, NodeError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| NodeError::Config(format!("reading {}: {e}", path.display())))?;
+        let mut cfg: NodeConfig =
+            toml::from_str(&text).map_err(|e| NodeError::Config(format!("{}: {e}", path.display())))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        if cfg.pki.is_relative() {
+            cfg.pki = base.join(&cfg.pki);
+        }
+        if !cfg.store.contains("://") {
+            let file = cfg.store.strip_prefix("sqlite:").unwrap_or(&cfg.store);
+            if Path::new(file).is_relative() {
+                cfg.store = format!("sqlite:{}", base.join(file).display());
+            }
+        }
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Checks the values that parsing cannot.
+    pub fn validate(&self) -> Result<(), NodeError> {
+        if self.peers.len() != 3 {
+            return Err(NodeError::Config(format!("peers must list 3 addresses, got {}", self.peers.len())));
+        }
+        if self.id >= 3 {
+            return Err(NodeError::Config(format!("id must be 0, 1 or 2, got {}", self.id)));
+        }
+        if self.batch.max == 0 {
+            return Err(NodeError::Config("batch.max must be at least 1".into()));
+        }
+        self.iris.layout.geometry()?;
+        self.iris.match_config()?;
+        Ok(())
+    }
+
+    /// As TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("a node configuration serialises")
+    }
+
+    /// Receive timeout for the party network.
+    pub fn peer_timeout(&self) -> Duration {
+        Duration::from_secs(self.batch.peer_timeout_s)
+    }
+}

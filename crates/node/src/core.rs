@@ -1,0 +1,522 @@
+//! A node's event loop. Sessions: connect to the peers (mutual TLS), agree on the commit log
+//! (catching up a node that is behind), check that all three hold the same identities, then serve
+//! batches until a peer fails — and start over. Requests from the client port arrive on a channel.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use argus_iris::protocol::scheme::IrisScheme;
+use argus_mpc::Party;
+use argus_net::{tcp, NetConfig, PartyId};
+use argus_store::{Op, Summary};
+use crossbeam_channel::Receiver;
+use tokio::sync::oneshot;
+
+use crate::engine::Engine;
+use crate::wire::{self, Item, ItemOp, Kind, NodeStatus, Outcome, PeerMsg, Reply, Request};
+use crate::{failpoint, NodeConfig, NodeError};
+
+/// A request from the client port and where its reply goes.
+pub struct Incoming {
+    /// The request.
+    pub req: Request,
+    /// The reply.
+    pub reply: oneshot::Sender<Reply>,
+}
+
+/// A request waiting for its batch.
+struct Queued<S: IrisScheme> {
+    item: Item,
+    share: Option<S::Share>,
+    /// Hash of the share bytes: a retry must resend the very same share.
+    fingerprint: u64,
+    waiters: Vec<oneshot::Sender<Reply>>,
+    since: Instant,
+}
+
+/// Why a session ended.
+enum End {
+    /// A peer failed: reconnect.
+    Peer(NodeError),
+    /// This node cannot go on.
+    Fatal(NodeError),
+}
+
+impl From<argus_net::NetError> for End {
+    fn from(e: argus_net::NetError) -> Self {
+        End::Peer(e.into())
+    }
+}
+
+/// The node's core: its engine, request queue and peers.
+pub struct Core<S: IrisScheme> {
+    cfg: NodeConfig,
+    engine: Engine<S>,
+    inbox: Receiver<Incoming>,
+    queue: Vec<Queued<S>>,
+    stop: Arc<AtomicBool>,
+    loaded: bool,
+    /// Payload bytes sent to peers in ended sessions, and in the current one.
+    peer_bytes: (u64, u64),
+}
+
+const LEADER: PartyId = 0;
+const PING_EVERY: Duration = Duration::from_secs(1);
+
+fn send(p: &Party, to: PartyId, m: &PeerMsg) -> Result<(), End> {
+    Ok(p.net().send(to, wire::encode(m))?)
+}
+
+fn recv(p: &Party, from: PartyId) -> Result<PeerMsg, End> {
+    wire::decode(&p.net().recv(from)?).map_err(End::Peer)
+}
+
+fn fingerprint(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    h.finish()
+}
+
+fn error(message: impl Into<String>, retry: bool) -> Reply {
+    Reply::Error { message: message.into(), retry }
+}
+
+/// The reply a committed op gives.
+fn reply_of(seq: u64, op: &Op) -> Reply {
+    match op {
+        Op::Outcome { request_id, unique, enrolled } => {
+            Reply::Outcome(Outcome { request_id: request_id.clone(), unique: *unique, enrolled: *enrolled, seq })
+        }
+        Op::Delete { request_id, existed, .. } => {
+            Reply::Deleted { request_id: request_id.clone(), existed: *existed, seq }
+        }
+    }
+}
+
+fn check_request_id(id: &str) -> Result<(), String> {
+    if id.is_empty() || id.len() > 128 || !id.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("request ids are 1-128 printable ASCII characters".into());
+    }
+    Ok(())
+}
+
+impl<S: IrisScheme> Core<S> {
+    /// A core over `engine`, fed by `inbox`; stops when `stop` is set.
+    pub fn new(cfg: NodeConfig, engine: Engine<S>, inbox: Receiver<Incoming>, stop: Arc<AtomicBool>) -> Self {
+        Core { cfg, engine, inbox, queue: Vec::new(), stop, loaded: false, peer_bytes: (0, 0) }
+    }
+
+    /// Runs sessions until stopped or a fatal error (an inconsistent store, a store failure).
+    pub fn run(mut self) -> Result<(), NodeError> {
+        let identity = tcp::TlsIdentity::from_pem_dir(&self.cfg.pki, self.cfg.id)?;
+        let id = self.cfg.id;
+        while !self.stop.load(Ordering::Relaxed) {
+            tracing::info!(node = id, "connecting to peers");
+            let net =
+                match tcp::connect(id, &self.cfg.peers, &identity, NetConfig::with_timeout(Duration::from_secs(10))) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        tracing::warn!(node = id, "peers not reachable: {e}");
+                        self.drain(Duration::ZERO);
+                        self.fail_queue("this node is not connected to its peers");
+                        continue;
+                    }
+                };
+            net.set_timeout(self.cfg.peer_timeout());
+            let mut p = Party::new(net)?;
+            let end = self.session(&mut p);
+            self.peer_bytes = (self.peer_bytes.0 + p.stats().bytes_sent, 0);
+            match end {
+                Ok(()) => break,
+                Err(End::Fatal(e)) => return Err(e),
+                Err(End::Peer(e)) => {
+                    tracing::warn!(node = id, "session ended: {e}");
+                    self.fail_queue("a peer failed; retry");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn session(&mut self, p: &mut Party) -> Result<(), End> {
+        self.sync(p)?;
+        if !self.loaded {
+            let id = self.cfg.id;
+            let t = Instant::now();
+            self.engine.load(&mut |n| tracing::info!(node = id, "loaded {n} identities")).map_err(End::Fatal)?;
+            tracing::info!(
+                node = id,
+                count = self.engine.count(),
+                secs = t.elapsed().as_secs_f64(),
+                "database in memory"
+            );
+            self.loaded = true;
+        }
+        let mine = self.engine.summary().map_err(End::Fatal)?;
+        let all = self.exchange(p, &mine)?;
+        if all.iter().any(|s| *s != mine) {
+            return Err(End::Fatal(NodeError::Inconsistent(format!(
+                "after catch-up the nodes hold different identities (count, digest, last commit, next id): {all:?}"
+            ))));
+        }
+        tracing::info!(
+            node = self.cfg.id,
+            count = mine.count,
+            last_seq = mine.last_seq,
+            "consistent with peers; serving"
+        );
+        if self.cfg.id == LEADER {
+            self.lead(p)
+        } else {
+            self.follow(p)
+        }
+    }
+
+    /// Sends our summary to both peers and returns all three, indexed by party.
+    fn exchange(&mut self, p: &Party, mine: &Summary) -> Result<[Summary; 3], End> {
+        let (a, b) = (p.next(), p.prev());
+        send(p, a, &PeerMsg::Hello(*mine))?;
+        send(p, b, &PeerMsg::Hello(*mine))?;
+        let mut all = [*mine; 3];
+        for peer in [a, b] {
+            match recv(p, peer)? {
+                PeerMsg::Hello(s) => all[peer] = s,
+                other => return Err(End::Peer(NodeError::Protocol(format!("expected a hello, got {other:?}")))),
+            }
+        }
+        Ok(all)
+    }
+
+    /// Brings every node to the latest commit: the lowest-numbered node holding it sends the
+    /// missing commits to each node behind (all three know who, from the summaries).
+    fn sync(&mut self, p: &mut Party) -> Result<(), End> {
+        let mine = self.engine.summary().map_err(End::Fatal)?;
+        let all = self.exchange(p, &mine)?;
+        let latest = all.iter().map(|s| s.last_seq).max().unwrap_or(0);
+        let source = (0..3).find(|&i| all[i].last_seq == latest).unwrap_or(0);
+        let me = self.cfg.id;
+        if me == source {
+            for peer in [p.next(), p.prev()] {
+                if all[peer].last_seq < latest {
+                    let commits =
+                        self.engine.store.commits_since(all[peer].last_seq).map_err(|e| End::Fatal(e.into()))?;
+                    tracing::info!(node = me, peer, commits = commits.len(), "sending commits to a node behind");
+                    send(p, peer, &PeerMsg::Commits(commits))?;
+                }
+            }
+        } else if mine.last_seq < latest {
+            let commits = match recv(p, source)? {
+                PeerMsg::Commits(c) => c,
+                other => return Err(End::Peer(NodeError::Protocol(format!("expected commits, got {other:?}")))),
+            };
+            tracing::info!(node = me, from = mine.last_seq, to = latest, "catching up");
+            for c in &commits {
+                self.engine.apply(c, &HashMap::new()).map_err(End::Fatal)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn lead(&mut self, p: &mut Party) -> Result<(), End> {
+        let wait = Duration::from_millis(self.cfg.batch.wait_ms.max(1));
+        let mut last_sent = Instant::now();
+        while !self.stop.load(Ordering::Relaxed) {
+            self.drain(wait);
+            self.expire(Duration::from_millis(self.cfg.batch.share_timeout_ms) * 2);
+            let Some(items) = self.pick_batch(wait) else {
+                if last_sent.elapsed() >= PING_EVERY {
+                    send(p, 1, &PeerMsg::Ping)?;
+                    send(p, 2, &PeerMsg::Ping)?;
+                    last_sent = Instant::now();
+                }
+                continue;
+            };
+            let seq = self.engine.last_seq() + 1;
+            let propose = PeerMsg::Propose { seq, items: items.clone() };
+            send(p, 1, &propose)?;
+            send(p, 2, &propose)?;
+            let mut missing = Vec::new();
+            for peer in [1, 2] {
+                match recv(p, peer)? {
+                    PeerMsg::Missing(m) => missing.extend(m),
+                    other => return Err(End::Peer(NodeError::Protocol(format!("expected missing, got {other:?}")))),
+                }
+            }
+            let go: Vec<Item> = items.iter().filter(|it| !missing.contains(&it.request_id)).cloned().collect();
+            send(p, 1, &PeerMsg::Go(go.clone()))?;
+            send(p, 2, &PeerMsg::Go(go.clone()))?;
+            last_sent = Instant::now();
+            self.drop_unconfirmed(&items, &go);
+            if !go.is_empty() {
+                self.run_batch(p, seq, &go)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn follow(&mut self, p: &mut Party) -> Result<(), End> {
+        let share_timeout = Duration::from_millis(self.cfg.batch.share_timeout_ms);
+        while !self.stop.load(Ordering::Relaxed) {
+            self.drain(Duration::ZERO);
+            self.expire(share_timeout * 4);
+            let Some(bytes) = p.net().recv_within(LEADER, Duration::from_millis(5))? else { continue };
+            match wire::decode::<PeerMsg>(&bytes).map_err(End::Peer)? {
+                PeerMsg::Ping => {}
+                PeerMsg::Propose { seq, items } => {
+                    if seq != self.engine.last_seq() + 1 {
+                        return Err(End::Fatal(NodeError::Inconsistent(format!(
+                            "leader proposed batch {seq}, this node's last commit is {}",
+                            self.engine.last_seq()
+                        ))));
+                    }
+                    let deadline = Instant::now() + share_timeout;
+                    let mut missing = self.missing(&items);
+                    while !missing.is_empty() && Instant::now() < deadline {
+                        self.drain(Duration::from_millis(2));
+                        missing = self.missing(&items);
+                    }
+                    send(p, LEADER, &PeerMsg::Missing(missing))?;
+                    let go = match recv(p, LEADER)? {
+                        PeerMsg::Go(go) => go,
+                        other => return Err(End::Peer(NodeError::Protocol(format!("expected go, got {other:?}")))),
+                    };
+                    self.drop_unconfirmed(&items, &go);
+                    if !go.is_empty() {
+                        self.run_batch(p, seq, &go)?;
+                    }
+                }
+                other => return Err(End::Peer(NodeError::Protocol(format!("unexpected {other:?} between batches")))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Proposed items this node does not hold (or holds as a different request).
+    fn missing(&self, items: &[Item]) -> Vec<String> {
+        items.iter().filter(|it| !self.queue.iter().any(|q| q.item == **it)).map(|it| it.request_id.clone()).collect()
+    }
+
+    /// Items proposed but left out (not held by every node) are dropped with a retryable error.
+    fn drop_unconfirmed(&mut self, proposed: &[Item], go: &[Item]) {
+        for it in proposed.iter().filter(|it| !go.contains(it)) {
+            if let Some(i) = self.queue.iter().position(|q| q.item == *it) {
+                let q = self.queue.remove(i);
+                for w in q.waiters {
+                    let _ = w.send(error("the request's share did not reach all three nodes in time; retry", true));
+                }
+            }
+        }
+    }
+
+    /// The oldest request's class (check, enrol, delete) and up to `max` more of it, once the
+    /// oldest has waited `wait` or the batch is full.
+    fn pick_batch(&self, wait: Duration) -> Option<Vec<Item>> {
+        let first = self.queue.first()?;
+        let class = |op: &ItemOp| match op {
+            ItemOp::Submit(k) => Some(*k),
+            ItemOp::Delete(_) => None,
+        };
+        let c = class(&first.item.op);
+        let items: Vec<Item> = self
+            .queue
+            .iter()
+            .filter(|q| class(&q.item.op) == c)
+            .take(self.cfg.batch.max)
+            .map(|q| q.item.clone())
+            .collect();
+        (items.len() >= self.cfg.batch.max || first.since.elapsed() >= wait).then_some(items)
+    }
+
+    /// Runs batch `seq` on `items` (all held here): the protocol, then the commit, then replies.
+    fn run_batch(&mut self, p: &mut Party, seq: u64, items: &[Item]) -> Result<(), End> {
+        let mut taken: Vec<Queued<S>> = items
+            .iter()
+            .map(|it| {
+                let i = self.queue.iter().position(|q| q.item == *it).expect("confirmed items are queued");
+                self.queue.remove(i)
+            })
+            .collect();
+        let shares: Vec<S::Share> = taken.iter_mut().filter_map(|q| q.share.take()).collect();
+        let dedup = items.iter().any(|it| it.op == ItemOp::Submit(Kind::Enroll));
+        let unique = if shares.is_empty() {
+            Vec::new()
+        } else {
+            match self.engine.check(p, &shares, dedup) {
+                Ok(u) => u,
+                Err(e) => {
+                    for q in taken {
+                        for w in q.waiters {
+                            let _ = w.send(error(format!("the protocol run failed ({e}); retry"), true));
+                        }
+                    }
+                    return Err(End::Peer(e.into()));
+                }
+            }
+        };
+        failpoint("after-reveal", seq);
+        let commit = self.engine.plan(seq, items, &unique);
+        let mut fresh = HashMap::new();
+        let mut s = shares.iter();
+        for it in items {
+            if let ItemOp::Submit(_) = it.op {
+                let share = s.next().expect("one share per submission");
+                if let Some(Op::Outcome { enrolled: Some(_), .. }) =
+                    commit.ops.iter().find(|op| op.request_id() == it.request_id)
+                {
+                    fresh.insert(
+                        it.request_id.clone(),
+                        self.engine.scheme.enrollment_of(share).map_err(|e| End::Fatal(e.into()))?,
+                    );
+                }
+            }
+        }
+        failpoint("before-commit", seq);
+        if let Err(e) = self.engine.apply(&commit, &fresh) {
+            for q in taken {
+                for w in q.waiters {
+                    let _ = w.send(error("the node could not commit the batch", true));
+                }
+            }
+            return Err(End::Fatal(e));
+        }
+        failpoint("after-commit", seq);
+        self.peer_bytes.1 = p.stats().bytes_sent;
+        tracing::debug!(node = self.cfg.id, seq, items = items.len(), "batch committed");
+        for (q, op) in taken.into_iter().zip(&commit.ops) {
+            for w in q.waiters {
+                let _ = w.send(reply_of(seq, op));
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes requests from the client port: the first waiting at most `wait`, then all ready ones.
+    fn drain(&mut self, wait: Duration) {
+        let first = if wait.is_zero() { self.inbox.try_recv().ok() } else { self.inbox.recv_timeout(wait).ok() };
+        let Some(first) = first else { return };
+        self.handle(first);
+        while let Ok(m) = self.inbox.try_recv() {
+            self.handle(m);
+        }
+    }
+
+    fn handle(&mut self, m: Incoming) {
+        let reply = match self.try_handle(m.req) {
+            Ok(Some((r, share))) => {
+                // Queued: the reply comes with the batch.
+                self.enqueue(r, share, m.reply);
+                return;
+            }
+            Ok(None) => unreachable!("handled requests reply"),
+            Err(Handled(reply)) => *reply,
+        };
+        let _ = m.reply.send(reply);
+    }
+
+    fn enqueue(&mut self, item: (Item, u64), share: Option<S::Share>, reply: oneshot::Sender<Reply>) {
+        let (item, fingerprint) = item;
+        if let Some(q) = self.queue.iter_mut().find(|q| q.item.request_id == item.request_id) {
+            if q.item == item && q.fingerprint == fingerprint {
+                q.waiters.push(reply);
+            } else {
+                let _ = reply.send(error("request id already in use by a different request", false));
+            }
+            return;
+        }
+        self.queue.push(Queued { item, share, fingerprint, waiters: vec![reply], since: Instant::now() });
+    }
+
+    /// `Err(Handled(reply))` when answered at once; `Ok(Some(..))` when the request is to be queued.
+    #[allow(clippy::type_complexity)]
+    fn try_handle(&mut self, req: Request) -> Result<Option<((Item, u64), Option<S::Share>)>, Handled> {
+        match req {
+            Request::Status => Err(Handled::new(match self.status() {
+                Ok(s) => Reply::Status(s),
+                Err(e) => error(e.to_string(), true),
+            })),
+            Request::Commits { after } => Err(Handled::new(match self.engine.store.commits_since(after) {
+                Ok(c) => Reply::Commits(c),
+                Err(e) => error(e.to_string(), true),
+            })),
+            Request::Submit { request_id, kind, share } => {
+                self.decided(&request_id, true)?;
+                let fp = fingerprint(&share);
+                if self.queue.iter().any(|q| q.item.request_id == request_id) {
+                    return Ok(Some(((Item { request_id, op: ItemOp::Submit(kind) }, fp), None)));
+                }
+                let parsed = self.engine.decode_query(&share).map_err(|e| Handled::new(error(e.to_string(), false)))?;
+                if kind == Kind::Enroll {
+                    let bytes =
+                        self.engine.enrollment_bytes(&parsed).map_err(|e| Handled::new(error(e.to_string(), false)))?;
+                    self.engine.store.put_pending(&request_id, &bytes).map_err(|e| {
+                        tracing::error!(node = self.cfg.id, "storing a pending share: {e}");
+                        Handled::new(error("the node could not store the share", true))
+                    })?;
+                }
+                Ok(Some(((Item { request_id, op: ItemOp::Submit(kind) }, fp), Some(parsed))))
+            }
+            Request::Delete { request_id, id } => {
+                self.decided(&request_id, false)?;
+                Ok(Some(((Item { request_id, op: ItemOp::Delete(id) }, 0), None)))
+            }
+        }
+    }
+
+    /// Answers a request id that was already decided (an idempotent retry).
+    fn decided(&mut self, request_id: &str, submit: bool) -> Result<(), Handled> {
+        check_request_id(request_id).map_err(|e| Handled::new(error(e, false)))?;
+        match self.engine.store.outcome(request_id) {
+            Ok(None) => Ok(()),
+            Ok(Some((seq, op))) => match (&op, submit) {
+                (Op::Outcome { .. }, true) | (Op::Delete { .. }, false) => Err(Handled::new(reply_of(seq, &op))),
+                _ => Err(Handled::new(error("request id already used by a different kind of request", false))),
+            },
+            Err(e) => Err(Handled::new(error(format!("store: {e}"), true))),
+        }
+    }
+
+    fn status(&mut self) -> Result<NodeStatus, NodeError> {
+        Ok(NodeStatus {
+            id: self.cfg.id,
+            scheme: self.engine.scheme.name().to_string(),
+            summary: self.engine.summary()?,
+            db_bytes: self.engine.db_bytes() as u64,
+            rss_bytes: crate::rss_bytes(),
+            share_bytes_per_code_bit: self.engine.scheme.share_bytes_per_code_bit(),
+            peer_bytes_sent: self.peer_bytes.0 + self.peer_bytes.1,
+            queued: self.queue.len(),
+        })
+    }
+
+    /// Drops requests that waited longer than `age` for a batch.
+    fn expire(&mut self, age: Duration) {
+        let (old, keep): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.queue).into_iter().partition(|q| q.since.elapsed() > age);
+        self.queue = keep;
+        for q in old {
+            for w in q.waiters {
+                let _ = w.send(error("the request did not reach all three nodes in time; retry", true));
+            }
+        }
+    }
+
+    fn fail_queue(&mut self, why: &str) {
+        for q in std::mem::take(&mut self.queue) {
+            for w in q.waiters {
+                let _ = w.send(error(why, true));
+            }
+        }
+    }
+}
+
+/// A request answered without queueing.
+struct Handled(Box<Reply>);
+
+impl Handled {
+    fn new(r: Reply) -> Self {
+        Handled(Box::new(r))
+    }
+}

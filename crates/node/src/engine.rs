@@ -1,0 +1,191 @@
+//! One node's state and the transitions every node applies identically: decode and check a
+//! batch, plan its commit from the revealed outcomes, apply the commit to the store and to the
+//! in-memory database (kept in ascending identity order, the same on every node).
+
+use std::collections::HashMap;
+
+use argus_iris::protocol::scheme::{query_kind, IrisScheme, ShareKind};
+use argus_iris::{IrisGeometry, MatchConfig};
+use argus_mpc::{MpcError, Party};
+use argus_store::{Commit, IdentityId, Op, Store, Summary};
+
+use crate::wire::{Item, ItemOp, Kind};
+use crate::NodeError;
+
+/// A node's database and store under scheme `S`.
+pub struct Engine<S: IrisScheme> {
+    /// The scheme.
+    pub scheme: S,
+    /// Matching configuration.
+    pub cfg: MatchConfig,
+    len: usize,
+    query: ShareKind,
+    db: S::Db,
+    ids: Vec<IdentityId>,
+    loaded: bool,
+    next_id: IdentityId,
+    last_seq: u64,
+    /// The durable store.
+    pub store: Box<dyn Store>,
+}
+
+impl<S: IrisScheme> Engine<S> {
+    /// An engine over `store`; call [`load`](Engine::load) before serving.
+    pub fn new(
+        scheme: S,
+        cfg: MatchConfig,
+        geometry: IrisGeometry,
+        mut store: Box<dyn Store>,
+    ) -> Result<Self, NodeError> {
+        let len = geometry.bits();
+        let query = query_kind(&cfg, geometry)?;
+        let s = store.summary()?;
+        Ok(Engine {
+            query,
+            db: scheme.new_db(len),
+            scheme,
+            cfg,
+            len,
+            ids: Vec::new(),
+            loaded: false,
+            next_id: s.next_id,
+            last_seq: s.last_seq,
+            store,
+        })
+    }
+
+    /// Loads every enrolled share from the store into memory (ascending id), calling `progress`
+    /// with the number loaded so far.
+    pub fn load(&mut self, progress: &mut dyn FnMut(u64)) -> Result<(), NodeError> {
+        let mut db = self.scheme.new_db(self.len);
+        let mut ids = Vec::new();
+        let (scheme, len, cfg) = (&self.scheme, self.len, &self.cfg);
+        self.store.for_each_identity(&mut |id, bytes| {
+            let share = scheme
+                .decode(bytes, len, cfg, ShareKind::Enrollment)
+                .map_err(|e| argus_store::StoreError::Corrupt(format!("identity {id}: {e}")))?;
+            scheme
+                .push(&mut db, &share)
+                .map_err(|e| argus_store::StoreError::Corrupt(format!("identity {id}: {e}")))?;
+            ids.push(id);
+            if ids.len() % 1000 == 0 {
+                progress(ids.len() as u64);
+            }
+            Ok(())
+        })?;
+        progress(ids.len() as u64);
+        if ids.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(NodeError::Inconsistent("the store did not list identities in ascending order".into()));
+        }
+        let s = self.store.summary()?;
+        (self.db, self.ids, self.loaded, self.next_id, self.last_seq) = (db, ids, true, s.next_id, s.last_seq);
+        Ok(())
+    }
+
+    /// Enrolled identities in memory.
+    pub fn count(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The last applied commit.
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// Bytes of shares in memory.
+    pub fn db_bytes(&self) -> usize {
+        self.scheme.db_bytes(&self.db)
+    }
+
+    /// The store's summary (count, digest of ids, last commit, next id).
+    pub fn summary(&mut self) -> Result<Summary, NodeError> {
+        Ok(self.store.summary()?)
+    }
+
+    /// Parses and validates a client's query share.
+    pub fn decode_query(&self, bytes: &[u8]) -> Result<S::Share, NodeError> {
+        Ok(self.scheme.decode(bytes, self.len, &self.cfg, self.query)?)
+    }
+
+    /// The enrolment share contained in a query share, encoded for the store.
+    pub fn enrollment_bytes(&self, q: &S::Share) -> Result<Vec<u8>, NodeError> {
+        Ok(self.scheme.encode(&self.scheme.enrollment_of(q)?))
+    }
+
+    /// Runs the protocol on a batch of queries; `dedup`: a query that matches an earlier query of
+    /// the batch is not unique (for enrolments).
+    pub fn check(&self, p: &mut Party, queries: &[S::Share], dedup: bool) -> Result<Vec<bool>, MpcError> {
+        self.scheme.check(p, queries, &self.db, &self.cfg, dedup)
+    }
+
+    /// The commit of batch `seq`: the `i`-th submission of `items` gets `unique[i]`; unique
+    /// enrolments get the next identity ids in batch order.
+    pub fn plan(&self, seq: u64, items: &[Item], unique: &[bool]) -> Commit {
+        let mut next = self.next_id;
+        let mut u = unique.iter();
+        let ops = items
+            .iter()
+            .map(|it| match it.op {
+                ItemOp::Submit(kind) => {
+                    let unique = *u.next().expect("one outcome per submission");
+                    let enrolled = (kind == Kind::Enroll && unique).then(|| {
+                        next += 1;
+                        next - 1
+                    });
+                    Op::Outcome { request_id: it.request_id.clone(), unique, enrolled }
+                }
+                ItemOp::Delete(id) => {
+                    Op::Delete { request_id: it.request_id.clone(), id, existed: self.ids.binary_search(&id).is_ok() }
+                }
+            })
+            .collect();
+        Commit { seq, ops }
+    }
+
+    /// Applies a commit to the store (one transaction) and then to memory. Enrolment shares come
+    /// from `fresh` (request id → share) or, when catching up, from the store's pending shares.
+    pub fn apply(&mut self, c: &Commit, fresh: &HashMap<String, S::Share>) -> Result<(), NodeError> {
+        if c.seq <= self.last_seq {
+            return Ok(());
+        }
+        let mut enrol = Vec::new();
+        if self.loaded {
+            for op in &c.ops {
+                if let Op::Outcome { request_id, enrolled: Some(id), .. } = op {
+                    let share = match fresh.get(request_id) {
+                        Some(s) => s.clone(),
+                        None => {
+                            let bytes = self.store.pending(request_id)?.ok_or_else(|| {
+                                NodeError::Inconsistent(format!("no pending share for enrolled request {request_id}"))
+                            })?;
+                            self.scheme.decode(&bytes, self.len, &self.cfg, ShareKind::Enrollment)?
+                        }
+                    };
+                    enrol.push((*id, share));
+                }
+            }
+        }
+        self.store.commit(c)?;
+        self.last_seq = c.seq;
+        for op in &c.ops {
+            match op {
+                Op::Outcome { enrolled: Some(id), .. } => self.next_id = self.next_id.max(id + 1),
+                Op::Delete { id, .. } if self.loaded => {
+                    if let Ok(i) = self.ids.binary_search(id) {
+                        self.scheme.remove(&mut self.db, i)?;
+                        self.ids.remove(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (id, share) in enrol {
+            if self.ids.last().is_some_and(|&last| last >= id) {
+                return Err(NodeError::Inconsistent(format!("identity {id} enrolled out of order")));
+            }
+            self.scheme.push(&mut self.db, &share)?;
+            self.ids.push(id);
+        }
+        Ok(())
+    }
+}

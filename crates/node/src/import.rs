@@ -1,0 +1,143 @@
+//! Share files for bulk import: how a deployment seeds its nodes from existing shares. One file
+//! per node: `ARGUSSHR`, format version (u32), scheme name (u16 length + UTF-8), code bits (u64),
+//! then records `id (u64), length (u32), share bytes` (the scheme's enrolment encoding), all
+//! little-endian.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+use argus_iris::protocol::scheme::{IrisScheme, ShareKind};
+use argus_iris::MatchConfig;
+use argus_store::{IdentityId, Store};
+
+use crate::NodeError;
+
+const MAGIC: &[u8; 8] = b"ARGUSSHR";
+const VERSION: u32 = 1;
+
+fn io(context: String) -> impl FnOnce(std::io::Error) -> NodeError {
+    move |source| NodeError::Io { context, source }
+}
+
+/// Writes one node's share file.
+pub struct ShareFileWriter {
+    w: BufWriter<File>,
+}
+
+impl ShareFileWriter {
+    /// Creates `path` (refusing to overwrite) for shares of `scheme` over codes of `bits` bits.
+    pub fn create(path: &Path, scheme: &str, bits: usize) -> Result<Self, NodeError> {
+        let f = File::options()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(io(format!("creating {}", path.display())))?;
+        let mut w = BufWriter::new(f);
+        let ctx = || format!("writing {}", path.display());
+        w.write_all(MAGIC).map_err(io(ctx()))?;
+        w.write_all(&VERSION.to_le_bytes()).map_err(io(ctx()))?;
+        w.write_all(&(scheme.len() as u16).to_le_bytes()).map_err(io(ctx()))?;
+        w.write_all(scheme.as_bytes()).map_err(io(ctx()))?;
+        w.write_all(&(bits as u64).to_le_bytes()).map_err(io(ctx()))?;
+        Ok(ShareFileWriter { w })
+    }
+
+    /// Appends identity `id`'s share.
+    pub fn push(&mut self, id: IdentityId, share: &[u8]) -> Result<(), NodeError> {
+        let ctx = || "writing a share file".to_string();
+        self.w.write_all(&id.to_le_bytes()).map_err(io(ctx()))?;
+        self.w.write_all(&(share.len() as u32).to_le_bytes()).map_err(io(ctx()))?;
+        self.w.write_all(share).map_err(io(ctx()))
+    }
+
+    /// Flushes the file.
+    pub fn finish(mut self) -> Result<(), NodeError> {
+        self.w.flush().map_err(io("flushing a share file".into()))
+    }
+}
+
+/// Reads a share file's records, checking the header against `scheme` and `bits`.
+pub fn read_share_file(
+    path: &Path,
+    scheme: &str,
+    bits: usize,
+) -> Result<impl Iterator<Item = Result<(IdentityId, Vec<u8>), NodeError>>, NodeError> {
+    let mut r = BufReader::new(File::open(path).map_err(io(format!("opening {}", path.display())))?);
+    let bad = |what: &str| NodeError::Input(format!("{}: {what}", path.display()));
+    let mut head = [0u8; 14];
+    r.read_exact(&mut head).map_err(|_| bad("not an Argus share file (too short)"))?;
+    if &head[..8] != MAGIC {
+        return Err(bad("not an Argus share file"));
+    }
+    let version = u32::from_le_bytes(head[8..12].try_into().unwrap());
+    if version != VERSION {
+        return Err(bad(&format!("share file version {version}, this build reads {VERSION}")));
+    }
+    let mut name = vec![0u8; u16::from_le_bytes(head[12..14].try_into().unwrap()) as usize];
+    r.read_exact(&mut name).map_err(|_| bad("truncated header"))?;
+    let mut b = [0u8; 8];
+    r.read_exact(&mut b).map_err(|_| bad("truncated header"))?;
+    let (name, file_bits) = (String::from_utf8_lossy(&name).to_string(), u64::from_le_bytes(b) as usize);
+    if name != scheme || file_bits != bits {
+        return Err(bad(&format!("shares of {name} over {file_bits}-bit codes; this node runs {scheme} over {bits}")));
+    }
+    let path = path.display().to_string();
+    Ok(std::iter::from_fn(move || {
+        let mut id = [0u8; 8];
+        match r.read_exact(&mut id) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return None,
+            Err(e) => return Some(Err(NodeError::Io { context: format!("reading {path}"), source: e })),
+        }
+        let mut len = [0u8; 4];
+        let mut share = Vec::new();
+        let rec = r
+            .read_exact(&mut len)
+            .and_then(|_| {
+                share.resize(u32::from_le_bytes(len) as usize, 0);
+                r.read_exact(&mut share)
+            })
+            .map_err(|_| NodeError::Input(format!("{path}: truncated record")));
+        Some(rec.map(|_| (u64::from_le_bytes(id), share)))
+    }))
+}
+
+/// Imports a share file into `store`: every record is validated first (so a bad file imports
+/// nothing), then all are written. Returns the number imported.
+pub fn import_share_file<S: IrisScheme>(
+    store: &mut dyn Store,
+    path: &Path,
+    scheme: &S,
+    bits: usize,
+    cfg: &MatchConfig,
+) -> Result<u64, NodeError> {
+    let mut n = 0u64;
+    let mut last = None;
+    for rec in read_share_file(path, scheme.name(), bits)? {
+        let (id, share) = rec?;
+        scheme
+            .decode(&share, bits, cfg, ShareKind::Enrollment)
+            .map_err(|e| NodeError::Input(format!("{}: identity {id}: {e}", path.display())))?;
+        if last.is_some_and(|l| l >= id) {
+            return Err(NodeError::Input(format!("{}: ids must ascend (identity {id})", path.display())));
+        }
+        last = Some(id);
+        n += 1;
+    }
+    let mut err = None;
+    let mut records = read_share_file(path, scheme.name(), bits)?.map_while(|r| match r {
+        Ok(v) => Some(v),
+        Err(e) => {
+            err = Some(e);
+            None
+        }
+    });
+    let imported = store.bulk_import(&mut records)?;
+    drop(records);
+    if let Some(e) = err {
+        return Err(e);
+    }
+    debug_assert_eq!(imported, n);
+    Ok(imported)
+}

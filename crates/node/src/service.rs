@@ -1,0 +1,128 @@
+//! The client port of a node (TLS 1.3; clients present a certificate signed by the party CA that
+//! names an accepted client) and [`run_node`], which starts everything.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use argus_net::tcp::{self, cert_names, client_name};
+use crossbeam_channel::Sender;
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, oneshot};
+use tokio_rustls::TlsAcceptor;
+
+use crate::core::{Core, Incoming};
+use crate::engine::Engine;
+use crate::wire::{self, Envelope, Reply, Request};
+use crate::{with_scheme, NodeConfig, NodeError};
+
+/// Runs one node until `stop` is set or a fatal error: opens the store, starts the client port,
+/// connects to the peers, checks consistency, loads the database and serves.
+pub fn run_node(cfg: NodeConfig, stop: Arc<AtomicBool>) -> Result<(), NodeError> {
+    cfg.validate()?;
+    let identity = tcp::TlsIdentity::from_pem_dir(&cfg.pki, cfg.id)?;
+    let (server_tls, _) = tcp::tls_configs(&identity)?;
+    let store = argus_store::open(&cfg.store)?;
+    tracing::info!(node = cfg.id, store = store.describe(), scheme = ?cfg.iris.scheme, "starting");
+    let listener = std::net::TcpListener::bind(cfg.listen)
+        .map_err(|e| NodeError::Io { context: format!("listening for clients on {}", cfg.listen), source: e })?;
+    listener.set_nonblocking(true).map_err(|e| NodeError::Io { context: "client listener".into(), source: e })?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(format!("argus-node-{}", cfg.id))
+        .enable_all()
+        .build()
+        .map_err(|e| NodeError::Io { context: "starting the client runtime".into(), source: e })?;
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let clients = Arc::new(cfg.clients.clone());
+    let acceptor = TlsAcceptor::from(server_tls);
+    let listener = {
+        let _guard = runtime.enter();
+        TcpListener::from_std(listener).map_err(|e| NodeError::Io { context: "client listener".into(), source: e })?
+    };
+    runtime.spawn(accept_clients(listener, acceptor, clients, tx));
+    let geometry = cfg.iris.layout.geometry()?;
+    let match_cfg = cfg.iris.match_config()?;
+    let result = with_scheme!(cfg.iris.scheme, s => {
+        let engine = Engine::new(s, match_cfg, geometry, store)?;
+        Core::new(cfg, engine, rx, stop).run()
+    });
+    runtime.shutdown_background();
+    result
+}
+
+async fn accept_clients(listener: TcpListener, acceptor: TlsAcceptor, clients: Arc<Vec<String>>, tx: Sender<Incoming>) {
+    loop {
+        let (tcp, addr) = match listener.accept().await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!("accepting a client: {e}");
+                continue;
+            }
+        };
+        let _ = tcp.set_nodelay(true);
+        let (acceptor, clients, tx) = (acceptor.clone(), clients.clone(), tx.clone());
+        tokio::spawn(async move {
+            if let Err(e) = serve_client(tcp, acceptor, clients, tx).await {
+                tracing::info!(%addr, "client connection ended: {e}");
+            }
+        });
+    }
+}
+
+/// One client connection: requests are read as they come and answered as their batches finish
+/// (tagged, so a client can keep many in flight).
+async fn serve_client(
+    tcp: tokio::net::TcpStream,
+    acceptor: TlsAcceptor,
+    clients: Arc<Vec<String>>,
+    inbox: Sender<Incoming>,
+) -> Result<(), String> {
+    let tls = acceptor.accept(tcp).await.map_err(|e| format!("TLS handshake: {e}"))?;
+    let known = tls
+        .get_ref()
+        .1
+        .peer_certificates()
+        .and_then(|c| c.first())
+        .is_some_and(|cert| clients.iter().any(|c| cert_names(cert, &client_name(c))));
+    let (mut rd, mut wr) = tokio::io::split(tls);
+    if !known {
+        let refusal = Envelope { tag: 0, body: Reply::Error { message: "unknown client".into(), retry: false } };
+        let _ = wire::write_frame(&mut wr, &wire::encode(&refusal)).await;
+        return Err("refused a client whose certificate names no accepted client".into());
+    }
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let writer = tokio::spawn(async move {
+        while let Some(frame) = out_rx.recv().await {
+            if wire::write_frame(&mut wr, &frame).await.is_err() {
+                break;
+            }
+        }
+    });
+    let result = loop {
+        let frame = match wire::read_frame(&mut rd).await {
+            Ok(Some(f)) => f,
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(format!("reading: {e}")),
+        };
+        let env: Envelope<Request> = match wire::decode(&frame) {
+            Ok(e) => e,
+            Err(e) => {
+                let body = Reply::Error { message: e.to_string(), retry: false };
+                let _ = out_tx.send(wire::encode(&Envelope { tag: 0, body }));
+                break Err(e.to_string());
+            }
+        };
+        let (reply_tx, reply_rx) = oneshot::channel();
+        if inbox.send(Incoming { req: env.body, reply: reply_tx }).is_err() {
+            break Err("node stopped".into());
+        }
+        let out = out_tx.clone();
+        tokio::spawn(async move {
+            let body = reply_rx.await.unwrap_or(Reply::Error { message: "the node stopped".into(), retry: true });
+            let _ = out.send(wire::encode(&Envelope { tag: env.tag, body }));
+        });
+    };
+    drop(out_tx);
+    let _ = writer.await;
+    result
+}

@@ -1,0 +1,209 @@
+//! Messages: between a client and a node (length-prefixed frames over TLS), and between the
+//! nodes (control messages on the party network, between protocol runs). All bincode.
+
+use argus_store::{Commit, IdentityId, Summary};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::NodeError;
+
+/// Largest client frame (a query share of the open-iris layout is about 4 MB).
+pub const MAX_FRAME: usize = 64 << 20;
+
+/// What a submission asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Kind {
+    /// Only check uniqueness against the enrolled population.
+    Check,
+    /// Check, and enrol if unique (two duplicates in one batch are not both enrolled).
+    Enroll,
+}
+
+/// A client's request to one node.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Request {
+    /// This node's share of a query (all rotations of both eyes).
+    Submit {
+        /// Chosen by the client, the same at all three nodes; retries reuse it (idempotent).
+        request_id: String,
+        /// Check only, or enrol.
+        kind: Kind,
+        /// The scheme's encoding of the share.
+        share: Vec<u8>,
+    },
+    /// Delete an enrolled identity.
+    Delete {
+        /// As for `Submit`.
+        request_id: String,
+        /// The identity.
+        id: IdentityId,
+    },
+    /// The node's state.
+    Status,
+    /// The committed batches after `after` (public: request ids, outcomes, identity ids).
+    Commits {
+        /// Last sequence number already known.
+        after: u64,
+    },
+}
+
+/// One node's answer to one request: the public outcome every node computed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// The request.
+    pub request_id: String,
+    /// No enrolled identity (and no earlier query of its batch, for enrolments) matched.
+    pub unique: bool,
+    /// The identity it was enrolled as.
+    pub enrolled: Option<IdentityId>,
+    /// The batch (commit) that decided it.
+    pub seq: u64,
+}
+
+/// What a node reports about itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeStatus {
+    /// Party index.
+    pub id: usize,
+    /// Scheme name.
+    pub scheme: String,
+    /// Enrolled identities, digest of their ids, last commit, next id.
+    pub summary: Summary,
+    /// Bytes of shares held in memory.
+    pub db_bytes: u64,
+    /// Resident memory of the node process, bytes (Linux; 0 elsewhere).
+    pub rss_bytes: u64,
+    /// Bytes of share per code bit in memory (the scheme's storage cost).
+    pub share_bytes_per_code_bit: f64,
+    /// Payload bytes this node sent to its peers since start.
+    pub peer_bytes_sent: u64,
+    /// Requests waiting for a batch.
+    pub queued: usize,
+}
+
+impl NodeStatus {
+    /// Memory of shares per enrolled identity (bytes), if any are enrolled.
+    pub fn db_bytes_per_identity(&self) -> Option<f64> {
+        (self.summary.count > 0).then(|| self.db_bytes as f64 / self.summary.count as f64)
+    }
+}
+
+/// A node's reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Reply {
+    /// A submission was decided.
+    Outcome(Outcome),
+    /// A deletion was applied.
+    Deleted {
+        /// The request.
+        request_id: String,
+        /// Whether the identity was enrolled.
+        existed: bool,
+        /// The commit.
+        seq: u64,
+    },
+    /// Node state.
+    Status(NodeStatus),
+    /// Committed batches.
+    Commits(Vec<Commit>),
+    /// The request failed; `retry`: it changed nothing and may be sent again unchanged.
+    Error {
+        /// What went wrong.
+        message: String,
+        /// Whether a retry can succeed.
+        retry: bool,
+    },
+}
+
+/// A request or reply with the tag that pairs them on a multiplexed connection.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Envelope<T> {
+    /// Chosen by the client, echoed by the node.
+    pub tag: u64,
+    /// The message.
+    pub body: T,
+}
+
+/// One item of a batch, as the leader proposes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Item {
+    /// The request.
+    pub request_id: String,
+    /// What it asks.
+    pub op: ItemOp,
+}
+
+/// What a batch item does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ItemOp {
+    /// A submission.
+    Submit(Kind),
+    /// A deletion.
+    Delete(IdentityId),
+}
+
+/// Control messages between the nodes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum PeerMsg {
+    /// Session start: the sender's store summary.
+    Hello(Summary),
+    /// Send me your commits after this sequence number.
+    CommitsAfter(u64),
+    /// The commits asked for.
+    Commits(Vec<Commit>),
+    /// Leader → followers: run batch `seq` with these items if you hold them.
+    Propose {
+        /// The batch's sequence number.
+        seq: u64,
+        /// Items in batch order.
+        items: Vec<Item>,
+    },
+    /// Follower → leader: the proposed items this node does not hold.
+    Missing(Vec<String>),
+    /// Leader → followers: run these (possibly none).
+    Go(Vec<Item>),
+    /// Leader → followers when idle, so a dead link is noticed.
+    Ping,
+}
+
+/// Encodes a message with bincode.
+pub fn encode<T: Serialize>(m: &T) -> Vec<u8> {
+    bincode::serialize(m).expect("messages serialise")
+}
+
+/// Decodes a message (bounded by [`MAX_FRAME`]).
+pub fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, NodeError> {
+    use bincode::Options;
+    bincode::DefaultOptions::new()
+        .with_fixint_encoding()
+        .with_limit(MAX_FRAME as u64)
+        .deserialize(bytes)
+        .map_err(|e| NodeError::Protocol(format!("malformed message: {e}")))
+}
+
+/// Writes one frame: `u32` little-endian length, then the payload.
+pub async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, payload: &[u8]) -> std::io::Result<()> {
+    w.write_all(&(payload.len() as u32).to_le_bytes()).await?;
+    w.write_all(payload).await?;
+    w.flush().await
+}
+
+/// Reads one frame (`None` at a clean end of stream).
+pub async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> std::io::Result<Option<Vec<u8>>> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_FRAME {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("frame of {len} bytes exceeds {MAX_FRAME}"),
+        ));
+    }
+    let mut buf = vec![0u8; len];
+    r.read_exact(&mut buf).await?;
+    Ok(Some(buf))
+}
