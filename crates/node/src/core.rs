@@ -34,6 +34,8 @@ struct Queued<S: IrisScheme> {
     fingerprint: u64,
     waiters: Vec<oneshot::Sender<Reply>>,
     since: Instant,
+    /// The node's protocol time when it arrived: waiting behind earlier batches is not lateness.
+    busy_at: Duration,
 }
 
 /// Why a session ended.
@@ -60,6 +62,8 @@ pub struct Core<S: IrisScheme> {
     loaded: bool,
     /// Payload bytes sent to peers in ended sessions, and in the current one.
     peer_bytes: (u64, u64),
+    /// Total time spent running batches.
+    busy: Duration,
 }
 
 const LEADER: PartyId = 0;
@@ -106,7 +110,7 @@ fn check_request_id(id: &str) -> Result<(), String> {
 impl<S: IrisScheme> Core<S> {
     /// A core over `engine`, fed by `inbox`; stops when `stop` is set.
     pub fn new(cfg: NodeConfig, engine: Engine<S>, inbox: Receiver<Incoming>, stop: Arc<AtomicBool>) -> Self {
-        Core { cfg, engine, inbox, queue: Vec::new(), stop, loaded: false, peer_bytes: (0, 0) }
+        Core { cfg, engine, inbox, queue: Vec::new(), stop, loaded: false, peer_bytes: (0, 0), busy: Duration::ZERO }
     }
 
     /// Runs sessions until stopped or a fatal error (an inconsistent store, a store failure).
@@ -224,8 +228,9 @@ impl<S: IrisScheme> Core<S> {
         let wait = Duration::from_millis(self.cfg.batch.wait_ms.max(1));
         let mut last_sent = Instant::now();
         while !self.stop.load(Ordering::Relaxed) {
+            // The leader expires nothing: what it holds is proposed in arrival order, and what a
+            // follower lacks is dropped at confirmation.
             self.drain(wait);
-            self.expire(Duration::from_millis(self.cfg.batch.share_timeout_ms) * 2);
             let Some(items) = self.pick_batch(wait) else {
                 if last_sent.elapsed() >= PING_EVERY {
                     send(p, 1, &PeerMsg::Ping)?;
@@ -332,6 +337,13 @@ impl<S: IrisScheme> Core<S> {
 
     /// Runs batch `seq` on `items` (all held here): the protocol, then the commit, then replies.
     fn run_batch(&mut self, p: &mut Party, seq: u64, items: &[Item]) -> Result<(), End> {
+        let start = Instant::now();
+        let r = self.run_batch_inner(p, seq, items);
+        self.busy += start.elapsed();
+        r
+    }
+
+    fn run_batch_inner(&mut self, p: &mut Party, seq: u64, items: &[Item]) -> Result<(), End> {
         let mut taken: Vec<Queued<S>> = items
             .iter()
             .map(|it| {
@@ -426,7 +438,14 @@ impl<S: IrisScheme> Core<S> {
             }
             return;
         }
-        self.queue.push(Queued { item, share, fingerprint, waiters: vec![reply], since: Instant::now() });
+        self.queue.push(Queued {
+            item,
+            share,
+            fingerprint,
+            waiters: vec![reply],
+            since: Instant::now(),
+            busy_at: self.busy,
+        });
     }
 
     /// `Err(Handled(reply))` when answered at once; `Ok(Some(..))` when the request is to be queued.
@@ -491,10 +510,13 @@ impl<S: IrisScheme> Core<S> {
         })
     }
 
-    /// Drops requests that waited longer than `age` for a batch.
+    /// Drops requests that waited longer than `age` for a batch, not counting the time this node
+    /// spent running other batches (a follower's request that the leader never proposes).
     fn expire(&mut self, age: Duration) {
-        let (old, keep): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.queue).into_iter().partition(|q| q.since.elapsed() > age);
+        let busy = self.busy;
+        let (old, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.queue)
+            .into_iter()
+            .partition(|q| q.since.elapsed().saturating_sub(busy - q.busy_at) > age);
         self.queue = keep;
         for q in old {
             for w in q.waiters {
