@@ -246,11 +246,7 @@ fn run_in(
 
     // 2. The nodes.
     let mut nodes = Nodes::start(&d.node_configs, dir)?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let rt = crate::service::runtime()?;
     let _guard = rt.enter();
     let client = Arc::new(
         Client::new(ClientConfig::load(&d.client_config).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?,

@@ -105,11 +105,7 @@ struct LoadArgs {
 fn load_cmd(a: LoadArgs) -> Result<(), String> {
     let cfg = argus_node::ClientConfig::load(&a.client).map_err(|e| e.to_string())?;
     let geometry = cfg.iris.layout.geometry().map_err(|e| e.to_string())?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let rt = service::runtime()?;
     let _guard = rt.enter();
     let client = std::sync::Arc::new(argus_node::Client::new(cfg).map_err(|e| e.to_string())?);
     let mut gen = argus_iris::Generator::new(geometry, a.seed).map_err(|e| e.to_string())?;

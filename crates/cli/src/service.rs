@@ -91,7 +91,6 @@ pub struct ShareArgs {
 /// Shares templates into three share files for `argus import`.
 pub fn share(a: ShareArgs) -> Result<(), String> {
     let cfg = ClientConfig::load(&a.client).map_err(err)?;
-    let client = Client::new(cfg.clone()).map_err(err)?;
     std::fs::create_dir_all(&a.out).map_err(|e| format!("creating {}: {e}", a.out.display()))?;
     let bits = cfg.iris.layout.geometry().map_err(err)?.bits();
     let match_cfg = cfg.iris.match_config().map_err(err)?;
@@ -111,7 +110,6 @@ pub fn share(a: ShareArgs) -> Result<(), String> {
             f.push(a.first_id + k as u64, sh).map_err(err)?;
         }
     }
-    drop(client);
     for f in files {
         f.finish().map_err(err)?;
     }
@@ -163,7 +161,8 @@ fn read_template(a: &TemplateArgs) -> Result<Template, String> {
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
+/// The client side's async runtime (two workers).
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(err)
 }
 
