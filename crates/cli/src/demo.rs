@@ -33,7 +33,7 @@ pub struct DemoArgs {
     #[arg(long, default_value_t = 500)]
     pub queries: usize,
     /// Scheme.
-    #[arg(long, default_value = "mpclift-F16-shamir")]
+    #[arg(long, default_value = "mpclift-GR16-shamir")]
     pub scheme: String,
     /// Queries per protocol run (the nodes' batch size).
     #[arg(long, default_value_t = 32)]

@@ -120,7 +120,9 @@ fn main() -> ExitCode {
     // re-allocates buffers of the same size within milliseconds, and re-faulting them (the
     // default 10 ms delay) cost a quarter of the run time of the bigger protocols.
     // SAFETY: sets a process-wide allocator option; no memory is touched.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 1000) };
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 1000) };
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

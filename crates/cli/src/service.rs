@@ -39,15 +39,15 @@ pub struct SetupArgs {
     /// ending in a database name prefix, e.g. `postgres://argus@127.0.0.1/iris` → databases iris0..iris2.
     #[arg(long, default_value = "sqlite")]
     store: String,
-    /// Scheme (mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3).
-    #[arg(long, default_value = "mpclift-F16-shamir")]
+    /// Scheme (mpclift-GR16-shamir, mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3).
+    #[arg(long, default_value = "mpclift-GR16-shamir")]
     scheme: String,
 }
 
 /// Parses a scheme name as the configuration file spells it.
 pub fn parse_scheme(name: &str) -> Result<argus_node::Scheme, String> {
     toml::Value::String(name.into()).try_into().map_err(|_| {
-        format!("unknown scheme {name:?} (mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3)")
+        format!("unknown scheme {name:?} (mpclift-GR16-shamir, mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3)")
     })
 }
 

@@ -40,10 +40,20 @@ fn rewrite(path: &Path, f: impl Fn(String) -> String) {
 }
 
 impl Cluster {
+    /// A running cluster on the default scheme.
     fn new(name: &str) -> Cluster {
+        Cluster::with_scheme(name, None)
+    }
+
+    fn with_scheme(name: &str, scheme: Option<&str>) -> Cluster {
         let dir = std::env::temp_dir().join(format!("argus-service-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let out = Command::new(EXE).args(["setup", "--dir"]).arg(&dir).output().unwrap();
+        let mut setup = Command::new(EXE);
+        setup.args(["setup", "--dir"]).arg(&dir);
+        if let Some(s) = scheme {
+            setup.args(["--scheme", s]);
+        }
+        let out = setup.output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         for f in ["party0.toml", "party1.toml", "party2.toml", "client.toml"] {
             rewrite(&dir.join(f), |s| {
@@ -120,7 +130,17 @@ fn generator(seed: u64) -> Generator {
 
 #[test]
 fn enrol_check_delete_and_refusals() {
-    let c = Cluster::new("e2e");
+    enrol_check_delete_and_refuse(None);
+}
+
+/// The same on Shamir over F_65519, where shares must also be canonical field elements.
+#[test]
+fn enrol_check_delete_and_refusals_over_f65519() {
+    enrol_check_delete_and_refuse(Some("mpclift-F16-shamir"));
+}
+
+fn enrol_check_delete_and_refuse(scheme: Option<&str>) {
+    let c = Cluster::with_scheme(&format!("e2e-{}", scheme.unwrap_or("default")), scheme);
     let mut gen = generator(1);
     let people: Vec<Template> = (0..5).map(|_| gen.random_template()).collect();
     for (i, p) in people.iter().enumerate() {
@@ -177,10 +197,12 @@ fn enrol_check_delete_and_refusals() {
     let mut short = shares.clone();
     short[1].truncate(short[1].len() - 2);
     refused(short, "invalid share");
-    let mut outside = shares.clone();
-    let n = outside[2].len();
-    outside[2][n - 2..].copy_from_slice(&0xffffu16.to_le_bytes());
-    refused(outside, "not an element of F_65519");
+    if scheme == Some("mpclift-F16-shamir") {
+        let mut outside = shares.clone();
+        let n = outside[2].len();
+        outside[2][n - 2..].copy_from_slice(&0xffffu16.to_le_bytes());
+        refused(outside, "not an element of F_65519");
+    }
     let other_layout = Generator::new(IrisGeometry::new(4, 16, 2, 2).unwrap(), 3).unwrap().random_template();
     let e = c.submit(&other_layout, Kind::Enroll).unwrap_err();
     assert!(e.to_string().contains("layout"), "{e}");

@@ -1,11 +1,12 @@
 //! Share bytes (wire and store): round trips, validation of untrusted bytes, the enrolment share
-//! taken from a query share, and removal from the databases — for all four schemes.
+//! taken from a query share, and removal from the databases — for all five schemes.
 
 use argus_iris::protocol::codec::{HEADER_LEN, TAG_MPCLIFT_Z16};
 use argus_iris::protocol::field::FieldTemplateShare;
+use argus_iris::protocol::galois::GrTemplateShare;
 use argus_iris::protocol::plain_mask::PlainMaskShare;
 use argus_iris::protocol::scheme::{
-    query_kind, IrisScheme, MpcLiftF16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16, ShareKind,
+    query_kind, IrisScheme, MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16, ShareKind,
 };
 use argus_iris::protocol::TemplateShare;
 use argus_iris::{find_matches, Generator, IrisError, IrisGeometry, MaskMode, MatchConfig, Template};
@@ -142,6 +143,41 @@ impl Open for MpcLiftF16 {
     }
 }
 
+/// Opens GR(2^16, 4) shares as signed 16-bit values.
+fn open_gr(x: [&Vec<u16>; 3], basis: argus_mpc::galois::Basis) -> Vec<i128> {
+    argus_mpc::galois::open([x[0], x[1], x[2]], basis).unwrap().into_iter().map(|v| v as i16 as i128).collect()
+}
+
+impl Open for MpcLiftGr16 {
+    fn flat(s: &GrTemplateShare) -> Flat {
+        let r = Z16::new();
+        let parts = (0..2)
+            .flat_map(|e| [&s.entry[e].code, &s.entry[e].mask, &s.query[e].code, &s.query[e].mask])
+            .map(|v| nums(&r, v))
+            .collect();
+        Flat { rows: s.rows, unrotated: s.unrotated, parts }
+    }
+    /// The query rows of a query (checking that its monomial entry row opens to the unrotated
+    /// one), the entry row of an enrolment.
+    fn open(s: &[GrTemplateShare; 3]) -> Plain {
+        use argus_mpc::galois::Basis;
+        assert!(s.iter().all(|x| x.rows == s[0].rows && x.unrotated == s[0].unrotated));
+        let parts = |f: fn(&GrTemplateShare, usize) -> &Vec<u16>, basis| -> Vec<Vec<i128>> {
+            (0..4).map(|k| open_gr([f(&s[0], k), f(&s[1], k), f(&s[2], k)], basis)).collect()
+        };
+        let entry = parts(|x, k| if k % 2 == 0 { &x.entry[k / 2].code } else { &x.entry[k / 2].mask }, Basis::Monomial);
+        if s[0].query[0].code.is_empty() {
+            return Plain { rows: s[0].rows, unrotated: s[0].unrotated, values: entry };
+        }
+        let values = parts(|x, k| if k % 2 == 0 { &x.query[k / 2].code } else { &x.query[k / 2].mask }, Basis::Query);
+        for (e, q) in entry.iter().zip(&values) {
+            let w = e.len();
+            assert_eq!(e[..], q[s[0].unrotated * w..(s[0].unrotated + 1) * w], "entry row = unrotated query row");
+        }
+        Plain { rows: s[0].rows, unrotated: s[0].unrotated, values }
+    }
+}
+
 fn mask_bits(masks: &[argus_math::BitVec]) -> Vec<i128> {
     masks.iter().flat_map(|m| m.to_bools()).map(i128::from).collect()
 }
@@ -227,6 +263,7 @@ fn round_trips() {
     round_trip(&MpcLiftZ16, &both);
     round_trip(&NoLiftZ32, &both);
     round_trip(&MpcLiftF16, &both);
+    round_trip(&MpcLiftGr16, &both);
     round_trip(&PlainMaskZ16, &both);
 }
 
@@ -249,6 +286,9 @@ fn byte_layout() {
     assert_eq!(NoLiftZ32.encode(&q[1]).len(), HEADER_LEN + 2 * 4 * 31 * len * 4);
     let f = MpcLiftF16.share_query(t, &MatchConfig { mask_mode: MaskMode::Trimmed, ..cfg.clone() }).unwrap();
     assert_eq!(MpcLiftF16.encode(&f[2]).len(), HEADER_LEN + 2 * 31 * (len + len / 2) * 2);
+    // GR(2^16, 4): the unrotated row monomially, then the 31 query rows.
+    let g = MpcLiftGr16.share_query(t, &cfg).unwrap();
+    assert_eq!(MpcLiftGr16.encode(&g[0]).len(), HEADER_LEN + 2 * 32 * 2 * len * 2);
     let p = PlainMaskZ16.share_query(t, &cfg).unwrap();
     assert_eq!(PlainMaskZ16.encode(&p[0]).len(), HEADER_LEN + 2 * 31 * (2 * len * 2 + len / 8));
 }
@@ -278,6 +318,7 @@ fn enrollment_of_a_query_opens_to_the_enrollment() {
     enrollment_from_query(&MpcLiftZ16, &both);
     enrollment_from_query(&NoLiftZ32, &both);
     enrollment_from_query(&MpcLiftF16, &both);
+    enrollment_from_query(&MpcLiftGr16, &both);
     enrollment_from_query(&PlainMaskZ16, &both);
 }
 
@@ -365,6 +406,7 @@ fn decode_rejects_malformed_shares() {
     rejects(&MpcLiftZ16, 2);
     rejects(&NoLiftZ32, 1);
     rejects(&MpcLiftF16, 4);
+    rejects(&MpcLiftGr16, 3);
     rejects(&PlainMaskZ16, 3);
 }
 
@@ -385,6 +427,7 @@ fn decode_checks_the_mask_length_of_the_mode() {
     check(&MpcLiftZ16);
     check(&NoLiftZ32);
     check(&MpcLiftF16);
+    check(&MpcLiftGr16);
     let t = &templates(1, 41)[0];
     let trimmed = MatchConfig { mask_mode: MaskMode::Trimmed, ..MatchConfig::default() };
     let b = PlainMaskZ16.encode(&PlainMaskZ16.share_enrollment(t, &trimmed).unwrap()[0]);
@@ -482,6 +525,7 @@ fn decode_never_panics() {
     never_panics(&MpcLiftZ16);
     never_panics(&NoLiftZ32);
     never_panics(&MpcLiftF16);
+    never_panics(&MpcLiftGr16);
     never_panics(&PlainMaskZ16);
 }
 
@@ -580,6 +624,7 @@ fn end_to_end_enrolment_from_queries_and_removal() {
     end_to_end(&MpcLiftZ16);
     end_to_end(&NoLiftZ32);
     end_to_end(&MpcLiftF16);
+    end_to_end(&MpcLiftGr16);
     end_to_end(&PlainMaskZ16);
 }
 
@@ -604,6 +649,9 @@ fn memory_per_identity() {
     assert_eq!(per_identity(&NoLiftZ32, &pb), 2 * 2 * len * 8);
     assert_eq!(per_identity(&MpcLiftF16, &pb), 2 * 2 * len * 2);
     assert_eq!(per_identity(&MpcLiftF16, &tr), 2 * (len + len / 2) * 2);
+    assert_eq!(MpcLiftGr16.share_bytes_per_code_bit(), 2.0);
+    assert_eq!(per_identity(&MpcLiftGr16, &pb), 2 * 2 * len * 2);
+    assert_eq!(per_identity(&MpcLiftGr16, &tr), 2 * (len + len / 2) * 2);
     // Public masks: packed bits.
     assert_eq!(per_identity(&PlainMaskZ16, &pb), 2 * (len * 4 + len / 8));
 }

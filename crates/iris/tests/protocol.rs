@@ -2,7 +2,7 @@
 //! genuine re-captures (rotated, noisy) are found, new identities and impostors are not, under
 //! both eye rules.
 
-use argus_iris::protocol::scheme::{IrisScheme, MpcLiftF16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
+use argus_iris::protocol::scheme::{IrisScheme, MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
 use argus_iris::protocol::{is_enrolled, share_enrollment, share_query, SharedDb};
 use argus_iris::{find_matches, EyeRule, Generator, IrisGeometry, MaskMode, MatchConfig, Template};
 use argus_math::{Z16, Z32, Z8};
@@ -34,6 +34,7 @@ fn mpc_check_agrees_with_plaintext() {
     agree(&MpcLiftZ16, &db, &batch, &modes);
     agree(&NoLiftZ32, &db, &batch, &modes);
     agree(&MpcLiftF16, &db, &batch, &modes[..2]);
+    agree(&MpcLiftGr16, &db, &batch, &modes);
     agree(&PlainMaskZ16, &db, &batch, &[modes[0], (EyeRule::Or, MaskMode::Trimmed)]);
     // The single-query entry point gives the same answers.
     let cfg = MatchConfig::default();

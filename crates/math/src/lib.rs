@@ -3,6 +3,7 @@
 //!
 //! * [`Ring`] is implemented by [`Z2`] (Z_2^16, Z_2^32, Z_2^64, Z_2^128 as wrapping machine words),
 //!   [`Zt`] (any modulus below 2^128, e.g. Z_{p·2^m}), [`Zt64`] (the same up to 2^64 in `u64`), [`F65519`] and [`Fp`] (any prime, e.g. [`P128`]).
+//! * [`galois`] is the Galois ring GR(2^16, 4), for Shamir sharing with 16-bit arithmetic.
 //! * [`BitVec`] is GF(2)^n packed 64 bits per word, the form boolean shares take.
 //! * [`kernels`] holds the SIMD dot products and matrix products.
 #![deny(missing_docs)]
@@ -10,6 +11,7 @@
 mod bitvec;
 mod error;
 mod field;
+pub mod galois;
 pub mod kernels;
 mod ring;
 mod wide;

@@ -4,9 +4,12 @@
 //!
 //! * [`rep3`]: replicated 3-party sharing (ABY3, semi-honest) over Z_2^k, Z_t and GF(2).
 //! * [`shamir`]: Shamir sharing with 3 parties and threshold 1 over prime fields.
+//! * [`galois`]: Shamir sharing over the Galois ring GR(2^16, 4), dot products at one 16-bit
+//!   multiply per value.
 #![deny(missing_docs)]
 
 mod error;
+pub mod galois;
 pub mod local;
 mod party;
 pub mod rep3;

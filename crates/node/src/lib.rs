@@ -108,6 +108,10 @@ macro_rules! with_scheme {
                 let $s = __sch::PlainMaskZ16;
                 $body
             }
+            $crate::Scheme::MpcLiftGr16 => {
+                let $s = __sch::MpcLiftGr16;
+                $body
+            }
         }
     }};
 }

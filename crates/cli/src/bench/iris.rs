@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use argus_iris::protocol::scheme::{IrisScheme, MpcLiftF16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
+use argus_iris::protocol::scheme::{IrisScheme, MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
 use argus_iris::{Generator, IrisGeometry, MaskMode, MatchConfig};
 use argus_mpc::local::{run3, Backend};
 use argus_net::NetConfig;
@@ -30,10 +30,11 @@ pub struct IrisArgs {
     /// Transport: tcp (mutual TLS on loopback) or memory.
     #[arg(long, default_value = "tcp")]
     backend: String,
-    /// End-to-end schemes to run (`--schemes ""` for none): mpclift-f16 (Shamir over F_65519, 2 bytes per code bit), mpclift-z16
+    /// End-to-end schemes to run (`--schemes ""` for none): mpclift-gr16 (Shamir over GR(2^16, 4), 2 bytes per
+    /// code bit, one 16-bit multiply per bit), mpclift-f16 (Shamir over F_65519, 2 bytes per code bit), mpclift-z16
     /// (replicated over Z_2^16), nolift-z32 (replicated over Z_2^32), plain-mask-z16 (Alg. 2: public
     /// masks, secret codes over Z_2^16).
-    #[arg(long, value_delimiter = ',', default_values_t = ["mpclift-f16".to_string(), "mpclift-z16".to_string(), "nolift-z32".to_string()])]
+    #[arg(long, value_delimiter = ',', default_values_t = ["mpclift-gr16".to_string(), "mpclift-f16".to_string(), "mpclift-z16".to_string(), "nolift-z32".to_string()])]
     schemes: Vec<String>,
     /// Trimmed masks: one mask bit per real/imaginary pair (half the mask storage and products).
     #[arg(long)]
@@ -80,10 +81,11 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
             "mpclift-z16" => e2e(&a, backend, &MpcLiftZ16)?,
             "nolift-z32" => e2e(&a, backend, &NoLiftZ32)?,
             "mpclift-f16" => e2e(&a, backend, &MpcLiftF16)?,
+            "mpclift-gr16" => e2e(&a, backend, &MpcLiftGr16)?,
             "plain-mask-z16" => e2e(&a, backend, &PlainMaskZ16)?,
             o => {
                 return Err(format!(
-                    "unknown scheme {o:?} (use mpclift-f16, mpclift-z16, nolift-z32 or plain-mask-z16)"
+                    "unknown scheme {o:?} (use mpclift-gr16, mpclift-f16, mpclift-z16, nolift-z32 or plain-mask-z16)"
                 ))
             }
         });

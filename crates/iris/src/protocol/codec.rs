@@ -4,7 +4,8 @@
 //! ```text
 //! offset  size  field
 //!  0      1     format version (FORMAT_VERSION = 1)
-//!  1      1     scheme tag: 1 mpclift-Z16-rep3, 2 nolift-Z32-rep3, 3 mpclift-F16-shamir, 4 plain-mask-Z16-rep3
+//!  1      1     scheme tag: 1 mpclift-Z16-rep3, 2 nolift-Z32-rep3, 3 mpclift-F16-shamir, 4 plain-mask-Z16-rep3,
+//!               5 mpclift-GR16-shamir
 //!  2      4     rows per eye (u32 LE): 1 for an enrolment, the number of rotations for a query
 //!  6      4     unrotated: index of the rotation-0 row (u32 LE)
 //! 10      4     code values per row (u32 LE): the code length in bits
@@ -17,6 +18,9 @@
 //! * rep3 (Z_2^16, Z_2^32): code `a` (`n`), code `b` (`n`), mask `a` (`m`), mask `b` (`m`) — the two
 //!   components `(x_i, x_{i-1})` a party holds;
 //! * Shamir F_65519: code shares (`n` × 2 B), mask shares (`m` × 2 B), each value `< 65519`;
+//! * Shamir GR(2^16, 4): the unrotated row shared monomially — code (`code values` × 2 B), mask
+//!   (`mask values` × 2 B) — then, for a query only, the rotations in the query basis: code (`n` ×
+//!   2 B), mask (`m` × 2 B); every u16 is a valid coefficient;
 //! * public masks: code `a` (`n` × 2 B), code `b` (`n` × 2 B), then `rows` masks of `ceil(len / 8)`
 //!   bytes each (bit `k` of the row is bit `k % 8` of byte `k / 8`, padding bits zero).
 //!
@@ -31,8 +35,9 @@ use argus_mpc::rep3::Rep3;
 use argus_mpc::shamir::{Degree, Shamir};
 
 use super::field::{FieldEyeShare, FieldTemplateShare};
+use super::galois::{GrEyeShare, GrTemplateShare};
 use super::plain_mask::PlainMaskShare;
-use super::scheme::{IrisScheme, MpcLiftF16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16, ShareKind};
+use super::scheme::{IrisScheme, MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16, ShareKind};
 use super::{EyeShare, TemplateShare};
 use crate::{IrisError, MaskMode, MatchConfig, MAX_BITS};
 
@@ -49,6 +54,8 @@ pub const TAG_NOLIFT_Z32: u8 = 2;
 pub const TAG_MPCLIFT_F16: u8 = 3;
 /// Scheme tag of [`PlainMaskZ16`].
 pub const TAG_PLAIN_MASK_Z16: u8 = 4;
+/// Scheme tag of [`MpcLiftGr16`].
+pub const TAG_MPCLIFT_GR16: u8 = 5;
 
 fn scheme_name(tag: u8) -> Option<&'static str> {
     match tag {
@@ -56,6 +63,7 @@ fn scheme_name(tag: u8) -> Option<&'static str> {
         TAG_NOLIFT_Z32 => Some(NoLiftZ32.name()),
         TAG_MPCLIFT_F16 => Some(MpcLiftF16.name()),
         TAG_PLAIN_MASK_Z16 => Some(PlainMaskZ16.name()),
+        TAG_MPCLIFT_GR16 => Some(MpcLiftGr16.name()),
         _ => None,
     }
 }
@@ -362,6 +370,63 @@ pub(crate) fn enrollment_of_field(q: &FieldTemplateShare) -> Result<FieldTemplat
         Ok(FieldEyeShare { code: row(&e.code, "code shares")?, mask: row(&e.mask, "mask shares")? })
     };
     Ok(FieldTemplateShare { left: eye(&q.left)?, right: eye(&q.right)?, rows: 1, unrotated: 0 })
+}
+
+// ---------------------------------------------------------------- Shamir over GR(2^16, 4)
+
+pub(crate) fn encode_gr(s: &GrTemplateShare) -> Vec<u8> {
+    let ring = argus_math::Z16::new();
+    let shape = Shape {
+        rows: s.rows,
+        unrotated: s.unrotated,
+        code_len: s.entry[0].code.len(),
+        mask_len: s.entry[0].mask.len(),
+    };
+    let comps = (0..2).flat_map(|e| [&s.entry[e].code, &s.entry[e].mask, &s.query[e].code, &s.query[e].mask]);
+    let mut out = Vec::with_capacity(HEADER_LEN + comps.clone().map(|c| 2 * c.len()).sum::<usize>());
+    write_header(&mut out, TAG_MPCLIFT_GR16, &shape);
+    for c in comps {
+        ring.wire_encode(c, &mut out);
+    }
+    out
+}
+
+pub(crate) fn decode_gr(
+    bytes: &[u8],
+    len: usize,
+    cfg: &MatchConfig,
+    expect: ShareKind,
+) -> Result<GrTemplateShare, IrisError> {
+    let ring = argus_math::Z16::new();
+    check_code_len(len)?;
+    super::galois::check_len(len, cfg)?;
+    let want = expected_shape(expect, len, mask_len_for(len, cfg.mask_mode)?)?;
+    // Query rows come on top of the unrotated entry row; an enrolment has none.
+    let query_rows = match expect {
+        ShareKind::Enrollment => 0,
+        ShareKind::Query { .. } => want.rows,
+    };
+    let (n, m) = (query_rows.checked_mul(len), query_rows.checked_mul(want.mask_len));
+    let body_size = || n?.checked_add(m?)?.checked_add(len + want.mask_len)?.checked_mul(4);
+    let body = read_header(bytes, TAG_MPCLIFT_GR16, expect, &want, body_size())?;
+    let (n, m) = (n.unwrap_or(0), m.unwrap_or(0));
+    let mut r = Reader { rest: body };
+    let mut eye = |name: &str| -> Result<(GrEyeShare, GrEyeShare), IrisError> {
+        let mut comp = |count: usize, what: &str| r.elems(&ring, count, &format!("{name} {what} shares"));
+        let entry = GrEyeShare { code: comp(len, "code")?, mask: comp(want.mask_len, "mask")? };
+        let query = GrEyeShare { code: comp(n, "query code")?, mask: comp(m, "query mask")? };
+        Ok((entry, query))
+    };
+    let ((el, ql), (er, qr)) = (eye(EYES[0])?, eye(EYES[1])?);
+    r.finish()?;
+    Ok(GrTemplateShare { entry: [el, er], query: [ql, qr], rows: want.rows, unrotated: want.unrotated })
+}
+
+pub(crate) fn enrollment_of_gr(q: &GrTemplateShare) -> Result<GrTemplateShare, IrisError> {
+    if q.rows == 0 || q.unrotated >= q.rows {
+        return Err(bad(format!("a share of {} rows has no unrotated row {}", q.rows, q.unrotated)));
+    }
+    Ok(GrTemplateShare { entry: q.entry.clone(), query: Default::default(), rows: 1, unrotated: 0 })
 }
 
 // ---------------------------------------------------------------- public masks

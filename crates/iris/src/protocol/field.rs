@@ -226,17 +226,19 @@ pub fn check_batch(
             mls.extend_from_slice(&ml_b.shares()[row * nq..(row + 1) * nq]);
         }
     }
-    // Degree 2 -> additive -> replicated mod p, both products in one round.
-    let n = dots.len();
-    dots.extend(mls);
-    let both = shamir::to_rep3(p, &Shamir::from_parts(f, Degree::Two, dots)?)?;
-    let (dot, ml): (Rep3<F65519>, Rep3<F65519>) = (both.slice(0, n)?, both.slice(n, n)?);
-    // dot in [-l, l] with l < p/2: ConstLift by b = 2^m gives b·dot mod p·2^m; ml is lifted in MPC.
-    let bdot = rep3::const_lift(&dot, 1u128 << m, &t)?;
-    let ml_t = shamir::lift_p(p, &ml, m, &t)?;
     let (a, _) = crate::mpc_comparison_terms(cfg.threshold);
     let a = a * factor; // with trimmed masks the products count pairs
-    let v = ml_t.mul_scalar(t.from_i128(a)).sub(&bdot)?;
-    let hits = shamir::msb_p(p, &v)?;
+    let hits = super::in_chunks(p, &dots, &mls, |p, mut dots, mls| {
+        // Degree 2 -> additive -> replicated mod p, both products in one round.
+        let n = dots.len();
+        dots.extend(mls);
+        let both = shamir::to_rep3(p, &Shamir::from_parts(f, Degree::Two, dots)?)?;
+        let (dot, ml): (Rep3<F65519>, Rep3<F65519>) = (both.slice(0, n)?, both.slice(n, n)?);
+        // dot in [-l, l] with l < p/2: ConstLift by b = 2^m gives b·dot mod p·2^m; ml is lifted in MPC.
+        let bdot = rep3::const_lift(&dot, 1u128 << m, &t)?;
+        let ml_t = shamir::lift_p(p, &ml, m, &t)?;
+        let v = ml_t.mul_scalar(t.from_i128(a)).sub(&bdot)?;
+        shamir::msb_p(p, &v)
+    })?;
     super::resolve(p, &hits, rot, nq, s, cfg, dedup)
 }

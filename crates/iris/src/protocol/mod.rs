@@ -20,6 +20,7 @@
 
 pub mod codec;
 pub mod field;
+pub mod galois;
 pub mod plain_mask;
 pub mod scheme;
 
@@ -255,7 +256,7 @@ fn rotation_major<R: Ring>(parts: Vec<&Rep3<R>>, rot: usize, len: usize) -> Resu
 /// **unique**: it matches no enrolled entry and (with `dedup`) no earlier query of the same batch (so two captures of one person in one
 /// batch are not both enrolled; a query that matches an earlier, itself refused, query of the
 /// batch is refused too — the conservative choice). Rounds do not depend on the batch or
-/// database size.
+/// database size, except that the comparison phase runs once per [`COMPARE_CHUNK`] comparisons.
 pub fn check_batch<R: Ring>(
     p: &mut Party,
     queries: &[TemplateShare<R>],
@@ -308,7 +309,7 @@ pub fn check_batch<R: Ring>(
             mls.extend_from_slice(&ml_b[row * nq..(row + 1) * nq]);
         }
     }
-    let hits = compare(p, ring, dots, mls, factor, cfg, len)?;
+    let hits = in_chunks(p, &dots, &mls, |p, d, m| compare(p, ring, d, m, factor, cfg, len))?;
     resolve(p, &hits, rot, nq, s, cfg, dedup)
 }
 
@@ -342,6 +343,31 @@ pub(crate) fn resolve(
     let from: Vec<usize> = (0..nq * targets).map(|i| (i % nq) * targets + i / nq).collect();
     let dup = rep3::or_tree(p, &entry.permute(&from)?, nq)?;
     Ok(rep3::reveal_bits(p, &dup)?.to_bools().into_iter().map(|d| !d).collect())
+}
+
+/// Comparisons per chunk of the comparison phase. The phase's intermediate values (lifted
+/// shares, carries, bit planes) take a few hundred bytes per comparison, so a batch of 32 queries
+/// against 10,000 entries (20 M comparisons) would otherwise hold gigabytes at once; chunks keep
+/// that bounded and let the allocator reuse the same buffers, at the cost of the phase's rounds
+/// once per chunk.
+pub const COMPARE_CHUNK: usize = 1 << 20;
+
+/// Runs a comparison phase `f` over chunks of at most [`COMPARE_CHUNK`] comparisons (the same
+/// range of `dots` and `mls`) and concatenates the match bits in order.
+pub(crate) fn in_chunks<E: Copy>(
+    p: &mut Party,
+    dots: &[E],
+    mls: &[E],
+    mut f: impl FnMut(&mut Party, Vec<E>, Vec<E>) -> Result<Rep3Bits, MpcError>,
+) -> Result<Rep3Bits, MpcError> {
+    if dots.len() != mls.len() {
+        return Err(MpcError::InvalidParameter(format!("{} dot products but {} mask products", dots.len(), mls.len())));
+    }
+    let mut hits = Vec::with_capacity(dots.len().div_ceil(COMPARE_CHUNK));
+    for (d, m) in dots.chunks(COMPARE_CHUNK).zip(mls.chunks(COMPARE_CHUNK)) {
+        hits.push(f(p, d.to_vec(), m.to_vec())?);
+    }
+    Ok(Rep3Bits::concat(&hits.iter().collect::<Vec<_>>()))
 }
 
 /// `msb(a·ml − b·dot)` for every comparison, from additive shares of the two dot products over

@@ -152,7 +152,9 @@ pub fn check_batch(
         let ml = qm.and(em).expect("equal lengths").count_ones() as i128;
         ring.from_i128((a * ml).div_euclid(1i128 << d))
     };
-    let mut v = Vec::with_capacity(2 * rot * nq * (s + nq));
+    // Party 0's threshold term per comparison (zeros elsewhere) and the additive shares of dot.
+    let mut cs = Vec::with_capacity(2 * rot * nq * (s + nq));
+    let mut dots = Vec::with_capacity(2 * rot * nq * (s + nq));
     for e in 0..2 {
         let rows: Vec<Rep3<Z16>> = (0..rot)
             .flat_map(|r| queries.iter().map(move |q| q.codes[e].slice(r * len, len)))
@@ -171,13 +173,16 @@ pub fn check_batch(
                     .zip(&dot_db[row * s..(row + 1) * s])
                     .chain(queries.iter().map(|o| &o.masks[e][r0]).zip(&dot_b[row * nq..(row + 1) * nq]));
                 for (em, &dot) in targets {
-                    let c = if p.id() == 0 { threshold_term(qm, em) } else { 0 };
-                    v.push(ring.sub(c, dot));
+                    cs.push(if p.id() == 0 { threshold_term(qm, em) } else { 0 });
+                    dots.push(dot);
                 }
             }
         }
     }
-    let v = rep3::reshare(p, &ring, v)?;
-    let hits = rep3::msb(p, &v, Adder::Ripple)?;
+    let hits = super::in_chunks(p, &dots, &cs, |p, dots, cs| {
+        let v = cs.into_iter().zip(dots).map(|(c, dot)| ring.sub(c, dot)).collect();
+        let v = rep3::reshare(p, &ring, v)?;
+        rep3::msb(p, &v, Adder::Ripple)
+    })?;
     super::resolve(p, &hits, rot, nq, s, cfg, dedup)
 }

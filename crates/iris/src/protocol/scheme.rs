@@ -10,7 +10,7 @@ use argus_math::{Ring, Z16, Z32};
 use argus_mpc::{MpcError, Party};
 use rand::rngs::OsRng;
 
-use super::{codec, field, plain_mask, SharedDb, TemplateShare};
+use super::{codec, field, galois, plain_mask, SharedDb, TemplateShare};
 use crate::{IrisError, IrisGeometry, MatchConfig, Template};
 
 /// What a share is expected to hold (checked by [`IrisScheme::decode`]).
@@ -121,6 +121,9 @@ pub struct NoLiftZ32;
 pub struct MpcLiftF16;
 /// Public masks, secret codes over replicated Z_2^16 (Alg. 2).
 pub struct PlainMaskZ16;
+/// Secret masks over Shamir GR(2^16, 4), the deployed system's sharing (MPCLift-GR): 2 bytes of
+/// share per code bit and one 16-bit multiply per bit of a secret dot product.
+pub struct MpcLiftGr16;
 
 macro_rules! rep3_scheme {
     ($t:ty, $ring:expr, $name:literal, $bits:literal, $tag:expr) => {
@@ -316,5 +319,61 @@ impl IrisScheme for PlainMaskZ16 {
     /// code bit (packed).
     fn share_bytes_per_code_bit(&self) -> f64 {
         4.0
+    }
+}
+
+impl IrisScheme for MpcLiftGr16 {
+    type Share = galois::GrTemplateShare;
+    type Db = galois::GrDb;
+    fn name(&self) -> &'static str {
+        "mpclift-GR16-shamir"
+    }
+    fn bits(&self) -> u32 {
+        16
+    }
+    fn share_enrollment(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
+        galois::share_enrollment(t, cfg, &mut OsRng)
+    }
+    fn share_query(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
+        galois::share_query(t, cfg, &mut OsRng)
+    }
+    fn new_db(&self, len: usize) -> Self::Db {
+        galois::GrDb::new(len)
+    }
+    fn push(&self, db: &mut Self::Db, s: &Self::Share) -> Result<(), MpcError> {
+        db.push(s)
+    }
+    fn check(
+        &self,
+        p: &mut Party,
+        q: &[Self::Share],
+        db: &Self::Db,
+        cfg: &MatchConfig,
+        dedup: bool,
+    ) -> Result<Vec<bool>, MpcError> {
+        galois::check_batch(p, q, db, cfg, dedup)
+    }
+    fn encode(&self, s: &Self::Share) -> Vec<u8> {
+        codec::encode_gr(s)
+    }
+    /// As the trait says; a query carries its unrotated row a second time, shared monomially
+    /// (module [`galois`]), so its body is `rows + 1` rows long.
+    fn decode(&self, bytes: &[u8], len: usize, cfg: &MatchConfig, expect: ShareKind) -> Result<Self::Share, IrisError> {
+        codec::decode_gr(bytes, len, cfg, expect)
+    }
+    fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError> {
+        codec::enrollment_of_gr(q)
+    }
+    fn remove(&self, db: &mut Self::Db, index: usize) -> Result<(), MpcError> {
+        db.remove(index)
+    }
+    fn db_len(&self, db: &Self::Db) -> usize {
+        db.len()
+    }
+    fn db_bytes(&self, db: &Self::Db) -> usize {
+        db.share_bytes()
+    }
+    fn share_bytes_per_code_bit(&self) -> f64 {
+        2.0
     }
 }

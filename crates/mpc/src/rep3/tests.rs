@@ -287,6 +287,11 @@ fn bit_injection_and_lift_costs() {
     assert_eq!(c.rounds, 17 + 1);
     // Party 0 sends most: 32 gates, then two packed elements per injection (20 and 19 bits).
     assert_eq!(c.bytes_sent, (32 * n / 8 + (2 * n * 20).div_ceil(8) + (2 * n * 19).div_ceil(8)) as u64);
+    // Z_2^16 -> Z_2^32 (the iris case): both bits go into Z_2^16 machine words, one bit more for
+    // b_{k+1} than Z_2^15 would take.
+    let c = cost(Backend::Memory, n, |p, x| lift(p, x, &Z32::new(), Adder::Ripple).map(|_| ()));
+    assert_eq!(c.rounds, 17 + 1);
+    assert_eq!(c.bytes_sent, (32 * n / 8 + 2 * 2 * n * 2) as u64);
 }
 
 #[test]
