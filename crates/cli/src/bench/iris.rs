@@ -42,6 +42,9 @@ pub struct IrisArgs {
     /// Batch sizes of the comparison-phase tables (paper 000 Tables 2 and 3).
     #[arg(long, value_delimiter = ',', default_values_t = [50_000usize, 100_000, 250_000, 500_000])]
     compare_batches: Vec<usize>,
+    /// Skip the dot-product table (paper 000 Table 1)
+    #[arg(long)]
+    no_dot: bool,
     /// Skip the comparison-phase tables (end to end only).
     #[arg(long)]
     no_compare: bool,
@@ -75,7 +78,8 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
         "memory" => Backend::Memory,
         o => return Err(format!("unknown backend {o:?} (use tcp or memory)")),
     };
-    let mut records = compare_tables(&a, backend)?;
+    let mut records = if a.no_dot { Vec::new() } else { dot_table(&a)? };
+    records.extend(compare_tables(&a, backend)?);
     for scheme in a.schemes.iter().filter(|s| !s.is_empty()) {
         records.push(match scheme.as_str() {
             "mpclift-z16" => e2e(&a, backend, &MpcLiftZ16)?,
@@ -95,6 +99,110 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
         std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
     }
     Ok(())
+}
+
+/// Table 1: secret length-12800 dot products per second on one core, i.e. each party's local
+/// work for a 64 × 2048 block of query rows × database rows: two plain products per secret one
+/// for replicated sharing (eq. 6), one for Shamir; GR(2^16, 4) includes the weights of the query
+/// rows. The paper's figures are its 64-core Graviton3 rates divided by 64.
+fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
+    use argus_math::{kernels, Fp, Ring, Z16, Z32};
+    const LEN: usize = 12800;
+    let (mq, nr) = (64usize, 2048usize);
+    let reps = a.reps.max(1);
+    let mut rng = rand::rngs::OsRng;
+    let (q16, d16) = (Z16::new().sample_vec(&mut rng, mq * LEN), Z16::new().sample_vec(&mut rng, nr * LEN));
+    let f16: Vec<u16> = q16.iter().map(|&v| v % 65519).collect();
+    let g16: Vec<u16> = d16.iter().map(|&v| v % 65519).collect();
+    let (q32, d32) = (Z32::new().sample_vec(&mut rng, mq * LEN), Z32::new().sample_vec(&mut rng, nr * LEN));
+    let p32 = Fp::new(4_294_967_291).map_err(|e| e.to_string())?; // 2^32 − 5
+    let (fq, fd) = (p32.sample_vec(&mut rng, mq * LEN), p32.sample_vec(&mut rng, nr * LEN));
+    let err = |e: kernels::KernelError| e.to_string();
+    type Run<'a> = Box<dyn Fn() -> Result<(), String> + 'a>;
+    // (variant, modulus bits, paper per core (M/s), one block of local work)
+    let variants: Vec<(&str, u32, f64, Run)> = vec![
+        (
+            "Z16",
+            16,
+            49.0 / 64.0,
+            Box::new(|| {
+                let mut out = vec![0u16; mq * nr];
+                kernels::gemm_u16(&q16, &d16, LEN, &mut out).map_err(err)?;
+                kernels::gemm_u16(&q16, &d16, LEN, &mut out).map_err(err)
+            }),
+        ),
+        (
+            "F16",
+            16,
+            129.0 / 64.0,
+            Box::new(|| kernels::gemm_f65519(&f16, &g16, LEN, &mut vec![0u16; mq * nr]).map_err(err)),
+        ),
+        (
+            "GR16",
+            16,
+            f64::NAN,
+            Box::new(|| {
+                let w: Vec<u16> = q16
+                    .chunks_exact(LEN)
+                    .map(|row| argus_mpc::galois::dot_weights(1, row))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| e.to_string())?
+                    .concat();
+                kernels::gemm_u16(&w, &d16, LEN, &mut vec![0u16; mq * nr]).map_err(err)
+            }),
+        ),
+        (
+            "Z32",
+            32,
+            24.0 / 64.0,
+            Box::new(|| {
+                let mut out = vec![0u32; mq * nr];
+                kernels::gemm_u32(&q32, &d32, LEN, &mut out).map_err(err)?;
+                kernels::gemm_u32(&q32, &d32, LEN, &mut out).map_err(err)
+            }),
+        ),
+        (
+            "F32",
+            32,
+            21.0 / 64.0,
+            Box::new(|| {
+                p32.gemm(&fq, &fd, LEN, &mut vec![0u128; mq * nr]);
+                Ok(())
+            }),
+        ),
+    ];
+    println!("{:<6} {:>9} {:>10} {:>14}   paper per Graviton3 core (M/s)", "dot", "products", "ms", "M/s per core");
+    let mut records = Vec::new();
+    for (name, bits, paper, run) in variants {
+        let mut times = Vec::with_capacity(reps);
+        for _ in 0..reps {
+            let t = Instant::now();
+            run()?;
+            times.push(t.elapsed().as_secs_f64());
+        }
+        let secs = median(times);
+        let rate = (mq * nr) as f64 / secs;
+        let paper = if paper.is_nan() {
+            "—".to_string()
+        } else {
+            format!("{paper:.2}   ours/paper: {:.1}x", rate / 1e6 / paper)
+        };
+        println!("{name:<6} {:>9} {:>10.1} {:>14.2}   {paper}", mq * nr, secs * 1e3, rate / 1e6);
+        records.push(Record {
+            suite: "iris",
+            op: "dot",
+            variant: name,
+            masks: "-",
+            modulus_bits: bits,
+            batch: mq * nr,
+            seconds: secs,
+            ops_per_sec: rate,
+            ops_per_sec_per_core: rate,
+            bytes_per_party: 0,
+            rounds: 0,
+        });
+    }
+    Ok(records)
 }
 
 /// Tables 2 and 3: every comparison variant at every batch size, the paper's figure beside ours.

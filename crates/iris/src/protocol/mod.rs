@@ -358,13 +358,24 @@ pub(crate) fn in_chunks<E: Copy>(
     p: &mut Party,
     dots: &[E],
     mls: &[E],
+    f: impl FnMut(&mut Party, Vec<E>, Vec<E>) -> Result<Rep3Bits, MpcError>,
+) -> Result<Rep3Bits, MpcError> {
+    in_chunks_of(p, dots, mls, COMPARE_CHUNK, f)
+}
+
+fn in_chunks_of<E: Copy>(
+    p: &mut Party,
+    dots: &[E],
+    mls: &[E],
+    chunk: usize,
     mut f: impl FnMut(&mut Party, Vec<E>, Vec<E>) -> Result<Rep3Bits, MpcError>,
 ) -> Result<Rep3Bits, MpcError> {
     if dots.len() != mls.len() {
         return Err(MpcError::InvalidParameter(format!("{} dot products but {} mask products", dots.len(), mls.len())));
     }
-    let mut hits = Vec::with_capacity(dots.len().div_ceil(COMPARE_CHUNK));
-    for (d, m) in dots.chunks(COMPARE_CHUNK).zip(mls.chunks(COMPARE_CHUNK)) {
+    let chunk = chunk.max(1);
+    let mut hits = Vec::with_capacity(dots.len().div_ceil(chunk));
+    for (d, m) in dots.chunks(chunk).zip(mls.chunks(chunk)) {
         hits.push(f(p, d.to_vec(), m.to_vec())?);
     }
     Ok(Rep3Bits::concat(&hits.iter().collect::<Vec<_>>()))
@@ -427,4 +438,49 @@ pub fn is_enrolled<R: Ring>(
     cfg: &MatchConfig,
 ) -> Result<bool, MpcError> {
     Ok(!check_batch(p, std::slice::from_ref(q), db, cfg, false)?[0])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use argus_math::Z16;
+    use argus_mpc::local::{run3, Backend};
+    use argus_net::NetConfig;
+
+    /// Chunking is invisible: the MPCLift-Z16 comparison of random shares over chunks of 7 (not
+    /// dividing the length) opens to the same bits as one run, and to the plaintext MSB.
+    #[test]
+    fn chunks_give_the_same_match_bits() {
+        let (ring, n, len) = (Z16::new(), 50usize, 12800);
+        let cfg = MatchConfig::default();
+        let out = run3(Backend::Memory, NetConfig::default(), |p| {
+            // Additive shares: party 0 holds the values, the others zeros (reshared inside).
+            let dots: Vec<u16> =
+                (0..n).map(|i| if p.id() == 0 { (i as u16).wrapping_mul(977) % 1000 } else { 0 }).collect();
+            let mls: Vec<u16> = (0..n).map(|i| if p.id() == 0 { 2000 + (i as u16 * 37) % 500 } else { 0 }).collect();
+            let run = |p: &mut Party, chunk| {
+                let bits = in_chunks_of(p, &dots, &mls, chunk, |p, d, m| compare(p, &ring, d, m, 1, &cfg, len))?;
+                rep3::reveal_bits(p, &bits)
+            };
+            Ok((run(p, n)?, run(p, 7)?))
+        })
+        .unwrap();
+        let (a, b) = (compare_plain(n, &cfg), &out[0]);
+        for (whole, chunked) in &out {
+            assert_eq!(whole, chunked);
+        }
+        assert_eq!(b.0.to_bools(), a);
+    }
+
+    /// `msb(a·ml − b·dot)` in plaintext for the values of the test above.
+    fn compare_plain(n: usize, cfg: &MatchConfig) -> Vec<bool> {
+        let (a, b) = crate::mpc_comparison_terms(cfg.threshold);
+        (0..n)
+            .map(|i| {
+                let dot = ((i as u16).wrapping_mul(977) % 1000) as i128;
+                let ml = (2000 + (i as u16 * 37) % 500) as i128;
+                a * ml - b * dot < 0
+            })
+            .collect()
+    }
 }

@@ -75,7 +75,7 @@ fn inject_carries<S: Ring, T: Ring>(
     k: u32,
     target: &T,
 ) -> Result<Rep3<T>> {
-    let inputs: Vec<_> = bits.iter().zip([ring.clone(), ring1.clone()]).map(|(b, r)| (b, r)).collect();
+    let inputs: Vec<_> = bits.iter().zip([ring.clone(), ring1.clone()]).collect();
     let mut injected = bit_inject_many(p, &inputs)?.into_iter();
     let b0 = injected.next().ok_or_else(|| MpcError::InvalidParameter("no bits to inject".into()))?;
     match injected.next() {
