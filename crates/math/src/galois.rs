@@ -1,4 +1,4 @@
-//! The Galois ring GR(2^16, 4) = Z_2^16[x] / (x^4 − x − 1), the ring the deployed iris system
+//! The Galois ring GR(2^16, 4) = `Z_2^16[x] / (x^4 − x − 1)`, the ring the deployed iris system
 //! (worldcoin/iris-mpc) shares over: Shamir sharing needs distinct evaluation points whose
 //! differences are units, which Z_2^16 lacks (only odd numbers are units) but GR(2^16, 4) has —
 //! its residue field is F_16, and x^4 + x + 1 is irreducible over F_2.
@@ -8,7 +8,7 @@
 //! the same 2 bytes per value as the plain vector.
 //!
 //! The dot product trick: with φ(E) = c0 (the constant coefficient), the bilinear form
-//! φ(A·B) = aᵀ·G·b on coefficient vectors has G = [[1,0,0,0],[0,0,0,1],[0,0,1,0],[0,1,0,0]]
+//! φ(A·B) = aᵀ·G·b on coefficient vectors has `G = [[1,0,0,0],[0,0,0,1],[0,0,1,0],[0,1,0,0]]`
 //! (x^4 = x + 1 gives φ(x^4) = 1, φ(x^5) = φ(x^6) = 0), a permutation that is its own inverse.
 //! A vector encoded *monomially* (coefficients = values) on one side and in the *query basis*
 //! (coefficients = G·values) on the other therefore has φ(A·B) = aᵀ·b: one plain 16-bit multiply
@@ -69,7 +69,7 @@ pub fn inv(a: Gr4) -> Option<Gr4> {
 }
 
 /// Lagrange coefficients at 0 for the three [`POINTS`]: any polynomial P of degree ≤ 2 has
-/// P(0) = Σ_i λ_i·P(POINTS[i]).
+/// `P(0) = Σ_i λ_i·P(POINTS[i])`.
 pub fn lagrange_at_zero() -> [Gr4; 3] {
     std::array::from_fn(|i| {
         let mut l = ONE;
