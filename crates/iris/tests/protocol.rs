@@ -155,3 +155,30 @@ fn batches_resolve_duplicates_among_themselves() {
         }
     }
 }
+
+/// GR(2^16, 4) products are local, and what follows is MPCLift-Z16's: the whole check sends the
+/// same bytes in the same rounds as the replicated Z_2^16 scheme on the same batch.
+#[test]
+fn galois_check_costs_what_mpclift_z16_costs() {
+    let mut g = Generator::new(IrisGeometry::new(4, 32, 2, 2).unwrap(), 12).unwrap();
+    let db: Vec<_> = (0..5).map(|_| g.random_template()).collect();
+    let batch = [g.genuine_template(&db[2]).unwrap(), g.random_template()];
+    let cfg = MatchConfig::default();
+    fn cost<S: IrisScheme>(s: &S, db: &[Template], batch: &[Template], cfg: &MatchConfig) -> Vec<(u64, u64)> {
+        let enrolled: Vec<_> = db.iter().map(|t| s.share_enrollment(t, cfg).unwrap()).collect();
+        let qs: Vec<_> = batch.iter().map(|t| s.share_query(t, cfg).unwrap()).collect();
+        run3(Backend::Memory, NetConfig::default(), |p| {
+            let mut d = s.new_db(db[0].left.geometry().bits());
+            for e in &enrolled {
+                s.push(&mut d, &e[p.id()])?;
+            }
+            let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
+            let before = p.stats();
+            s.check(p, &mine, &d, cfg, true)?;
+            let used = p.stats() - before;
+            Ok((used.bytes_sent, used.rounds))
+        })
+        .unwrap()
+    }
+    assert_eq!(cost(&MpcLiftGr16, &db, &batch, &cfg), cost(&MpcLiftZ16, &db, &batch, &cfg));
+}

@@ -12,7 +12,7 @@
 //!   `ml`. From there the check is MPCLift-Z16's (reshare with a zero sharing, lift `ml` to
 //!   Z_2^32, ConstLift `b·dot`, one MSB).
 
-use argus_math::{kernels, Z16};
+use argus_math::{Ring, Z16};
 use argus_mpc::galois::{self as gr, Basis};
 use argus_mpc::{MpcError, Party};
 use rand_core::{CryptoRng, RngCore};
@@ -186,13 +186,14 @@ impl GrDb {
     }
 }
 
-/// `a · bᵀ` mod 2^16 for row-major `a` (rows of `len`) and `b`, on the blocked SIMD kernel.
-fn products(a: &[u16], b: &[u16], len: usize) -> Result<Vec<u16>, MpcError> {
+/// `a · bᵀ` mod 2^16 for row-major `a` (rows of `len`) and `b`: the ring's blocked SIMD `gemm`
+/// (shapes are checked by the caller: whole rows of `len`).
+fn products(a: &[u16], b: &[u16], len: usize) -> Vec<u16> {
     let mut out = vec![0u16; (a.len() / len) * (b.len() / len)];
     if !out.is_empty() {
-        kernels::gemm_u16(a, b, len, &mut out).map_err(|e| MpcError::InvalidParameter(e.to_string()))?;
+        Z16::new().gemm(a, b, len, &mut out);
     }
-    Ok(out)
+    out
 }
 
 /// [`super::check_batch`] over Shamir shares in GR(2^16, 4) (MPCLift-GR).
@@ -243,8 +244,8 @@ pub fn check_batch(
         let batch = |part: fn(&GrEyeShare) -> &Vec<u16>| {
             queries.iter().flat_map(|q| part(&q.entry[e]).iter().copied()).collect::<Vec<u16>>()
         };
-        let (dot_db, ml_db) = (products(&wcode, &db.rows[2 * e], len)?, products(&wmask, &db.rows[2 * e + 1], mlen)?);
-        let (dot_b, ml_b) = (products(&wcode, &batch(|x| &x.code), len)?, products(&wmask, &batch(|x| &x.mask), mlen)?);
+        let (dot_db, ml_db) = (products(&wcode, &db.rows[2 * e], len), products(&wmask, &db.rows[2 * e + 1], mlen));
+        let (dot_b, ml_b) = (products(&wcode, &batch(|x| &x.code), len), products(&wmask, &batch(|x| &x.mask), mlen));
         for row in 0..rot * nq {
             dots.extend_from_slice(&dot_db[row * s..(row + 1) * s]);
             dots.extend_from_slice(&dot_b[row * nq..(row + 1) * nq]);
