@@ -1,7 +1,7 @@
 //! Share bytes (wire and store): round trips, validation of untrusted bytes, the enrolment share
 //! taken from a query share, and removal from the databases — for all five schemes.
 
-use argus_iris::protocol::codec::{HEADER_LEN, TAG_MPCLIFT_Z16};
+use argus_iris::protocol::codec::{HEADER_LEN, TAG_MPCLIFT_GR16, TAG_MPCLIFT_Z16};
 use argus_iris::protocol::field::FieldTemplateShare;
 use argus_iris::protocol::galois::GrTemplateShare;
 use argus_iris::protocol::plain_mask::PlainMaskShare;
@@ -151,30 +151,28 @@ fn open_gr(x: [&Vec<u16>; 3], basis: argus_mpc::galois::Basis) -> Vec<i128> {
 impl Open for MpcLiftGr16 {
     fn flat(s: &GrTemplateShare) -> Flat {
         let r = Z16::new();
-        let parts = (0..2)
+        let mut parts: Vec<Vec<u128>> = (0..2)
             .flat_map(|e| [&s.entry[e].code, &s.entry[e].mask, &s.query[e].code, &s.query[e].mask])
             .map(|v| nums(&r, v))
             .collect();
+        parts.push(vec![s.cols as u128]);
         Flat { rows: s.rows, unrotated: s.unrotated, parts }
     }
-    /// The query rows of a query (checking that its monomial entry row opens to the unrotated
-    /// one), the entry row of an enrolment.
+    /// The unrotated row (column-major), checking that a query's query-basis row opens to the
+    /// same values as its monomial one.
     fn open(s: &[GrTemplateShare; 3]) -> Plain {
         use argus_mpc::galois::Basis;
-        assert!(s.iter().all(|x| x.rows == s[0].rows && x.unrotated == s[0].unrotated));
+        assert!(s.iter().all(|x| x.rows == s[0].rows && x.unrotated == s[0].unrotated && x.cols == s[0].cols));
         let parts = |f: fn(&GrTemplateShare, usize) -> &Vec<u16>, basis| -> Vec<Vec<i128>> {
             (0..4).map(|k| open_gr([f(&s[0], k), f(&s[1], k), f(&s[2], k)], basis)).collect()
         };
         let entry = parts(|x, k| if k % 2 == 0 { &x.entry[k / 2].code } else { &x.entry[k / 2].mask }, Basis::Monomial);
-        if s[0].query[0].code.is_empty() {
-            return Plain { rows: s[0].rows, unrotated: s[0].unrotated, values: entry };
+        if !s[0].query[0].code.is_empty() {
+            let query =
+                parts(|x, k| if k % 2 == 0 { &x.query[k / 2].code } else { &x.query[k / 2].mask }, Basis::Query);
+            assert_eq!(entry, query, "both bases share the unrotated row");
         }
-        let values = parts(|x, k| if k % 2 == 0 { &x.query[k / 2].code } else { &x.query[k / 2].mask }, Basis::Query);
-        for (e, q) in entry.iter().zip(&values) {
-            let w = e.len();
-            assert_eq!(e[..], q[s[0].unrotated * w..(s[0].unrotated + 1) * w], "entry row = unrotated query row");
-        }
-        Plain { rows: s[0].rows, unrotated: s[0].unrotated, values }
+        Plain { rows: s[0].rows, unrotated: s[0].unrotated, values: entry }
     }
 }
 
@@ -240,7 +238,7 @@ fn round_trip<S: Open>(s: &S, modes: &[MaskMode]) {
     for &mask_mode in modes {
         let cfg = MatchConfig { mask_mode, ..MatchConfig::default() };
         let kind = query_kind(&cfg, G).unwrap();
-        assert_eq!(kind, ShareKind::Query { rotations: 31, unrotated: 15 });
+        assert_eq!(kind, ShareKind::Query { rotations: 31, unrotated: 15, cols: G.cols });
         let q = s.share_query(t, &cfg).unwrap();
         let e = s.share_enrollment(t, &cfg).unwrap();
         for (shares, kind) in [(&q, kind), (&e, ShareKind::Enrollment)] {
@@ -286,9 +284,17 @@ fn byte_layout() {
     assert_eq!(NoLiftZ32.encode(&q[1]).len(), HEADER_LEN + 2 * 4 * 31 * len * 4);
     let f = MpcLiftF16.share_query(t, &MatchConfig { mask_mode: MaskMode::Trimmed, ..cfg.clone() }).unwrap();
     assert_eq!(MpcLiftF16.encode(&f[2]).len(), HEADER_LEN + 2 * 31 * (len + len / 2) * 2);
-    // GR(2^16, 4): the unrotated row monomially, then the 31 query rows.
+    // GR(2^16, 4): the unrotated row monomially and in the query basis (the nodes rotate), for
+    // 31 rotations; a share of the retired row-major layout (tag 5) is refused by name.
     let g = MpcLiftGr16.share_query(t, &cfg).unwrap();
-    assert_eq!(MpcLiftGr16.encode(&g[0]).len(), HEADER_LEN + 2 * 32 * 2 * len * 2);
+    let gb = MpcLiftGr16.encode(&g[0]);
+    assert_eq!(&gb[..2], &[1, TAG_MPCLIFT_GR16]);
+    assert_eq!(&gb[2..6], 31u32.to_le_bytes());
+    assert_eq!(gb.len(), HEADER_LEN + 2 * 2 * 2 * len * 2);
+    let mut old = gb.clone();
+    old[1] = 5;
+    let e = MpcLiftGr16.decode(&old, len, &cfg, query_kind(&cfg, G).unwrap()).unwrap_err().to_string();
+    assert!(e.contains("retired row-major layout"), "{e}");
     let p = PlainMaskZ16.share_query(t, &cfg).unwrap();
     assert_eq!(PlainMaskZ16.encode(&p[0]).len(), HEADER_LEN + 2 * 31 * (2 * len * 2 + len / 8));
 }
@@ -327,9 +333,9 @@ fn enrollment_of_a_query_opens_to_the_enrollment() {
 fn query_kind_follows_the_window_and_geometry() {
     let cfg = MatchConfig::default();
     let narrow = IrisGeometry::new(2, 16, 1, 2).unwrap(); // 16 columns < 31 rotations: all of them
-    assert_eq!(query_kind(&cfg, narrow).unwrap(), ShareKind::Query { rotations: 16, unrotated: 0 });
+    assert_eq!(query_kind(&cfg, narrow).unwrap(), ShareKind::Query { rotations: 16, unrotated: 0, cols: 16 });
     let w = MatchConfig { rotations: -3..=2, ..MatchConfig::default() };
-    assert_eq!(query_kind(&w, G).unwrap(), ShareKind::Query { rotations: 6, unrotated: 3 });
+    assert_eq!(query_kind(&w, G).unwrap(), ShareKind::Query { rotations: 6, unrotated: 3, cols: 32 });
     let no_zero = MatchConfig { rotations: 1..=3, ..MatchConfig::default() };
     assert!(query_kind(&no_zero, G).is_err());
     assert_eq!((ShareKind::Enrollment.rows(), ShareKind::Enrollment.unrotated()), (1, 0));
@@ -383,7 +389,7 @@ fn rejects<S: Open>(s: &S, other: u8) {
     // Enrolment vs query rows, and the unrotated row.
     assert_rejects(s, &qb, len, &cfg, ShareKind::Enrollment, "share has 31 rows per eye, expected 1 (an enrolment)");
     assert_rejects(s, &eb, len, &cfg, kind, "share has 1 row per eye, expected 31 (a query)");
-    let shifted = ShareKind::Query { rotations: 31, unrotated: 0 };
+    let shifted = ShareKind::Query { rotations: 31, unrotated: 0, cols: G.cols };
     assert_rejects(s, &qb, len, &cfg, shifted, "unrotated row at 15, expected 0");
     // A code length that is not the geometry's (a 1024-bit deployment).
     assert_rejects(s, &eb, 2 * len, &cfg, ShareKind::Enrollment, "share has 512 code values per row, expected 1024");
@@ -392,9 +398,9 @@ fn rejects<S: Open>(s: &S, other: u8) {
     huge[10..14].copy_from_slice(&u32::MAX.to_le_bytes());
     assert_rejects(s, &huge, len, &cfg, ShareKind::Enrollment, "code values per row");
     // An impossible expectation is the caller's error, not a panic.
-    let bogus = ShareKind::Query { rotations: 3, unrotated: 3 };
+    let bogus = ShareKind::Query { rotations: 3, unrotated: 3, cols: G.cols };
     assert!(matches!(s.decode(&qb, len, &cfg, bogus), Err(IrisError::Unsupported(_))));
-    let huge = ShareKind::Query { rotations: usize::MAX, unrotated: 0 };
+    let huge = ShareKind::Query { rotations: usize::MAX, unrotated: 0, cols: G.cols };
     assert!(s.decode(&qb, len, &cfg, huge).is_err());
     for l in [0, usize::MAX] {
         assert!(matches!(s.decode(&qb, l, &cfg, kind), Err(IrisError::Unsupported(_))));

@@ -5,7 +5,7 @@
 //! offset  size  field
 //!  0      1     format version (FORMAT_VERSION = 1)
 //!  1      1     scheme tag: 1 mpclift-Z16-rep3, 2 nolift-Z32-rep3, 3 mpclift-F16-shamir, 4 plain-mask-Z16-rep3,
-//!               5 mpclift-GR16-shamir
+//!               6 mpclift-GR16-shamir (5: its retired row-major layout, refused)
 //!  2      4     rows per eye (u32 LE): 1 for an enrolment, the number of rotations for a query
 //!  6      4     unrotated: index of the rotation-0 row (u32 LE)
 //! 10      4     code values per row (u32 LE): the code length in bits
@@ -18,9 +18,10 @@
 //! * rep3 (Z_2^16, Z_2^32): code `a` (`n`), code `b` (`n`), mask `a` (`m`), mask `b` (`m`) — the two
 //!   components `(x_i, x_{i-1})` a party holds;
 //! * Shamir F_65519: code shares (`n` × 2 B), mask shares (`m` × 2 B), each value `< 65519`;
-//! * Shamir GR(2^16, 4): the unrotated row shared monomially — code (`code values` × 2 B), mask
-//!   (`mask values` × 2 B) — then, for a query only, the rotations in the query basis: code (`n` ×
-//!   2 B), mask (`m` × 2 B); every u16 is a valid coefficient;
+//! * Shamir GR(2^16, 4), values column-major (`galois::column_major`): the unrotated row shared
+//!   monomially — code (`code values` × 2 B), mask (`mask values` × 2 B) — then, for a query
+//!   only, the same row shared in the query basis, code then mask (the nodes make the `rows`
+//!   rotations); every u16 is a valid coefficient;
 //! * public masks: code `a` (`n` × 2 B), code `b` (`n` × 2 B), then `rows` masks of `ceil(len / 8)`
 //!   bytes each (bit `k` of the row is bit `k % 8` of byte `k / 8`, padding bits zero).
 //!
@@ -55,7 +56,10 @@ pub const TAG_MPCLIFT_F16: u8 = 3;
 /// Scheme tag of [`PlainMaskZ16`].
 pub const TAG_PLAIN_MASK_Z16: u8 = 4;
 /// Scheme tag of [`MpcLiftGr16`].
-pub const TAG_MPCLIFT_GR16: u8 = 5;
+pub const TAG_MPCLIFT_GR16: u8 = 6;
+/// The tag of [`MpcLiftGr16`]'s first layout (row-major shares, rotations made by the client):
+/// recognised only to refuse such shares by name.
+pub const TAG_RETIRED_GR16_ROW_MAJOR: u8 = 5;
 
 fn scheme_name(tag: u8) -> Option<&'static str> {
     match tag {
@@ -64,6 +68,7 @@ fn scheme_name(tag: u8) -> Option<&'static str> {
         TAG_MPCLIFT_F16 => Some(MpcLiftF16.name()),
         TAG_PLAIN_MASK_Z16 => Some(PlainMaskZ16.name()),
         TAG_MPCLIFT_GR16 => Some(MpcLiftGr16.name()),
+        TAG_RETIRED_GR16_ROW_MAJOR => Some("mpclift-GR16-shamir in its retired row-major layout (share again)"),
         _ => None,
     }
 }
@@ -399,13 +404,14 @@ pub(crate) fn decode_gr(
 ) -> Result<GrTemplateShare, IrisError> {
     let ring = argus_math::Z16::new();
     check_code_len(len)?;
-    super::galois::check_len(len, cfg)?;
-    let want = expected_shape(expect, len, mask_len_for(len, cfg.mask_mode)?)?;
-    // Query rows come on top of the unrotated entry row; an enrolment has none.
-    let query_rows = match expect {
-        ShareKind::Enrollment => 0,
-        ShareKind::Query { .. } => want.rows,
+    // A query carries one row in the query basis on top of the monomial entry row.
+    let cols = match expect {
+        ShareKind::Enrollment => None,
+        ShareKind::Query { cols, .. } => Some(cols),
     };
+    let query_rows = usize::from(cols.is_some());
+    super::galois::check_len(len, cols, cfg)?;
+    let want = expected_shape(expect, len, mask_len_for(len, cfg.mask_mode)?)?;
     let (n, m) = (query_rows.checked_mul(len), query_rows.checked_mul(want.mask_len));
     let body_size = || n?.checked_add(m?)?.checked_add(len + want.mask_len)?.checked_mul(4);
     let body = read_header(bytes, TAG_MPCLIFT_GR16, expect, &want, body_size())?;
@@ -419,14 +425,20 @@ pub(crate) fn decode_gr(
     };
     let ((el, ql), (er, qr)) = (eye(EYES[0])?, eye(EYES[1])?);
     r.finish()?;
-    Ok(GrTemplateShare { entry: [el, er], query: [ql, qr], rows: want.rows, unrotated: want.unrotated })
+    Ok(GrTemplateShare {
+        entry: [el, er],
+        query: [ql, qr],
+        rows: want.rows,
+        unrotated: want.unrotated,
+        cols: cols.unwrap_or(0),
+    })
 }
 
 pub(crate) fn enrollment_of_gr(q: &GrTemplateShare) -> Result<GrTemplateShare, IrisError> {
     if q.rows == 0 || q.unrotated >= q.rows {
         return Err(bad(format!("a share of {} rows has no unrotated row {}", q.rows, q.unrotated)));
     }
-    Ok(GrTemplateShare { entry: q.entry.clone(), query: Default::default(), rows: 1, unrotated: 0 })
+    Ok(GrTemplateShare { entry: q.entry.clone(), query: Default::default(), rows: 1, unrotated: 0, cols: 0 })
 }
 
 // ---------------------------------------------------------------- public masks

@@ -3,16 +3,21 @@
 //! bit like F_65519, but each secret dot product costs **one plain 16-bit multiply per bit**
 //! (F_65519 needs two: its products do not fit 16-bit lanes), on the ring matrix-product kernel.
 //!
+//! * Shares are laid out **column-major** (`[col][row][cell]`, [`column_major`]), so rotating a
+//!   code by `r` angular columns is a cyclic shift of the whole row by `r · len / cols` values,
+//!   and every column holds whole ring elements (checked).
 //! * The database keeps every entry's unrotated code and mask shared monomially.
-//! * A query carries every rotation of the window shared in the query basis, plus its unrotated
-//!   row shared monomially — the row that later queries of the batch are compared with and that
-//!   is enrolled (1/31 more upload than the rotations alone).
-//! * Each party turns its query rows into weights (λ_i and the constant-coefficient form, once per
-//!   batch), and one u16 matrix product per side gives additive shares mod 2^16 of `dot` and
-//!   `ml`. From there the check is MPCLift-Z16's (reshare with a zero sharing, lift `ml` to
-//!   Z_2^32, ConstLift `b·dot`, one MSB).
+//! * A query carries two rows per eye: its unrotated code and mask shared in the query basis, and
+//!   shared monomially — the row that later queries of the batch are compared with and that is
+//!   enrolled. The rotations are made by the nodes: rotation is a public permutation of whole
+//!   ring elements, so it commutes with the sharing and with the weights below.
+//! * Each party turns a query row into weights (λ_i and the constant-coefficient form, once per
+//!   batch), extends them cyclically by the window, and the rotations are overlapping windows of
+//!   that buffer ([`argus_math::kernels::gemm_u16_rows`]: no copies). One u16 matrix product per
+//!   side gives additive shares mod 2^16 of `dot` and `ml`. From there the check is
+//!   MPCLift-Z16's (reshare with a zero sharing, lift `ml` to Z_2^32, ConstLift `b·dot`, one MSB).
 
-use argus_math::{Ring, Z16};
+use argus_math::Z16;
 use argus_mpc::galois::{self as gr, Basis};
 use argus_mpc::{MpcError, Party};
 use rand_core::{CryptoRng, RngCore};
@@ -20,7 +25,7 @@ use rand_core::{CryptoRng, RngCore};
 use crate::{encode_masked, IrisCode, IrisError, MaskMode, MatchConfig, Template};
 
 /// One party's shares of one eye's rows: masked code values (−1, 0, 1 mod 2^16) and mask values
-/// (0, 1), row after row, four values per ring element.
+/// (0, 1), column-major ([`column_major`]), row after row, four values per ring element.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GrEyeShare {
     /// Masked-bitvector encoding of the code.
@@ -34,30 +39,56 @@ pub struct GrEyeShare {
 pub struct GrTemplateShare {
     /// Left and right eye: the unrotated row, shared monomially (what the database keeps).
     pub entry: [GrEyeShare; 2],
-    /// Left and right eye: every rotation of the window, shared in the query basis; empty for
-    /// an enrolment.
+    /// Left and right eye: the unrotated row shared in the query basis; empty for an enrolment.
     pub query: [GrEyeShare; 2],
-    /// Rows per eye: 1 for an enrolment, the rotations for a query.
+    /// Rotations per eye the nodes check: 1 for an enrolment, the window for a query.
     pub rows: usize,
-    /// Which query row is the unrotated code (0 for an enrolment).
+    /// Which rotation is rotation 0: rotation index `k` shifts by `k − unrotated` columns.
     pub unrotated: usize,
+    /// Angular columns of the codes, the unit of a rotation (0 for an enrolment).
+    pub cols: usize,
 }
 
 /// Whether codes of `len` bits under `cfg` can run over GR(2^16, 4): whole ring elements per row
-/// (code and mask) and the MPCLift-Z16 conditions.
-pub(crate) fn check_len(len: usize, cfg: &MatchConfig) -> Result<(), IrisError> {
+/// (code and mask) and the MPCLift-Z16 conditions; with `cols` (queries), also whole ring
+/// elements per angular column, so that a rotation moves whole elements.
+pub(crate) fn check_len(len: usize, cols: Option<usize>, cfg: &MatchConfig) -> Result<(), IrisError> {
     super::check_ring(&Z16::new(), len, cfg)?;
     let mask_len = match cfg.mask_mode {
         MaskMode::PerBit => len,
         MaskMode::Trimmed => len / 2,
     };
-    if !len.is_multiple_of(4) || !mask_len.is_multiple_of(4) {
+    let (unit, what) = match cols {
+        Some(c) if c > 0 && len.is_multiple_of(c) && mask_len.is_multiple_of(c) => (4 * c, "per angular column"),
+        Some(c) => {
+            return Err(IrisError::Unsupported(format!(
+                "codes of {len} bits ({mask_len} mask values) do not split into {c} angular columns"
+            )))
+        }
+        None => (4, "per row"),
+    };
+    if !len.is_multiple_of(unit) || !mask_len.is_multiple_of(unit) {
         return Err(IrisError::Unsupported(format!(
-            "GR(2^16, 4) shares need code and mask rows in whole groups of 4 values; codes of {len} bits with {:?} masks give {len} and {mask_len}",
+            "GR(2^16, 4) shares need code and mask values in whole groups of 4 {what}; codes of {len} bits with {:?} masks give {len} and {mask_len}",
             cfg.mask_mode
         )));
     }
     Ok(())
+}
+
+/// One row of values in the geometry's order (`[row][col][cell]`, `cell = v.len() / (rows·cols)`
+/// values) rearranged column-major (`[col][row][cell]`), the order of GR shares: a rotation by `r`
+/// columns is then a cyclic shift of the whole row by `r · v.len() / cols` values. The dot
+/// product of two rows is the same in either order.
+pub fn column_major(v: &[u16], rows: usize, cols: usize) -> Vec<u16> {
+    let cell = v.len() / (rows * cols).max(1);
+    let mut out = Vec::with_capacity(v.len());
+    for c in 0..cols {
+        for r in 0..rows {
+            out.extend_from_slice(&v[(r * cols + c) * cell..][..cell]);
+        }
+    }
+    out
 }
 
 fn share_eye<G: RngCore + CryptoRng>(
@@ -69,8 +100,11 @@ fn share_eye<G: RngCore + CryptoRng>(
     let mut code = Vec::new();
     let mut mask = Vec::new();
     for c in codes {
-        code.extend(encode_masked(c).into_iter().map(|v| v as i16 as u16));
-        mask.extend(super::mask_row(c, mode).into_iter().map(u16::from));
+        let (rows, cols) = (c.geometry().rows, c.geometry().cols);
+        let values: Vec<u16> = encode_masked(c).into_iter().map(|v| v as i16 as u16).collect();
+        code.extend(column_major(&values, rows, cols));
+        let values: Vec<u16> = super::mask_row(c, mode).into_iter().map(u16::from).collect();
+        mask.extend(column_major(&values, rows, cols));
     }
     let share = |v: &[u16], rng: &mut G| {
         gr::share_from_client(v, basis, rng).map_err(|e| IrisError::Unsupported(e.to_string()))
@@ -86,13 +120,14 @@ fn assemble(
     query: [[GrEyeShare; 3]; 2],
     rows: usize,
     unrotated: usize,
+    cols: usize,
 ) -> [GrTemplateShare; 3] {
     let [el, er] = entry;
     let [ql, qr] = query;
     let mut parts = el.into_iter().zip(er).zip(ql.into_iter().zip(qr));
     std::array::from_fn(|_| {
         let ((l, r), (ql, qr)) = parts.next().expect("three shares of each");
-        GrTemplateShare { entry: [l, r], query: [ql, qr], rows, unrotated }
+        GrTemplateShare { entry: [l, r], query: [ql, qr], rows, unrotated, cols }
     })
 }
 
@@ -102,27 +137,31 @@ pub fn share_enrollment<G: RngCore + CryptoRng>(
     cfg: &MatchConfig,
     rng: &mut G,
 ) -> Result<[GrTemplateShare; 3], IrisError> {
-    check_len(t.left.geometry().bits(), cfg)?;
+    check_len(t.left.geometry().bits(), None, cfg)?;
     let (l, r) = (cfg.mask_mode.apply(&t.left), cfg.mask_mode.apply(&t.right));
     let entry =
         [share_eye(&[l], cfg.mask_mode, Basis::Monomial, rng)?, share_eye(&[r], cfg.mask_mode, Basis::Monomial, rng)?];
-    Ok(assemble(entry, Default::default(), 1, 0))
+    Ok(assemble(entry, Default::default(), 1, 0, 0))
 }
 
-/// A client shares a query: every rotation of the window in the query basis, and the unrotated
-/// row monomially, for both eyes.
+/// A client shares a query: the unrotated row in the query basis (the nodes make the rotations
+/// of the window) and monomially, for both eyes.
 pub fn share_query<G: RngCore + CryptoRng>(
     t: &Template,
     cfg: &MatchConfig,
     rng: &mut G,
 ) -> Result<[GrTemplateShare; 3], IrisError> {
-    check_len(t.left.geometry().bits(), cfg)?;
-    let (left, right, u) = super::query_rows(t, cfg)?;
+    let g = t.left.geometry();
+    check_len(g.bits(), Some(g.cols), cfg)?;
+    let (window, u) = super::query_window(cfg, g.cols)?;
     let mode = cfg.mask_mode;
-    let entry =
-        [share_eye(&left[u..=u], mode, Basis::Monomial, rng)?, share_eye(&right[u..=u], mode, Basis::Monomial, rng)?];
-    let query = [share_eye(&left, mode, Basis::Query, rng)?, share_eye(&right, mode, Basis::Query, rng)?];
-    Ok(assemble(entry, query, left.len(), u))
+    let (l, r) = (mode.apply(&t.left), mode.apply(&t.right));
+    let entry = [
+        share_eye(std::slice::from_ref(&l), mode, Basis::Monomial, rng)?,
+        share_eye(std::slice::from_ref(&r), mode, Basis::Monomial, rng)?,
+    ];
+    let query = [share_eye(&[l], mode, Basis::Query, rng)?, share_eye(&[r], mode, Basis::Query, rng)?];
+    Ok(assemble(entry, query, window.len(), u, g.cols))
 }
 
 /// One party's shares of the enrolled population, monomial, row after row: 2 bytes per code bit
@@ -186,14 +225,42 @@ impl GrDb {
     }
 }
 
-/// `a · bᵀ` mod 2^16 for row-major `a` (rows of `len`) and `b`: the ring's blocked SIMD `gemm`
-/// (shapes are checked by the caller: whole rows of `len`).
-fn products(a: &[u16], b: &[u16], len: usize) -> Vec<u16> {
-    let mut out = vec![0u16; (a.len() / len) * (b.len() / len)];
-    if !out.is_empty() {
-        Z16::new().gemm(a, b, len, &mut out);
+/// `out[i·rows_b + j] = ⟨a[a_rows[i]..][..len], b_j⟩` mod 2^16: the ring's blocked SIMD matrix
+/// product with query rows at offsets (shapes are checked by the caller).
+fn products(a: &[u16], a_rows: &[usize], b: &[u16], len: usize) -> Result<Vec<u16>, MpcError> {
+    let mut out = vec![0u16; a_rows.len() * (b.len() / len)];
+    argus_math::kernels::gemm_u16_rows(a, a_rows, b, len, &mut out)
+        .map_err(|e| MpcError::InvalidParameter(e.to_string()))?;
+    Ok(out)
+}
+
+/// Every query's weights for one eye and part, each extended cyclically to `cols + rot − 1`
+/// columns so that its `rot` rotations are overlapping windows; returns the buffer and the start
+/// of every window, query-major (row `q·rot + k` is rotation index `k` of query `q`).
+///
+/// Rotation index `k` shifts by `r = k − unrotated` columns, so with `hi = rot − 1 − unrotated`
+/// (the largest shift) extended column `e` holds weight column `(e − hi) mod cols`, and the
+/// window of `r` starts at extended column `hi − r = rot − 1 − k`.
+fn rotation_windows<'a>(
+    id: usize,
+    rows: impl Iterator<Item = &'a [u16]>,
+    cols: usize,
+    rot: usize,
+    unrotated: usize,
+) -> Result<(Vec<u16>, Vec<usize>), MpcError> {
+    let hi = rot - 1 - unrotated;
+    let (mut buf, mut starts) = (Vec::new(), Vec::new());
+    for row in rows {
+        let w = gr::dot_weights(id, row)?;
+        let width = w.len() / cols;
+        let base = buf.len();
+        for e in 0..cols + rot - 1 {
+            let c = (e + cols - hi % cols) % cols;
+            buf.extend_from_slice(&w[c * width..(c + 1) * width]);
+        }
+        starts.extend((0..rot).map(|k| base + (rot - 1 - k) * width));
     }
-    out
+    Ok((buf, starts))
 }
 
 /// [`super::check_batch`] over Shamir shares in GR(2^16, 4) (MPCLift-GR).
@@ -209,18 +276,24 @@ pub fn check_batch(
         return Ok(Vec::new());
     }
     let (len, s) = (db.code_len, db.count);
-    let (rot, r0) = (queries[0].rows, queries[0].unrotated);
+    let (rot, r0, cols) = (queries[0].rows, queries[0].unrotated, queries[0].cols);
     let mlen = queries[0].entry[0].mask.len();
     let factor = super::mask_factor(len, mlen)?;
     let well_formed = |q: &GrTemplateShare| {
         q.rows == rot
             && q.unrotated == r0
-            && q.entry.iter().all(|e| e.code.len() == len && e.mask.len() == mlen)
-            && q.query.iter().all(|e| e.code.len() == rot * len && e.mask.len() == rot * mlen)
+            && q.cols == cols
+            && q.entry.iter().chain(&q.query).all(|e| e.code.len() == len && e.mask.len() == mlen)
     };
     if !queries.iter().all(well_formed) {
         return Err(MpcError::InvalidParameter(format!(
-            "every query needs the same {rot} rotations of {len} values and its unrotated row"
+            "every query needs its row of {len} values in both bases and the same {rot} rotations"
+        )));
+    }
+    check_len(len, Some(cols), cfg).map_err(|e| MpcError::InvalidParameter(e.to_string()))?;
+    if r0 >= rot || rot > cols {
+        return Err(MpcError::InvalidParameter(format!(
+            "a window of {rot} rotations with rotation 0 at {r0}, over {cols} columns"
         )));
     }
     if s > 0 && db.rows[1].len() != s * mlen {
@@ -230,30 +303,90 @@ pub fn check_batch(
     let mut dots = Vec::with_capacity(2 * rot * nq * (s + nq));
     let mut mls = Vec::with_capacity(2 * rot * nq * (s + nq));
     for e in 0..2 {
-        // Weights of every query row, rotation-major (rows r·nq + q).
-        let weights = |part: fn(&GrEyeShare) -> &Vec<u16>, width: usize| -> Result<Vec<u16>, MpcError> {
-            let mut w = Vec::with_capacity(rot * nq * width);
-            for r in 0..rot {
-                for q in queries {
-                    w.extend(gr::dot_weights(p.id(), &part(&q.query[e])[r * width..(r + 1) * width])?);
-                }
-            }
-            Ok(w)
-        };
-        let (wcode, wmask) = (weights(|x| &x.code, len)?, weights(|x| &x.mask, mlen)?);
+        let (wcode, code_rows) =
+            rotation_windows(p.id(), queries.iter().map(|q| q.query[e].code.as_slice()), cols, rot, r0)?;
+        let (wmask, mask_rows) =
+            rotation_windows(p.id(), queries.iter().map(|q| q.query[e].mask.as_slice()), cols, rot, r0)?;
         let batch = |part: fn(&GrEyeShare) -> &Vec<u16>| {
             queries.iter().flat_map(|q| part(&q.entry[e]).iter().copied()).collect::<Vec<u16>>()
         };
-        let (dot_db, ml_db) = (products(&wcode, &db.rows[2 * e], len), products(&wmask, &db.rows[2 * e + 1], mlen));
-        let (dot_b, ml_b) = (products(&wcode, &batch(|x| &x.code), len), products(&wmask, &batch(|x| &x.mask), mlen));
-        for row in 0..rot * nq {
-            dots.extend_from_slice(&dot_db[row * s..(row + 1) * s]);
-            dots.extend_from_slice(&dot_b[row * nq..(row + 1) * nq]);
-            mls.extend_from_slice(&ml_db[row * s..(row + 1) * s]);
-            mls.extend_from_slice(&ml_b[row * nq..(row + 1) * nq]);
+        let dot_db = products(&wcode, &code_rows, &db.rows[2 * e], len)?;
+        let ml_db = products(&wmask, &mask_rows, &db.rows[2 * e + 1], mlen)?;
+        let dot_b = products(&wcode, &code_rows, &batch(|x| &x.code), len)?;
+        let ml_b = products(&wmask, &mask_rows, &batch(|x| &x.mask), mlen)?;
+        for k in 0..rot {
+            for q in 0..nq {
+                let row = q * rot + k;
+                dots.extend_from_slice(&dot_db[row * s..(row + 1) * s]);
+                dots.extend_from_slice(&dot_b[row * nq..(row + 1) * nq]);
+                mls.extend_from_slice(&ml_db[row * s..(row + 1) * s]);
+                mls.extend_from_slice(&ml_b[row * nq..(row + 1) * nq]);
+            }
         }
     }
     let ring = Z16::new();
     let hits = super::in_chunks(p, &dots, &mls, |p, d, m| super::compare(p, &ring, d, m, factor, cfg, len))?;
     super::resolve(p, &hits, rot, nq, s, cfg, dedup)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Generator, IrisGeometry};
+    use rand::{rngs::StdRng, SeedableRng};
+
+    /// The nodes' rotation windows give, summed over the parties, the plain dot product of every
+    /// rotation of the query with an entry — asymmetric windows (where a wrong direction would
+    /// show), the full window of a narrow geometry, and both mask modes.
+    #[test]
+    fn rotation_windows_open_to_rotated_dot_products() {
+        let mut rng = StdRng::seed_from_u64(5);
+        for (geometry, window) in [
+            (IrisGeometry::new(4, 32, 2, 2).unwrap(), -3..=2),
+            (IrisGeometry::new(4, 32, 2, 2).unwrap(), 0..=4),
+            (IrisGeometry::new(4, 8, 1, 2).unwrap(), -15..=15),
+        ] {
+            for mask_mode in [MaskMode::PerBit, MaskMode::Trimmed] {
+                let cfg = MatchConfig { rotations: window.clone(), mask_mode, ..MatchConfig::default() };
+                let mut g = Generator::new(geometry, 3).unwrap();
+                let (q, d) = (g.random_template(), g.random_template());
+                let qs = share_query(&q, &cfg, &mut rng).unwrap();
+                let ds = share_enrollment(&d, &cfg, &mut rng).unwrap();
+                let (rotations, _) = super::super::query_window(&cfg, geometry.cols).unwrap();
+                let dq = mask_mode.apply(&d.left);
+                let rows = |c: &IrisCode| {
+                    let code: Vec<u16> = encode_masked(c).into_iter().map(|v| v as i16 as u16).collect();
+                    let mask: Vec<u16> = super::super::mask_row(c, mask_mode).into_iter().map(u16::from).collect();
+                    (code, mask)
+                };
+                let (dc, dm) = rows(&dq);
+                for (k, &r) in rotations.iter().enumerate() {
+                    let (qc, qm) = rows(&mask_mode.apply(&q.left).rotate(r));
+                    let plain = |a: &[u16], b: &[u16]| {
+                        a.iter().zip(b).fold(0u16, |s, (x, y)| s.wrapping_add(x.wrapping_mul(*y)))
+                    };
+                    let mut sums = [0u16; 2];
+                    for id in 0..3 {
+                        let (x, u, cols) = (&qs[id], qs[id].unrotated, qs[id].cols);
+                        assert_eq!((x.rows, cols), (rotations.len(), geometry.cols));
+                        for (part, (mine, entry)) in
+                            [(&x.query[0].code, &ds[id].entry[0].code), (&x.query[0].mask, &ds[id].entry[0].mask)]
+                                .into_iter()
+                                .enumerate()
+                        {
+                            let (buf, starts) =
+                                rotation_windows(id, std::iter::once(mine.as_slice()), cols, x.rows, u).unwrap();
+                            let out = products(&buf, &starts[k..=k], entry, entry.len()).unwrap();
+                            sums[part] = sums[part].wrapping_add(out[0]);
+                        }
+                    }
+                    assert_eq!(
+                        sums,
+                        [plain(&qc, &dc), plain(&qm, &dm)],
+                        "{geometry:?} {window:?} {mask_mode:?} rotation {r}"
+                    );
+                }
+            }
+        }
+    }
 }

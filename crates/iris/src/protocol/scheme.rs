@@ -18,13 +18,17 @@ use crate::{IrisError, IrisGeometry, MatchConfig, Template};
 pub enum ShareKind {
     /// An enrolment: one row per eye, the unrotated code.
     Enrollment,
-    /// A query: `rotations` rows per eye, the rotation-0 row at index `unrotated`. Both follow
-    /// from the rotation window and the geometry: use [`query_kind`].
+    /// A query: `rotations` rows per eye, the rotation-0 row at index `unrotated`, for codes of
+    /// `cols` angular columns. All follow from the rotation window and the geometry: use
+    /// [`query_kind`]. (A scheme that rotates at the nodes, GR, carries one row and makes the
+    /// `rotations` itself.)
     Query {
         /// Rows per eye (rotations of the window).
         rotations: usize,
         /// Index of the unrotated row.
         unrotated: usize,
+        /// Angular columns of the codes (the unit of a rotation).
+        cols: usize,
     },
 }
 
@@ -51,7 +55,7 @@ impl ShareKind {
 /// window does not contain 0.
 pub fn query_kind(cfg: &MatchConfig, geometry: IrisGeometry) -> Result<ShareKind, IrisError> {
     let (window, unrotated) = super::query_window(cfg, geometry.cols)?;
-    Ok(ShareKind::Query { rotations: window.len(), unrotated })
+    Ok(ShareKind::Query { rotations: window.len(), unrotated, cols: geometry.cols })
 }
 
 /// A way of running the uniqueness check: how a client shares templates, what a party keeps, and
@@ -356,8 +360,8 @@ impl IrisScheme for MpcLiftGr16 {
     fn encode(&self, s: &Self::Share) -> Vec<u8> {
         codec::encode_gr(s)
     }
-    /// As the trait says; a query carries its unrotated row a second time, shared monomially
-    /// (module [`galois`]), so its body is `rows + 1` rows long.
+    /// As the trait says, except that a query carries its unrotated row twice — in the query
+    /// basis and monomially — and no rotations: the nodes make those (module [`galois`]).
     fn decode(&self, bytes: &[u8], len: usize, cfg: &MatchConfig, expect: ShareKind) -> Result<Self::Share, IrisError> {
         codec::decode_gr(bytes, len, cfg, expect)
     }

@@ -169,9 +169,28 @@ macro_rules! dot {
     };
 }
 
-/// Matrix product over a ring, plain and `_with`.
+/// Validates the query rows of [`gemm_u16_rows`] and friends: every row `start..start + len`
+/// inside `a`.
+fn gemm_rows_shape(a: usize, a_rows: &[usize], b: usize, len: usize, out: usize) -> Result<(), KernelError> {
+    // The checks of `len` and `b` (no query rows to check there).
+    gemm_shape(0, b, len, 0)?;
+    if let Some(&start) = a_rows.iter().find(|&&s| s.checked_add(len).is_none_or(|end| end > a)) {
+        return Err(KernelError::ShapeMismatch {
+            what: "query row end (start + len <= a.len())",
+            expected: a,
+            got: start.saturating_add(len),
+        });
+    }
+    let expected = a_rows.len().saturating_mul(b / len);
+    if out != expected {
+        return Err(KernelError::ShapeMismatch { what: "out.len()", expected, got: out });
+    }
+    Ok(())
+}
+
+/// Matrix product over a ring, plain and `_with`, and with query rows at given offsets.
 macro_rules! gemm_ring {
-    ($name:ident, $with:ident, $t:ty, $doc:literal) => {
+    ($name:ident, $with:ident, $rows:ident, $rows_with:ident, $t:ty, $doc:literal) => {
         #[doc = $doc]
         ///
         /// `a` holds `rows_a = a.len() / len` query vectors and `b` holds
@@ -187,7 +206,33 @@ macro_rules! gemm_ring {
         #[doc = concat!("[`", stringify!($name), "`] at a forced level: the best available one ≤ `isa`.")]
         pub fn $with(isa: Isa, a: &[$t], b: &[$t], len: usize, out: &mut [$t]) -> Result<(), KernelError> {
             gemm_shape(a.len(), b.len(), len, out.len())?;
-            backend(isa).$name(a, b, len, out);
+            let a_rows: Vec<usize> = (0..a.len() / len).map(|i| i * len).collect();
+            backend(isa).$name(a, &a_rows, b, len, out);
+            Ok(())
+        }
+
+        #[doc = concat!("[`", stringify!($name), "`] with query row `i` at `a[a_rows[i]..a_rows[i] + len]`: rows may")]
+        /// overlap, so sliding windows of one vector (say, the rotations of a column-major
+        /// iris code) need no copies. `out[i·rows_b + j]` as there, `rows_a = a_rows.len()`.
+        ///
+        /// Errors: [`KernelError::ShapeMismatch`] if `len == 0`, if a row runs past the end of
+        /// `a`, if `b.len()` is not a multiple of `len`, or if `out.len() != rows_a·rows_b`;
+        /// nothing is written then.
+        pub fn $rows(a: &[$t], a_rows: &[usize], b: &[$t], len: usize, out: &mut [$t]) -> Result<(), KernelError> {
+            $rows_with(detected(), a, a_rows, b, len, out)
+        }
+
+        #[doc = concat!("[`", stringify!($rows), "`] at a forced level: the best available one ≤ `isa`.")]
+        pub fn $rows_with(
+            isa: Isa,
+            a: &[$t],
+            a_rows: &[usize],
+            b: &[$t],
+            len: usize,
+            out: &mut [$t],
+        ) -> Result<(), KernelError> {
+            gemm_rows_shape(a.len(), a_rows, b.len(), len, out.len())?;
+            backend(isa).$name(a, a_rows, b, len, out);
             Ok(())
         }
     };
@@ -214,9 +259,9 @@ dot! { dot_u16, dot_u16_with, u16, dot_errors!(), no_check, "Σ a_i·b_i mod 2^1
 dot! { dot_u32, dot_u32_with, u32, dot_errors!(), no_check, "Σ a_i·b_i mod 2^32." }
 dot! { dot_u64, dot_u64_with, u64, dot_errors!(), no_check, "Σ a_i·b_i mod 2^64." }
 dot! { dot_f65519, dot_f65519_with, u16, field_dot_errors!(), canonical_pair, "Σ a_i·b_i in F_65519 (canonical inputs and result; one reduction at the end)." }
-gemm_ring! { gemm_u16, gemm_u16_with, u16, "Blocked matrix product mod 2^16." }
-gemm_ring! { gemm_u32, gemm_u32_with, u32, "Blocked matrix product mod 2^32." }
-gemm_ring! { gemm_u64, gemm_u64_with, u64, "Blocked matrix product mod 2^64." }
+gemm_ring! { gemm_u16, gemm_u16_with, gemm_u16_rows, gemm_u16_rows_with, u16, "Blocked matrix product mod 2^16." }
+gemm_ring! { gemm_u32, gemm_u32_with, gemm_u32_rows, gemm_u32_rows_with, u32, "Blocked matrix product mod 2^32." }
+gemm_ring! { gemm_u64, gemm_u64_with, gemm_u64_rows, gemm_u64_rows_with, u64, "Blocked matrix product mod 2^64." }
 
 /// Blocked matrix product in F_65519 on canonical inputs, with canonical outputs.
 ///

@@ -38,9 +38,9 @@ pub(crate) trait Kernels: Sync {
     fn dot_u64(&self, a: &[u64], b: &[u64]) -> u64;
     fn dot_f65519(&self, a: &[u16], b: &[u16]) -> u16;
 
-    fn gemm_u16(&self, a: &[u16], b: &[u16], len: usize, out: &mut [u16]);
-    fn gemm_u32(&self, a: &[u32], b: &[u32], len: usize, out: &mut [u32]);
-    fn gemm_u64(&self, a: &[u64], b: &[u64], len: usize, out: &mut [u64]);
+    fn gemm_u16(&self, a: &[u16], a_rows: &[usize], b: &[u16], len: usize, out: &mut [u16]);
+    fn gemm_u32(&self, a: &[u32], a_rows: &[usize], b: &[u32], len: usize, out: &mut [u32]);
+    fn gemm_u64(&self, a: &[u64], a_rows: &[usize], b: &[u64], len: usize, out: &mut [u64]);
     /// Inputs not yet checked for canonicity: returns `false` (and unspecified `out`) if some
     /// input is ≥ p, so implementations can fuse the check into a pass they make anyway.
     fn gemm_f65519(&self, a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> bool;
@@ -116,14 +116,14 @@ impl Kernels for Portable {
     fn dot_f65519(&self, a: &[u16], b: &[u16]) -> u16 {
         f65519::dot(a, b)
     }
-    fn gemm_u16(&self, a: &[u16], b: &[u16], len: usize, out: &mut [u16]) {
-        portable::gemm(a, b, len, out)
+    fn gemm_u16(&self, a: &[u16], a_rows: &[usize], b: &[u16], len: usize, out: &mut [u16]) {
+        portable::gemm(a, a_rows, b, len, out)
     }
-    fn gemm_u32(&self, a: &[u32], b: &[u32], len: usize, out: &mut [u32]) {
-        portable::gemm(a, b, len, out)
+    fn gemm_u32(&self, a: &[u32], a_rows: &[usize], b: &[u32], len: usize, out: &mut [u32]) {
+        portable::gemm(a, a_rows, b, len, out)
     }
-    fn gemm_u64(&self, a: &[u64], b: &[u64], len: usize, out: &mut [u64]) {
-        portable::gemm(a, b, len, out)
+    fn gemm_u64(&self, a: &[u64], a_rows: &[usize], b: &[u64], len: usize, out: &mut [u64]) {
+        portable::gemm(a, a_rows, b, len, out)
     }
     fn gemm_f65519(&self, a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> bool {
         // Checked up front: the portable product is slow enough that one more pass is noise.
@@ -275,15 +275,15 @@ macro_rules! impl_simd_kernels {
         }
     };
     (@gemm $feat:tt, $name:ident, $t:ty, $v:ty, $mr:literal, $nr:literal, $kc:expr) => {
-        fn $name(&self, a: &[$t], b: &[$t], len: usize, out: &mut [$t]) {
+        fn $name(&self, a: &[$t], a_rows: &[usize], b: &[$t], len: usize, out: &mut [$t]) {
             #[target_feature(enable = $feat)]
-            fn imp(a: &[$t], b: &[$t], len: usize, out: &mut [$t]) {
+            fn imp(a: &[$t], a_rows: &[usize], b: &[$t], len: usize, out: &mut [$t]) {
                 // SAFETY: compiled with the features of the vector type, and only called
                 // through the token.
-                unsafe { $crate::kernels::gemm::gemm_ring::<$v, $t, $mr, $nr>(a, b, len, out, $kc) }
+                unsafe { $crate::kernels::gemm::gemm_ring::<$v, $t, $mr, $nr>(a, a_rows, b, len, out, $kc) }
             }
             // SAFETY: the token exists only if the CPU has these features.
-            unsafe { imp(a, b, len, out) }
+            unsafe { imp(a, a_rows, b, len, out) }
         }
     };
 }

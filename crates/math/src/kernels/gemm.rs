@@ -200,6 +200,8 @@ unsafe fn blocked<V: Mac, S: Source<V::Elem>, const MR: usize, const NR: usize>(
 /// onto the same L1 sets; the copy costs one pass over the database.)
 struct RingSource<'a, T> {
     a: &'a [T],
+    /// Where each query row starts in `a` (rows may overlap).
+    a_rows: &'a [usize],
     b: &'a [T],
     len: usize,
     rows_b: usize,
@@ -218,8 +220,8 @@ impl<T: Word> Source<T> for RingSource<'_, T> {
     }
     #[inline(always)]
     fn query(&self, t: usize, k0: usize) -> &[T] {
-        let i = self.i0 + t;
-        &self.a[i * self.len + k0..(i + 1) * self.len]
+        let start = self.a_rows[self.i0 + t];
+        &self.a[start + k0..start + self.len]
     }
     #[inline(always)]
     fn load_rows(&mut self, j0: usize, nr: usize, k0: usize, kn: usize) {
@@ -242,15 +244,16 @@ impl<T: Word> Source<T> for RingSource<'_, T> {
     }
 }
 
-/// Wrapping matrix product over Z_2^k: `out[i*rows_b + j] = Σ_k a[i][k]·b[j][k]`.
-/// Shapes are validated by the caller (`len > 0`, both lengths multiples of `len`,
-/// `out.len() == rows_a·rows_b`).
+/// Wrapping matrix product over Z_2^k: `out[i*rows_b + j] = Σ_k a[s_i + k]·b[j][k]` where query
+/// row `i` starts at `s_i = a_rows[i]` of `a`. Shapes are validated by the caller (`len > 0`,
+/// every `s_i + len <= a.len()`, `b.len()` a multiple of `len`, `out.len() == rows_a·rows_b`).
 ///
 /// # Safety
 /// The CPU must support `V`'s features.
 #[inline(always)]
 pub(crate) unsafe fn gemm_ring<V, T, const MR: usize, const NR: usize>(
     a: &[T],
+    a_rows: &[usize],
     b: &[T],
     len: usize,
     out: &mut [T],
@@ -260,18 +263,18 @@ pub(crate) unsafe fn gemm_ring<V, T, const MR: usize, const NR: usize>(
     T: Word,
 {
     out.fill(T::default());
-    let (rows_a, rows_b) = (a.len() / len, b.len() / len);
+    let (rows_a, rows_b) = (a_rows.len(), b.len() / len);
     let vec_len = len - len % V::LANES;
     let kc = blocking.k_block(V::LANES, usize::MAX).min(vec_len);
     let (rpack, off) = aligned_scratch(NR * kc);
-    let mut src = RingSource { a, b, len, rows_b, out: &mut *out, i0: 0, rpack, off, kc };
+    let mut src = RingSource { a, a_rows, b, len, rows_b, out: &mut *out, i0: 0, rpack, off, kc };
     // SAFETY: the caller guarantees V's features.
     unsafe { blocked::<V, _, MR, NR>(&mut src, rows_a, rows_b, vec_len, blocking, usize::MAX) };
     if vec_len < len {
-        for (i, qa) in a.chunks_exact(len).enumerate() {
+        for (i, &start) in a_rows.iter().enumerate() {
             for (j, rb) in b.chunks_exact(len).enumerate() {
                 let o = &mut out[i * rows_b + j];
-                *o = o.wadd(portable::dot(&qa[vec_len..], &rb[vec_len..]));
+                *o = o.wadd(portable::dot(&a[start + vec_len..start + len], &rb[vec_len..]));
             }
         }
     }

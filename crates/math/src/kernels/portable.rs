@@ -70,11 +70,11 @@ pub(crate) fn dot<T: Word>(a: &[T], b: &[T]) -> T {
 /// Rows of `b` are the outer loop so that one database row stays in cache while every query
 /// (normally the much smaller matrix) passes over it.
 #[inline(always)]
-pub(crate) fn gemm<T: Word>(a: &[T], b: &[T], len: usize, out: &mut [T]) {
+pub(crate) fn gemm<T: Word>(a: &[T], a_rows: &[usize], b: &[T], len: usize, out: &mut [T]) {
     let rows_b = b.len() / len;
     for (j, row) in b.chunks_exact(len).enumerate() {
-        for (i, query) in a.chunks_exact(len).enumerate() {
-            out[i * rows_b + j] = dot(query, row);
+        for (i, &start) in a_rows.iter().enumerate() {
+            out[i * rows_b + j] = dot(&a[start..start + len], row);
         }
     }
 }

@@ -453,3 +453,46 @@ fn measure_plain_dot_runs() {
         assert!(m.dots_per_sec > 0.0, "{m:?}");
     }
 }
+
+/// Query rows at arbitrary (overlapping, unordered) offsets give the products of the same rows
+/// copied out, at every level: the sliding windows the iris rotations use.
+#[test]
+fn gemm_rows_windows() {
+    let mut x = 0x0bad_cafe_1234_5678u64;
+    let mut rnd = |n: usize| -> Vec<u16> {
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u16
+            })
+            .collect()
+    };
+    for (len, stride, windows, rb) in [(12800, 64, 31, 5), (4100, 3, 70, 9), (33, 1, 65, 130), (1, 1, 2, 1)] {
+        let a = rnd((windows - 1) * stride + len + 7);
+        let b = rnd(rb * len);
+        // Rows in descending offset order, plus one repeated.
+        let mut rows: Vec<usize> = (0..windows).rev().map(|w| w * stride).collect();
+        rows.push(3);
+        let copied: Vec<u16> = rows.iter().flat_map(|&s| a[s..s + len].iter().copied()).collect();
+        let expect = reference::gemm(&copied, &b, len, reference::dot16);
+        for isa in available() {
+            let mut out = vec![1u16; expect.len()];
+            gemm_u16_rows_with(isa, &a, &rows, &b, len, &mut out).unwrap();
+            assert_eq!(out, expect, "gemm_u16_rows at {isa}, len {len}, stride {stride}");
+        }
+    }
+    let shape = |what, expected, got| Err(KernelError::ShapeMismatch { what, expected, got });
+    let (a, b) = (vec![1u32; 10], vec![1u32; 8]);
+    let mut out = vec![0u32; 4];
+    assert_eq!(gemm_u32_rows(&a, &[0, 6], &b, 4, &mut out), Ok(()));
+    assert_eq!(gemm_u32_rows(&a, &[0, 7], &b, 4, &mut out), shape("query row end (start + len <= a.len())", 10, 11));
+    assert_eq!(
+        gemm_u32_rows(&a, &[usize::MAX], &b, 4, &mut out[..2]),
+        shape("query row end (start + len <= a.len())", 10, usize::MAX)
+    );
+    assert_eq!(gemm_u32_rows(&a, &[0], &b, 4, &mut out), shape("out.len()", 2, 4));
+    assert_eq!(gemm_u32_rows(&a, &[0], &b, 3, &mut out), shape("b.len() % len", 0, 2));
+    assert_eq!(gemm_u64_rows(&[1u64; 3], &[0], &[1u64; 3], 0, &mut []), shape("len (must be non-zero)", 1, 0));
+}
