@@ -22,6 +22,7 @@
 //! wait_ms = 20      # how long the leader waits to fill a batch
 //! share_timeout_ms = 3000   # how long a request waits for its share to reach all three nodes
 //! peer_timeout_s = 120      # a silent peer fails the batch after this long
+//! threads = 0       # threads of each matrix product; 0: every core (a node on its own machine)
 //! ```
 
 use std::net::SocketAddr;
@@ -190,11 +191,15 @@ pub struct BatchSettings {
     pub share_timeout_ms: u64,
     /// A peer silent for this long fails the batch (and the session is re-established).
     pub peer_timeout_s: u64,
+    /// Threads each matrix product of the dot-product phase splits the database over: 0 for every
+    /// core (a node on its own machine); a local deployment of three nodes on one machine gives
+    /// each a third of the cores.
+    pub threads: usize,
 }
 
 impl Default for BatchSettings {
     fn default() -> Self {
-        BatchSettings { max: 32, wait_ms: 20, share_timeout_ms: 3000, peer_timeout_s: 120 }
+        BatchSettings { max: 32, wait_ms: 20, share_timeout_ms: 3000, peer_timeout_s: 120, threads: 0 }
     }
 }
 

@@ -37,7 +37,9 @@ fn free_ports(n: usize) -> Result<Vec<SocketAddr>, NodeError> {
 }
 
 /// Writes a deployment into `dir` (created). `stores[i]` is node `i`'s store URL (a relative
-/// `sqlite:` path is relative to `dir`).
+/// `sqlite:` path is relative to `dir`). The three nodes share this machine's cores, so with
+/// `batch.threads == 0` each gets a third of them for its matrix products (oversubscribing
+/// them costs throughput).
 pub fn write_local(
     dir: &Path,
     iris: &IrisSettings,
@@ -48,6 +50,9 @@ pub fn write_local(
     std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
     Pki::generate_with_clients(3, &["demo", "guest"]).write_pem(dir.join("pki"))?;
     let ports = free_ports(6)?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let batch =
+        BatchSettings { threads: if batch.threads == 0 { (cores / 3).max(1) } else { batch.threads }, ..batch.clone() };
     let nodes: [NodeConfig; 3] = std::array::from_fn(|i| NodeConfig {
         id: i,
         peers: ports[..3].to_vec(),

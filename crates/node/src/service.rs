@@ -42,6 +42,7 @@ pub fn run_node(cfg: NodeConfig, stop: Arc<AtomicBool>) -> Result<(), NodeError>
     runtime.spawn(accept_clients(listener, acceptor, clients, tx));
     let geometry = cfg.iris.layout.geometry()?;
     let match_cfg = cfg.iris.match_config()?;
+    argus_math::kernels::set_threads(cfg.batch.threads);
     let result = with_scheme!(cfg.iris.scheme, s => {
         let engine = Engine::new(s, match_cfg, geometry, store)?;
         Core::new(cfg, engine, rx, stop).run()

@@ -322,6 +322,7 @@ pub fn run(a: CoreArgs) -> Result<(), String> {
     let selected = |op: &str| a.ops.is_empty() || a.ops.iter().any(|o| o == op);
     let cases: Vec<Case> = cases().into_iter().filter(|c| selected(c.op)).collect();
     let reps = a.reps.max(1);
+    argus_math::kernels::set_threads(super::party_threads());
     for backend_name in &a.backends {
         let backend = match backend_name.as_str() {
             "memory" => Backend::Memory,

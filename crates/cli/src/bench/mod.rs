@@ -69,3 +69,9 @@ pub fn median(mut v: Vec<f64>) -> f64 {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
+
+/// Threads of each party's matrix products when the three parties share this machine (as they
+/// do in every benchmark): a third of its cores, at least one. Oversubscribing costs throughput.
+fn party_threads() -> usize {
+    (std::thread::available_parallelism().map_or(1, |n| n.get()) / 3).max(1)
+}

@@ -1,6 +1,7 @@
 //! One interface over the schemes, so a node, a benchmark or a test can run any of them.
 //!
-//! A client shares a *query* (every rotation of the window, both eyes) and sends one share per
+//! A client shares a *query* (every rotation of the window, both eyes — or, for GR, the unrotated
+//! row from which the nodes make the rotations) and sends one share per
 //! node as bytes ([`IrisScheme::encode`], format in [`codec`]); a node parses and
 //! validates them ([`IrisScheme::decode`] with the [`ShareKind`] it expects, e.g. from
 //! [`query_kind`]), runs the batch check, and for a unique query that asked for enrolment keeps

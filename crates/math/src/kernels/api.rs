@@ -3,6 +3,7 @@
 //! documentation in step.
 
 use super::dispatch::{backend, Kernels};
+use super::threads::split_rows;
 use super::{detected, Isa, KernelError, P65519};
 
 fn same_len(left: usize, right: usize) -> Result<(), KernelError> {
@@ -207,7 +208,11 @@ macro_rules! gemm_ring {
         pub fn $with(isa: Isa, a: &[$t], b: &[$t], len: usize, out: &mut [$t]) -> Result<(), KernelError> {
             gemm_shape(a.len(), b.len(), len, out.len())?;
             let a_rows: Vec<usize> = (0..a.len() / len).map(|i| i * len).collect();
-            backend(isa).$name(a, &a_rows, b, len, out);
+            let k = backend(isa);
+            split_rows(a_rows.len(), b, len, out, |b, out| {
+                k.$name(a, &a_rows, b, len, out);
+                true
+            });
             Ok(())
         }
 
@@ -232,7 +237,11 @@ macro_rules! gemm_ring {
             out: &mut [$t],
         ) -> Result<(), KernelError> {
             gemm_rows_shape(a.len(), a_rows, b.len(), len, out.len())?;
-            backend(isa).$name(a, a_rows, b, len, out);
+            let k = backend(isa);
+            split_rows(a_rows.len(), b, len, out, |b, out| {
+                k.$name(a, a_rows, b, len, out);
+                true
+            });
             Ok(())
         }
     };
@@ -276,7 +285,8 @@ pub fn gemm_f65519(a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> Result<
 /// [`gemm_f65519`] at a forced level: the best available one ≤ `isa`.
 pub fn gemm_f65519_with(isa: Isa, a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> Result<(), KernelError> {
     gemm_shape(a.len(), b.len(), len, out.len())?;
-    if backend(isa).gemm_f65519(a, b, len, out) {
+    let k = backend(isa);
+    if split_rows(a.len() / len, b, len, out, |b, out| k.gemm_f65519(a, b, len, out)) {
         Ok(())
     } else {
         first_non_canonical(a)?;

@@ -192,6 +192,6 @@ impl_simd_kernels! {
     v32: Ymm32,
     v64: Ymm64,
     tile: (2, 4),
-    ring: Blocking { kc: 2048, nc: 96 },
-    field: Blocking { kc: 1024, nc: 96 },
+    ring: Blocking { mc: 64, kc: 2048, nc: 96 },
+    field: Blocking { mc: 64, kc: 1024, nc: 96 },
 }

@@ -193,7 +193,9 @@ impl Avx512Vnni {
 // Tiles: 4 queries × 4 rows = 16 accumulators + 4 row registers + 1 query register, well
 // inside the 32 zmm registers. K-blocks: one 4-row panel of the ring case (4 × 2048 u16 =
 // 16 KiB) and of the packed field case (4 × 2 × 1024 u16 = 16 KiB) stays in L1 while query
-// panels stream from L2.
+// panels stream from L2. Ring query blocks of 256 (at most 256 × 2048 × 2 B = 1 MiB of query
+// chunks, far less for overlapping rotation windows, in a 2 MiB L2) stream the database a
+// quarter as often as blocks of 64: 100 → 130 G multiply-adds/s at 496 × 10,000 × 12,800.
 impl_simd_kernels! {
     token: Avx512,
     isa: Isa::Avx512,
@@ -202,8 +204,8 @@ impl_simd_kernels! {
     v32: Zmm32,
     v64: Zmm64,
     tile: (4, 6),
-    ring: Blocking { kc: 2048, nc: 96 },
-    field: Blocking { kc: 1024, nc: 96 },
+    ring: Blocking { mc: 256, kc: 2048, nc: 96 },
+    field: Blocking { mc: 64, kc: 1024, nc: 96 },
 }
 
 impl_simd_kernels! {
@@ -214,6 +216,6 @@ impl_simd_kernels! {
     v32: Zmm32,
     v64: Zmm64,
     tile: (4, 6),
-    ring: Blocking { kc: 2048, nc: 96 },
-    field: Blocking { kc: 1024, nc: 96 },
+    ring: Blocking { mc: 256, kc: 2048, nc: 96 },
+    field: Blocking { mc: 64, kc: 1024, nc: 96 },
 }

@@ -4,9 +4,9 @@
 //! Loop nest, outer to inner:
 //!
 //! ```text
-//! query block (≤ MC queries)
+//! query block (≤ mc queries)
 //!   row block (nc rows)                 accumulator tiles of the whole block kept in scratch
-//!     K-block (kc elements)             the block's query chunks (MC × kc) stay in L2
+//!     K-block (kc elements)             the block's query chunks (mc × kc) stay in L2
 //!       row panel (NR rows)             copied/packed to scratch (NR × kc), stays in L1;
 //!                                       the panel two ahead is prefetched from memory
 //!         query panel (MR queries)      streams from L2 → microkernel
@@ -27,9 +27,6 @@ use super::f65519::{self, P65519, PACKED_STEPS_MAX};
 use super::portable::{self, Word};
 use super::simd::{microkernel, Mac, Pairs};
 
-/// Queries per block.
-const MC: usize = 64;
-
 /// How many row panels ahead the database rows are prefetched. One panel of compute is
 /// shorter than a memory round trip for the next panel's lines; two hides it (measured).
 const PREFETCH_PANELS: usize = 2;
@@ -37,6 +34,9 @@ const PREFETCH_PANELS: usize = 2;
 /// Cache-blocking sizes (chosen per ISA in `avx2.rs` / `avx512.rs`).
 #[derive(Clone, Copy)]
 pub(crate) struct Blocking {
+    /// Queries per block: each block streams the database once, so larger blocks cut memory
+    /// traffic as long as the block's query chunks (and accumulator tiles) stay in L2.
+    pub mc: usize,
     /// Elements of K per block.
     pub kc: usize,
     /// Database rows per block (rounded up to a multiple of the tile's NR).
@@ -122,9 +122,10 @@ unsafe fn blocked<V: Mac, S: Source<V::Elem>, const MR: usize, const NR: usize>(
     let r_panels = nc.min(rows_b).div_ceil(NR);
     // SAFETY: the caller guarantees V's features.
     let zero = unsafe { [[V::zero(); NR]; MR] };
-    let mut tiles = vec![zero; MC.min(rows_a).div_ceil(MR) * r_panels];
-    for i0 in (0..rows_a).step_by(MC) {
-        let mc = MC.min(rows_a - i0);
+    let block = blocking.mc.max(1);
+    let mut tiles = vec![zero; block.min(rows_a).div_ceil(MR) * r_panels];
+    for i0 in (0..rows_a).step_by(block) {
+        let mc = block.min(rows_a - i0);
         let q_panels = mc.div_ceil(MR);
         src.load_queries(i0, mc);
         for j0 in (0..rows_b).step_by(nc) {
@@ -380,7 +381,7 @@ where
     let vec_len = len - len % Pairs::<V>::LANES;
     let fold_every = PACKED_STEPS_MAX - 1;
     let kc = blocking.k_block(Pairs::<V>::LANES, fold_every).min(vec_len);
-    let (qpack, q_off) = aligned_scratch(MC.min(rows_a) * vec_len);
+    let (qpack, q_off) = aligned_scratch(blocking.mc.max(1).min(rows_a) * vec_len);
     let (rpack, r_off) = aligned_scratch(NR * kc);
     let mut src = FieldSource { a, b, len, vec_len, rows_b, out: &mut *out, qpack, rpack, q_off, r_off, kc, max: 0 };
     // SAFETY: the caller guarantees V's features, which are Pairs<V>'s.

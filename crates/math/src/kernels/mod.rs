@@ -24,6 +24,7 @@ mod f65519;
 mod isa;
 mod measure;
 mod portable;
+mod threads;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -42,3 +43,4 @@ pub use error::KernelError;
 pub use f65519::P65519;
 pub use isa::{available, detected, Isa, ISA_ENV};
 pub use measure::{measure_plain_dot, measure_plain_dot_with, PlainDotMeasurement, PlainDotVariant, MEASURE_QUERIES};
+pub use threads::{set_threads, threads};

@@ -171,9 +171,9 @@ macro_rules! ring_tests {
                 let mut rnd = |n: usize| -> Vec<$t> {
                     (0..n).map(|_| { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x as $t }).collect()
                 };
-                // Several K-blocks plus a tail; more queries than one query block (64), more
+                // Several K-blocks plus a tail; more queries than one query block (64 or 256), more
                 // rows than one row block (96); lengths 12800 and 16384 from the benchmarks.
-                for (ra, rb, len) in [(3, 5, 12800), (2, 3, 16384), (5, 7, 4100), (70, 9, 40), (66, 3, 2100), (1, 1, 1), (3, 200, 70), (65, 130, 33)] {
+                for (ra, rb, len) in [(3, 5, 12800), (2, 3, 16384), (5, 7, 4100), (70, 9, 40), (66, 3, 2100), (1, 1, 1), (3, 200, 70), (65, 130, 33), (260, 5, 70)] {
                     check_gemm("gemm", $gemm, $dot_ref, &rnd(ra * len), &rnd(rb * len), len);
                     check_gemm("gemm", $gemm, $dot_ref, &vec![<$t>::MAX; ra * len], &vec![<$t>::MAX; rb * len], len);
                 }
@@ -495,4 +495,48 @@ fn gemm_rows_windows() {
     assert_eq!(gemm_u32_rows(&a, &[0], &b, 4, &mut out), shape("out.len()", 2, 4));
     assert_eq!(gemm_u32_rows(&a, &[0], &b, 3, &mut out), shape("b.len() % len", 0, 2));
     assert_eq!(gemm_u64_rows(&[1u64; 3], &[0], &[1u64; 3], 0, &mut []), shape("len (must be non-zero)", 1, 0));
+}
+
+/// A product large enough to be split over threads gives the same result as the reference, at
+/// every level, with the rows split unevenly (600 rows over 2 and 3 threads). The thread count
+/// is process-wide, but results never depend on it, so tests running beside this one are safe.
+#[test]
+fn gemm_split_over_threads() {
+    let mut x = 0x5eed_1234_abcd_0001u64;
+    let mut rnd = |n: usize| -> Vec<u16> {
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x % u64::from(P)) as u16
+            })
+            .collect()
+    };
+    let (ra, rb, len) = (64, 600, 2048);
+    let (a, b) = (rnd(ra * len), rnd(rb * len));
+    let ring = reference::gemm(&a, &b, len, reference::dot16);
+    let field = reference::gemm(&a, &b, len, reference::fdot);
+    for t in [2, 3] {
+        set_threads(t);
+        assert_eq!(threads(), t);
+        for isa in available() {
+            let mut out = vec![7u16; ra * rb];
+            gemm_u16_with(isa, &a, &b, len, &mut out).unwrap();
+            assert_eq!(out, ring, "gemm_u16 at {isa} on {t} threads");
+            let rows: Vec<usize> = (0..ra).map(|i| i * len).collect();
+            gemm_u16_rows_with(isa, &a, &rows, &b, len, &mut out).unwrap();
+            assert_eq!(out, ring, "gemm_u16_rows at {isa} on {t} threads");
+            gemm_f65519_with(isa, &a, &b, len, &mut out).unwrap();
+            assert_eq!(out, field, "gemm_f65519 at {isa} on {t} threads");
+        }
+        let mut bad = b.clone();
+        bad[rb * len - 1] = P;
+        let mut out = vec![0u16; ra * rb];
+        assert_eq!(
+            gemm_f65519(&a, &bad, len, &mut out),
+            Err(KernelError::NotCanonical { index: rb * len - 1, value: P })
+        );
+    }
+    set_threads(0);
 }
