@@ -42,10 +42,12 @@ fn rewrite(path: &Path, f: impl Fn(String) -> String) {
 impl Cluster {
     /// A running cluster on the default scheme.
     fn new(name: &str) -> Cluster {
-        Cluster::with_scheme(name, None)
+        Cluster::with_scheme(name, None, false)
     }
 
-    fn with_scheme(name: &str, scheme: Option<&str>) -> Cluster {
+    /// A running cluster on `scheme` (or the default); `reveal`: the nodes log what each query
+    /// matched (`iris.reveal_matches`).
+    fn with_scheme(name: &str, scheme: Option<&str>, reveal: bool) -> Cluster {
         let dir = std::env::temp_dir().join(format!("argus-service-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let mut setup = Command::new(EXE);
@@ -61,6 +63,10 @@ impl Cluster {
                     .replace("share_timeout_ms = 3000", "share_timeout_ms = 600")
                     .replace("wait_ms = 20", "wait_ms = 150")
                     .replace("retries = 8", "retries = 12")
+                    .replace(
+                        "reveal_matches = false",
+                        if reveal { "reveal_matches = true" } else { "reveal_matches = false" },
+                    )
             });
         }
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
@@ -140,7 +146,8 @@ fn enrol_check_delete_and_refusals_over_f65519() {
 }
 
 fn enrol_check_delete_and_refuse(scheme: Option<&str>) {
-    let c = Cluster::with_scheme(&format!("e2e-{}", scheme.unwrap_or("default")), scheme);
+    // The default scheme's run also reveals the matches to the operators (node logs).
+    let c = Cluster::with_scheme(&format!("e2e-{}", scheme.unwrap_or("default")), scheme, scheme.is_none());
     let mut gen = generator(1);
     let people: Vec<Template> = (0..5).map(|_| gen.random_template()).collect();
     for (i, p) in people.iter().enumerate() {
@@ -151,6 +158,11 @@ fn enrol_check_delete_and_refuse(scheme: Option<&str>) {
     // A re-capture is refused; check-only queries enrol nothing.
     let again = gen.genuine_template(&people[2]).unwrap();
     assert!(!c.submit(&again, Kind::Enroll).unwrap().unique);
+    for node in 0..3 {
+        let log = c.log(node);
+        let said = log.lines().any(|l| l.contains("query matched") && l.contains("enrolled=[2]"));
+        assert_eq!(said, scheme.is_none(), "node {node} names the matched identity only if configured:\n{log}");
+    }
     assert!(!c.submit(&gen.genuine_template(&people[3]).unwrap(), Kind::Check).unwrap().unique);
     let stranger = gen.random_template();
     let o = c.submit(&stranger, Kind::Check).unwrap();

@@ -214,6 +214,10 @@ pub struct MatchConfig {
     pub rule: EyeRule,
     /// How masks are used (default: per bit).
     pub mask_mode: MaskMode,
+    /// The MPC check also reveals, per query, which enrolled entries (and earlier queries of the
+    /// batch) it matched — to the nodes' operators, never to the client (default: off; only
+    /// "unique or not" is revealed). The plaintext matcher ignores it.
+    pub reveal_matches: bool,
 }
 
 impl Default for MatchConfig {
@@ -223,6 +227,7 @@ impl Default for MatchConfig {
             rotations: -15..=15,
             rule: EyeRule::And,
             mask_mode: MaskMode::PerBit,
+            reveal_matches: false,
         }
     }
 }

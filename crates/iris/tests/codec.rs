@@ -613,7 +613,7 @@ fn end_to_end<S: Open>(s: &S) {
         assert_eq!(s.db_bytes(&removed), s.db_bytes(&reference));
         assert_eq!(s.db_bytes(&removed), 5 * per_entry);
         let mine: Vec<S::Share> = queries.iter().map(|q| q[id].clone()).collect();
-        Ok([&full, &from_query, &removed, &reference].map(|d| s.check(p, &mine, d, &cfg, true)))
+        Ok([&full, &from_query, &removed, &reference].map(|d| s.check(p, &mine, d, &cfg, true).map(|c| c.unique)))
     })
     .unwrap();
     for party in out {

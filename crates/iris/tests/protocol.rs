@@ -54,11 +54,13 @@ fn mpc_check_agrees_with_plaintext() {
 }
 
 /// For every (rule, mask mode): the MPC answer for each query of the batch equals the plaintext
-/// one (unique iff it matches no enrolled template and no earlier query of the batch).
+/// one (unique iff it matches no enrolled template and no earlier query of the batch). The first
+/// mode also reveals the matches, which must be exactly the plaintext matcher's: database
+/// positions, then `s + j` for earlier queries `j` of the batch.
 fn agree<S: IrisScheme>(scheme: &S, db: &[Template], batch: &[Template], modes: &[(EyeRule, MaskMode)]) {
     let geometry = IrisGeometry::DEPLOYED;
-    for &(rule, mask_mode) in modes {
-        let cfg = MatchConfig { rule, mask_mode, ..MatchConfig::default() };
+    for (m, &(rule, mask_mode)) in modes.iter().enumerate() {
+        let cfg = MatchConfig { rule, mask_mode, reveal_matches: m == 0, ..MatchConfig::default() };
         let enrolled: Vec<_> = db.iter().map(|t| scheme.share_enrollment(t, &cfg).unwrap()).collect();
         let qs: Vec<_> = batch.iter().map(|t| scheme.share_query(t, &cfg).unwrap()).collect();
         let out = run3(Backend::Memory, NetConfig::default(), |p| {
@@ -79,8 +81,20 @@ fn agree<S: IrisScheme>(scheme: &S, db: &[Template], batch: &[Template], modes: 
         // Re-captures of entries 0, 5, 11 are enrolled; new identities and impostors are unique; the
         // half-matching query is enrolled only under OR; the last query duplicates query 3.
         assert_eq!(want, vec![false, false, false, true, true, rule == EyeRule::And, false], "{rule:?}");
+        let matches: Vec<Vec<usize>> = (0..batch.len())
+            .map(|i| {
+                let earlier = find_matches(&batch[i], &batch[..i], &cfg).unwrap().into_iter().map(|j| db.len() + j);
+                find_matches(&batch[i], db, &cfg).unwrap().into_iter().chain(earlier).collect()
+            })
+            .collect();
+        assert!(matches.iter().any(|m| !m.is_empty()));
         for party in &out {
-            assert_eq!(party, &want, "{} {rule:?} {mask_mode:?}", scheme.name());
+            assert_eq!(party.unique, want, "{} {rule:?} {mask_mode:?}", scheme.name());
+            if cfg.reveal_matches {
+                assert_eq!(party.matches, matches, "{} revealed matches", scheme.name());
+            } else {
+                assert!(party.matches.iter().all(Vec::is_empty), "nothing revealed unless configured");
+            }
         }
     }
 }
@@ -151,7 +165,7 @@ fn batches_resolve_duplicates_among_themselves() {
             if db_size == 0 { vec![true, true, true, false, true] } else { vec![true, false, true, false, true] }
         );
         for party in &out {
-            assert_eq!(party, &want, "database of {db_size}");
+            assert_eq!(party.unique, want, "database of {db_size}");
         }
     }
 }

@@ -16,6 +16,7 @@
 //! rule = "and"                      # both eyes must match; "or": either
 //! rotations = 15                    # the window -15..=15
 //! mask_mode = "per-bit"             # or "trimmed"
+//! reveal_matches = false            # true: log the identities each query matched (operator only)
 //!
 //! [batch]
 //! max = 32          # queries per protocol run
@@ -137,6 +138,10 @@ pub struct IrisSettings {
     pub rotations: i32,
     /// Mask mode.
     pub mask_mode: MaskSetting,
+    /// Also reveal, per query, the enrolled identities it matched, to this node's operator (an
+    /// info-level log line per matching query; clients never see them). Off by default: then a
+    /// batch reveals only "unique / not unique" per query.
+    pub reveal_matches: bool,
 }
 
 impl Default for IrisSettings {
@@ -148,6 +153,7 @@ impl Default for IrisSettings {
             rule: RuleSetting::And,
             rotations: 15,
             mask_mode: MaskSetting::PerBit,
+            reveal_matches: false,
         }
     }
 }
@@ -175,6 +181,7 @@ impl IrisSettings {
                 MaskSetting::PerBit => MaskMode::PerBit,
                 MaskSetting::Trimmed => MaskMode::Trimmed,
             },
+            reveal_matches: self.reveal_matches,
         })
     }
 }

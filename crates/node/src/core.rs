@@ -8,9 +8,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use argus_iris::protocol::scheme::IrisScheme;
+use argus_iris::protocol::Checked;
 use argus_mpc::Party;
 use argus_net::{tcp, NetConfig, PartyId};
-use argus_store::{Op, Summary};
+use argus_store::{IdentityId, Op, Summary};
 use crossbeam_channel::Receiver;
 use tokio::sync::oneshot;
 
@@ -353,11 +354,11 @@ impl<S: IrisScheme> Core<S> {
             .collect();
         let shares: Vec<S::Share> = taken.iter_mut().filter_map(|q| q.share.take()).collect();
         let dedup = items.iter().any(|it| it.op == ItemOp::Submit(Kind::Enroll));
-        let unique = if shares.is_empty() {
-            Vec::new()
+        let checked = if shares.is_empty() {
+            Default::default()
         } else {
             match self.engine.check(p, &shares, dedup) {
-                Ok(u) => u,
+                Ok(c) => c,
                 Err(e) => {
                     for q in taken {
                         for w in q.waiters {
@@ -369,7 +370,8 @@ impl<S: IrisScheme> Core<S> {
             }
         };
         failpoint("after-reveal", seq);
-        let commit = self.engine.plan(seq, items, &unique);
+        self.report_matches(seq, items, &checked);
+        let commit = self.engine.plan(seq, items, &checked.unique);
         let mut fresh = HashMap::new();
         let mut s = shares.iter();
         for it in items {
@@ -403,6 +405,24 @@ impl<S: IrisScheme> Core<S> {
             }
         }
         Ok(())
+    }
+
+    /// With `iris.reveal_matches`: one info line per query that matched something, naming the
+    /// enrolled identities and the earlier requests of the batch it matched (for the operator;
+    /// positions are read before the batch commits, so they are the database the check saw).
+    fn report_matches(&self, seq: u64, items: &[Item], checked: &Checked) {
+        let subs: Vec<&Item> = items.iter().filter(|it| matches!(it.op, ItemOp::Submit(_))).collect();
+        let s = self.engine.count();
+        for (it, found) in subs.iter().zip(&checked.matches).filter(|(_, m)| !m.is_empty()) {
+            let enrolled: Vec<IdentityId> = found.iter().filter_map(|&t| self.engine.id_at(t)).collect();
+            let in_batch: Vec<&str> = found
+                .iter()
+                .filter(|&&t| t >= s)
+                .filter_map(|&t| subs.get(t - s))
+                .map(|i| i.request_id.as_str())
+                .collect();
+            tracing::info!(node = self.cfg.id, seq, request = %it.request_id, ?enrolled, ?in_batch, "query matched");
+        }
     }
 
     /// Takes requests from the client port: the first waiting at most `wait`, then all ready ones.

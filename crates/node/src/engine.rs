@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use argus_iris::protocol::scheme::{query_kind, IrisScheme, ShareKind};
+use argus_iris::protocol::Checked;
 use argus_iris::{IrisGeometry, MatchConfig};
 use argus_mpc::{MpcError, Party};
 use argus_store::{Commit, IdentityId, Op, Store, Summary};
@@ -114,8 +115,13 @@ impl<S: IrisScheme> Engine<S> {
 
     /// Runs the protocol on a batch of queries; `dedup`: a query that matches an earlier query of
     /// the batch is not unique (for enrolments).
-    pub fn check(&self, p: &mut Party, queries: &[S::Share], dedup: bool) -> Result<Vec<bool>, MpcError> {
+    pub fn check(&self, p: &mut Party, queries: &[S::Share], dedup: bool) -> Result<Checked, MpcError> {
         self.scheme.check(p, queries, &self.db, &self.cfg, dedup)
+    }
+
+    /// The identity enrolled at database position `pos` (as [`Checked::matches`] counts them).
+    pub fn id_at(&self, pos: usize) -> Option<IdentityId> {
+        self.ids.get(pos).copied()
     }
 
     /// The commit of batch `seq`: the `i`-th submission of `items` gets `unique[i]`; unique

@@ -184,10 +184,10 @@ pub fn check_batch(
     db: &FieldDb,
     cfg: &MatchConfig,
     dedup: bool,
-) -> Result<Vec<bool>, MpcError> {
+) -> Result<super::Checked, MpcError> {
     let nq = queries.len();
     if nq == 0 {
-        return Ok(Vec::new());
+        return Ok(Default::default());
     }
     let (len, s, f) = (db.code_len, db.count, F65519);
     let (rot, r0) = (queries[0].rows, queries[0].unrotated);

@@ -270,10 +270,10 @@ pub fn check_batch(
     db: &GrDb,
     cfg: &MatchConfig,
     dedup: bool,
-) -> Result<Vec<bool>, MpcError> {
+) -> Result<super::Checked, MpcError> {
     let nq = queries.len();
     if nq == 0 {
-        return Ok(Vec::new());
+        return Ok(Default::default());
     }
     let (len, s) = (db.code_len, db.count);
     let (rot, r0, cols) = (queries[0].rows, queries[0].unrotated, queries[0].cols);

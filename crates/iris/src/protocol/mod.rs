@@ -263,10 +263,10 @@ pub fn check_batch<R: Ring>(
     db: &SharedDb<R>,
     cfg: &MatchConfig,
     dedup: bool,
-) -> Result<Vec<bool>, MpcError> {
+) -> Result<Checked, MpcError> {
     let nq = queries.len();
     if nq == 0 {
-        return Ok(Vec::new());
+        return Ok(Default::default());
     }
     let (len, ring) = (db.code_len, &db.ring);
     let rot = queries[0].rows;
@@ -313,10 +313,22 @@ pub fn check_batch<R: Ring>(
     resolve(p, &hits, rot, nq, s, cfg, dedup)
 }
 
+/// What a batch check reveals.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Checked {
+    /// Per query: whether it is unique.
+    pub unique: Vec<bool>,
+    /// Per query, with [`MatchConfig::reveal_matches`]: the targets it matched, ascending —
+    /// database positions `0..s`, then `s + j` for query `j` of the batch (earlier queries only,
+    /// and only when deduplicating). Empty lists otherwise.
+    pub matches: Vec<Vec<usize>>,
+}
+
 /// From the match bits of every comparison, laid out `[eye][rotation][query][target]` where the
 /// targets are the `s` enrolled entries followed by the batch's queries, to whether each query is
 /// unique: OR over rotations, the eye rule, only entries and earlier queries counted, OR over
-/// targets, reveal. Shared by every scheme.
+/// targets, reveal. With `cfg.reveal_matches` the per-target bits are opened too (one more
+/// round, `nq · (s + nq)` bits). Shared by every scheme.
 pub(crate) fn resolve(
     p: &mut Party,
     hits: &Rep3Bits,
@@ -325,7 +337,7 @@ pub(crate) fn resolve(
     s: usize,
     cfg: &MatchConfig,
     dedup: bool,
-) -> Result<Vec<bool>, MpcError> {
+) -> Result<Checked, MpcError> {
     let targets = s + nq;
     let per_eye = rot * nq * targets;
     let left = rep3::or_tree(p, &hits.slice(0, per_eye)?, nq * targets)?;
@@ -342,7 +354,14 @@ pub(crate) fn resolve(
     // [query][target] -> [target][query], then fold the targets.
     let from: Vec<usize> = (0..nq * targets).map(|i| (i % nq) * targets + i / nq).collect();
     let dup = rep3::or_tree(p, &entry.permute(&from)?, nq)?;
-    Ok(rep3::reveal_bits(p, &dup)?.to_bools().into_iter().map(|d| !d).collect())
+    let unique = rep3::reveal_bits(p, &dup)?.to_bools().into_iter().map(|d| !d).collect();
+    let matches = if cfg.reveal_matches {
+        let bits = rep3::reveal_bits(p, &entry)?.to_bools();
+        bits.chunks(targets).map(|row| (0..targets).filter(|&t| row[t]).collect()).collect()
+    } else {
+        vec![Vec::new(); nq]
+    };
+    Ok(Checked { unique, matches })
 }
 
 /// Comparisons per chunk of the comparison phase. The phase's intermediate values (lifted
@@ -437,7 +456,7 @@ pub fn is_enrolled<R: Ring>(
     db: &SharedDb<R>,
     cfg: &MatchConfig,
 ) -> Result<bool, MpcError> {
-    Ok(!check_batch(p, std::slice::from_ref(q), db, cfg, false)?[0])
+    Ok(!check_batch(p, std::slice::from_ref(q), db, cfg, false)?.unique[0])
 }
 
 #[cfg(test)]

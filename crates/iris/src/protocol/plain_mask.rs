@@ -135,10 +135,10 @@ pub fn check_batch(
     db: &PlainMaskDb,
     cfg: &MatchConfig,
     dedup: bool,
-) -> Result<Vec<bool>, MpcError> {
+) -> Result<super::Checked, MpcError> {
     let nq = queries.len();
     if nq == 0 {
-        return Ok(Vec::new());
+        return Ok(Default::default());
     }
     let (len, s, ring) = (db.len, db.len(), Z16::new());
     let (rot, r0) = (queries[0].rows, queries[0].unrotated);

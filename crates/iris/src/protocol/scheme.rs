@@ -11,7 +11,7 @@ use argus_math::{Ring, Z16, Z32};
 use argus_mpc::{MpcError, Party};
 use rand::rngs::OsRng;
 
-use super::{codec, field, galois, plain_mask, SharedDb, TemplateShare};
+use super::{codec, field, galois, plain_mask, Checked, SharedDb, TemplateShare};
 use crate::{IrisError, IrisGeometry, MatchConfig, Template};
 
 /// What a share is expected to hold (checked by [`IrisScheme::decode`]).
@@ -78,7 +78,8 @@ pub trait IrisScheme: Sync {
     fn new_db(&self, len: usize) -> Self::Db;
     /// Appends an enrolled share.
     fn push(&self, db: &mut Self::Db, s: &Self::Share) -> Result<(), MpcError>;
-    /// Checks a batch: `true` for each query that is unique. With `dedup` a query that matches an
+    /// Checks a batch: `true` for each query that is unique (and, with `cfg.reveal_matches`, what
+    /// it matched: [`Checked`]). With `dedup` a query that matches an
     /// earlier query of the batch is not unique either (enrolments: two captures of one person in
     /// one batch are not both enrolled); without, only the database counts (check-only requests).
     fn check(
@@ -88,7 +89,7 @@ pub trait IrisScheme: Sync {
         db: &Self::Db,
         cfg: &MatchConfig,
         dedup: bool,
-    ) -> Result<Vec<bool>, MpcError>;
+    ) -> Result<Checked, MpcError>;
     /// Serialises a share (query or enrolment) for the wire and the store: a small versioned
     /// header (format version, scheme tag, rows, unrotated row, code and mask values per row),
     /// then the share values packed little-endian at the ring's width (public masks as packed
@@ -160,7 +161,7 @@ macro_rules! rep3_scheme {
                 db: &Self::Db,
                 cfg: &MatchConfig,
                 dedup: bool,
-            ) -> Result<Vec<bool>, MpcError> {
+            ) -> Result<Checked, MpcError> {
                 super::check_batch(p, q, db, cfg, dedup)
             }
             fn encode(&self, s: &Self::Share) -> Vec<u8> {
@@ -237,7 +238,7 @@ impl IrisScheme for MpcLiftF16 {
         db: &Self::Db,
         cfg: &MatchConfig,
         dedup: bool,
-    ) -> Result<Vec<bool>, MpcError> {
+    ) -> Result<Checked, MpcError> {
         field::check_batch(p, q, db, cfg, dedup)
     }
     fn encode(&self, s: &Self::Share) -> Vec<u8> {
@@ -291,7 +292,7 @@ impl IrisScheme for PlainMaskZ16 {
         db: &Self::Db,
         cfg: &MatchConfig,
         dedup: bool,
-    ) -> Result<Vec<bool>, MpcError> {
+    ) -> Result<Checked, MpcError> {
         plain_mask::check_batch(p, q, db, cfg, dedup)
     }
     fn encode(&self, s: &Self::Share) -> Vec<u8> {
@@ -355,7 +356,7 @@ impl IrisScheme for MpcLiftGr16 {
         db: &Self::Db,
         cfg: &MatchConfig,
         dedup: bool,
-    ) -> Result<Vec<bool>, MpcError> {
+    ) -> Result<Checked, MpcError> {
         galois::check_batch(p, q, db, cfg, dedup)
     }
     fn encode(&self, s: &Self::Share) -> Vec<u8> {
