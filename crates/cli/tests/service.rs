@@ -251,6 +251,31 @@ fn enrol_check_delete_and_refuse(scheme: Option<&str>) {
     assert!(e.to_string().contains("unknown client"), "{e}");
 }
 
+/// A status request is answered while the node runs a batch (from the snapshot of the last one),
+/// not after it: node 1 stalls inside batch 2, and its status comes back before the batch ends.
+#[test]
+fn status_does_not_wait_for_a_running_batch() {
+    let mut c = Cluster::new("status-during-batch");
+    c.kill(1);
+    c.start(1, Some("after-reveal:2:stall-8000"));
+    let mut gen = generator(9);
+    assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(0));
+    let t = gen.random_template();
+    let client = c.client.clone();
+    let pending = c.rt.spawn(async move { client.submit(&t, Kind::Enroll).await });
+    let t0 = Instant::now();
+    while !c.log(1).contains("failpoint after-reveal:2:stall-8000: stalling") {
+        assert!(t0.elapsed() < Duration::from_secs(60), "node 1 never reached batch 2:\n{}", c.log(1));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let s = c.rt.block_on(c.client.status()).unwrap();
+    assert!(!pending.is_finished(), "the batch was still stalled when the status came back");
+    assert_eq!(s[1].summary.count, 1, "node 1 reports its last finished batch: {s:?}");
+    let o = c.rt.block_on(pending).unwrap().unwrap();
+    assert_eq!(o.enrolled, Some(1));
+    assert_eq!(c.consistent_count(), 2);
+}
+
 /// Node `node` aborts at `point` of batch 2; it is restarted, catches up, and everything agrees.
 fn crash_and_recover(node: usize, point: &str) {
     let mut c = Cluster::new(&format!("crash-{node}-{point}"));

@@ -20,6 +20,10 @@ use crate::wire::{self, Item, ItemOp, Kind, NodeStatus, Outcome, PeerMsg, Reply,
 use crate::{failpoint, NodeConfig, NodeError};
 
 /// A request from the client port and where its reply goes.
+/// The node's latest status, published by the core after start-up and after every batch, so
+/// that status requests are answered at once instead of waiting for a running batch.
+pub type StatusBoard = Arc<std::sync::Mutex<Option<NodeStatus>>>;
+
 pub struct Incoming {
     /// The request.
     pub req: Request,
@@ -65,6 +69,8 @@ pub struct Core<S: IrisScheme> {
     peer_bytes: (u64, u64),
     /// Total time spent running batches.
     busy: Duration,
+    /// Where [`Core::publish`] puts the status.
+    board: StatusBoard,
 }
 
 const LEADER: PartyId = 0;
@@ -109,9 +115,33 @@ fn check_request_id(id: &str) -> Result<(), String> {
 }
 
 impl<S: IrisScheme> Core<S> {
-    /// A core over `engine`, fed by `inbox`; stops when `stop` is set.
-    pub fn new(cfg: NodeConfig, engine: Engine<S>, inbox: Receiver<Incoming>, stop: Arc<AtomicBool>) -> Self {
-        Core { cfg, engine, inbox, queue: Vec::new(), stop, loaded: false, peer_bytes: (0, 0), busy: Duration::ZERO }
+    /// A core over `engine`, fed by `inbox`; stops when `stop` is set; publishes its status on
+    /// `board`.
+    pub fn new(
+        cfg: NodeConfig,
+        engine: Engine<S>,
+        inbox: Receiver<Incoming>,
+        stop: Arc<AtomicBool>,
+        board: StatusBoard,
+    ) -> Self {
+        Core {
+            cfg,
+            engine,
+            inbox,
+            queue: Vec::new(),
+            stop,
+            loaded: false,
+            peer_bytes: (0, 0),
+            busy: Duration::ZERO,
+            board,
+        }
+    }
+
+    /// Publishes the current status (see [`StatusBoard`]); a store error leaves the old one.
+    fn publish(&mut self) {
+        if let Ok(s) = self.status() {
+            *self.board.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+        }
     }
 
     /// Runs sessions until stopped or a fatal error (an inconsistent store, a store failure).
@@ -167,6 +197,7 @@ impl<S: IrisScheme> Core<S> {
                 "after catch-up the nodes hold different identities (count, digest, last commit, next id): {all:?}"
             ))));
         }
+        self.publish();
         tracing::info!(
             node = self.cfg.id,
             count = mine.count,
@@ -341,6 +372,7 @@ impl<S: IrisScheme> Core<S> {
         let start = Instant::now();
         let r = self.run_batch_inner(p, seq, items);
         self.busy += start.elapsed();
+        self.publish();
         r
     }
 

@@ -124,13 +124,18 @@ pub fn rss_bytes() -> u64 {
         .map_or(0, |pages| pages * 4096)
 }
 
-/// Crash injection for the recovery tests: `ARGUS_FAILPOINT=<name>:<seq>` aborts the process
-/// when the node reaches point `name` in batch `seq`.
+/// Fault injection for the tests: `ARGUS_FAILPOINT=<name>:<seq>` aborts the process when the
+/// node reaches point `name` in batch `seq`; `<name>:<seq>:stall-<ms>` pauses it there instead.
 pub(crate) fn failpoint(name: &str, seq: u64) {
     if let Ok(v) = std::env::var("ARGUS_FAILPOINT") {
-        if v == format!("{name}:{seq}") {
+        let here = format!("{name}:{seq}");
+        if v == here {
             eprintln!("failpoint {v}: aborting");
             std::process::abort();
+        }
+        if let Some(ms) = v.strip_prefix(&here).and_then(|r| r.strip_prefix(":stall-")).and_then(|m| m.parse().ok()) {
+            eprintln!("failpoint {v}: stalling");
+            std::thread::sleep(std::time::Duration::from_millis(ms));
         }
     }
 }

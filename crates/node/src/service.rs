@@ -10,7 +10,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 use tokio_rustls::TlsAcceptor;
 
-use crate::core::{Core, Incoming};
+use crate::core::{Core, Incoming, StatusBoard};
 use crate::engine::Engine;
 use crate::wire::{self, Envelope, Reply, Request};
 use crate::{with_scheme, NodeConfig, NodeError};
@@ -39,19 +39,26 @@ pub fn run_node(cfg: NodeConfig, stop: Arc<AtomicBool>) -> Result<(), NodeError>
         let _guard = runtime.enter();
         TcpListener::from_std(listener).map_err(|e| NodeError::Io { context: "client listener".into(), source: e })?
     };
-    runtime.spawn(accept_clients(listener, acceptor, clients, tx));
+    let board = StatusBoard::default();
+    runtime.spawn(accept_clients(listener, acceptor, clients, tx, board.clone()));
     let geometry = cfg.iris.layout.geometry()?;
     let match_cfg = cfg.iris.match_config()?;
     argus_math::kernels::set_threads(cfg.batch.threads);
     let result = with_scheme!(cfg.iris.scheme, s => {
         let engine = Engine::new(s, match_cfg, geometry, store)?;
-        Core::new(cfg, engine, rx, stop).run()
+        Core::new(cfg, engine, rx, stop, board).run()
     });
     runtime.shutdown_background();
     result
 }
 
-async fn accept_clients(listener: TcpListener, acceptor: TlsAcceptor, clients: Arc<Vec<String>>, tx: Sender<Incoming>) {
+async fn accept_clients(
+    listener: TcpListener,
+    acceptor: TlsAcceptor,
+    clients: Arc<Vec<String>>,
+    tx: Sender<Incoming>,
+    board: StatusBoard,
+) {
     loop {
         let (tcp, addr) = match listener.accept().await {
             Ok(c) => c,
@@ -61,9 +68,9 @@ async fn accept_clients(listener: TcpListener, acceptor: TlsAcceptor, clients: A
             }
         };
         let _ = tcp.set_nodelay(true);
-        let (acceptor, clients, tx) = (acceptor.clone(), clients.clone(), tx.clone());
+        let (acceptor, clients, tx, board) = (acceptor.clone(), clients.clone(), tx.clone(), board.clone());
         tokio::spawn(async move {
-            if let Err(e) = serve_client(tcp, acceptor, clients, tx).await {
+            if let Err(e) = serve_client(tcp, acceptor, clients, tx, board).await {
                 tracing::info!(%addr, "client connection ended: {e}");
             }
         });
@@ -77,6 +84,7 @@ async fn serve_client(
     acceptor: TlsAcceptor,
     clients: Arc<Vec<String>>,
     inbox: Sender<Incoming>,
+    board: StatusBoard,
 ) -> Result<(), String> {
     let tls = acceptor.accept(tcp).await.map_err(|e| format!("TLS handshake: {e}"))?;
     let known = tls
@@ -113,6 +121,15 @@ async fn serve_client(
                 break Err(e.to_string());
             }
         };
+        // Status from the last published snapshot (memory measured now): no waiting for a batch.
+        if matches!(env.body, Request::Status) {
+            let snapshot = board.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if let Some(mut s) = snapshot {
+                s.rss_bytes = crate::rss_bytes();
+                let _ = out_tx.send(wire::encode(&Envelope { tag: env.tag, body: Reply::Status(s) }));
+                continue;
+            }
+        }
         let (reply_tx, reply_rx) = oneshot::channel();
         if inbox.send(Incoming { req: env.body, reply: reply_tx }).is_err() {
             break Err("node stopped".into());
