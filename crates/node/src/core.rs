@@ -430,6 +430,8 @@ impl<S: IrisScheme> Core<S> {
         }
         failpoint("after-commit", seq);
         self.peer_bytes.1 = p.stats().bytes_sent;
+        // Before the replies: a client that saw its outcome sees the status that includes it.
+        self.publish();
         tracing::debug!(node = self.cfg.id, seq, items = items.len(), "batch committed");
         for (q, op) in taken.into_iter().zip(&commit.ops) {
             for w in q.waiters {
