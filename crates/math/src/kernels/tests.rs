@@ -10,6 +10,19 @@ use super::*;
 
 const P: u16 = P65519;
 
+/// Deterministic test data: `n` xorshift64 steps from `state`, each reduced mod `m` (`1 << 16`
+/// for any u16).
+fn xorshift_u16(state: &mut u64, n: usize, m: u64) -> Vec<u16> {
+    (0..n)
+        .map(|_| {
+            *state ^= *state << 13;
+            *state ^= *state >> 7;
+            *state ^= *state << 17;
+            (*state % m) as u16
+        })
+        .collect()
+}
+
 /// Naive references: simple loops, wrapping arithmetic or `% p` in u64, nothing shared with
 /// the implementations under test.
 mod reference {
@@ -310,16 +323,7 @@ mod field {
     #[test]
     fn gemm_edges() {
         let mut x = 0x0fed_cba9_8765_4321u64;
-        let mut rnd = |n: usize| -> Vec<u16> {
-            (0..n)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    (x % P as u64) as u16
-                })
-                .collect()
-        };
+        let mut rnd = |n: usize| xorshift_u16(&mut x, n, u64::from(P));
         for (ra, rb, len) in [
             (3, 5, 12800),
             (2, 3, 16384),
@@ -459,16 +463,7 @@ fn measure_plain_dot_runs() {
 #[test]
 fn gemm_rows_windows() {
     let mut x = 0x0bad_cafe_1234_5678u64;
-    let mut rnd = |n: usize| -> Vec<u16> {
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u16
-            })
-            .collect()
-    };
+    let mut rnd = |n: usize| xorshift_u16(&mut x, n, 1 << 16);
     for (len, stride, windows, rb) in [(12800, 64, 31, 5), (4100, 3, 70, 9), (33, 1, 65, 130), (1, 1, 2, 1)] {
         let a = rnd((windows - 1) * stride + len + 7);
         let b = rnd(rb * len);
@@ -503,16 +498,7 @@ fn gemm_rows_windows() {
 #[test]
 fn gemm_split_over_threads() {
     let mut x = 0x5eed_1234_abcd_0001u64;
-    let mut rnd = |n: usize| -> Vec<u16> {
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x % u64::from(P)) as u16
-            })
-            .collect()
-    };
+    let mut rnd = |n: usize| xorshift_u16(&mut x, n, u64::from(P));
     let (ra, rb, len) = (64, 600, 2048);
     let (a, b) = (rnd(ra * len), rnd(rb * len));
     let ring = reference::gemm(&a, &b, len, reference::dot16);
