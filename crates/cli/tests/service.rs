@@ -48,12 +48,21 @@ impl Cluster {
     /// A running cluster on `scheme` (or the default); `reveal`: the nodes log what each query
     /// matched (`iris.reveal_matches`).
     fn with_scheme(name: &str, scheme: Option<&str>, reveal: bool) -> Cluster {
+        Cluster::with_store(name, scheme, reveal, None)
+    }
+
+    /// As [`Cluster::with_scheme`], on the stores `store` + 0, 1, 2 (`argus setup --store`; default:
+    /// SQLite files).
+    fn with_store(name: &str, scheme: Option<&str>, reveal: bool, store: Option<&str>) -> Cluster {
         let dir = std::env::temp_dir().join(format!("argus-service-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let mut setup = Command::new(EXE);
         setup.args(["setup", "--dir"]).arg(&dir);
         if let Some(s) = scheme {
             setup.args(["--scheme", s]);
+        }
+        if let Some(s) = store {
+            setup.args(["--store", s]);
         }
         let out = setup.output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -313,4 +322,50 @@ fn leader_crash_after_reveal() {
 #[test]
 fn follower_crash_after_commit() {
     crash_and_recover(1, "after-commit");
+}
+
+/// The service on PostgreSQL (one database per node, as a production deployment): enrolment, a
+/// refused re-capture, a deletion, and a node restarted from its store into its peers' state.
+/// Skipped without `ARGUS_TEST_POSTGRES_URL` (an admin URL whose role may create databases);
+/// `.ci/run` starts a server and sets `ARGUS_REQUIRE_POSTGRES=1`, which makes a skip a failure.
+#[test]
+fn service_on_postgres() {
+    let admin = match std::env::var("ARGUS_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => url,
+        _ => {
+            assert_ne!(std::env::var("ARGUS_REQUIRE_POSTGRES").as_deref(), Ok("1"), "no PostgreSQL to test against");
+            println!("skipped: set ARGUS_TEST_POSTGRES_URL");
+            return;
+        }
+    };
+    assert!(!admin.contains('?'), "the test appends database names to the URL");
+    let db = format!("argus_service_{}_", std::process::id());
+    let mut pg = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+    let databases = |pg: &mut postgres::Client, create: bool| {
+        for i in 0..3 {
+            pg.batch_execute(&format!("DROP DATABASE IF EXISTS {db}{i} WITH (FORCE)")).unwrap();
+            if create {
+                pg.batch_execute(&format!("CREATE DATABASE {db}{i}")).unwrap();
+            }
+        }
+    };
+    databases(&mut pg, true);
+    let base = &admin[..admin.rfind('/').expect("a database in the URL")];
+    {
+        let mut c = Cluster::with_store("postgres", None, false, Some(&format!("{base}/{db}")));
+        let mut gen = generator(11);
+        let people: Vec<Template> = (0..3).map(|_| gen.random_template()).collect();
+        for (i, p) in people.iter().enumerate() {
+            assert_eq!(c.submit(p, Kind::Enroll).unwrap().enrolled, Some(i as u64));
+        }
+        assert!(!c.submit(&gen.genuine_template(&people[1]).unwrap(), Kind::Enroll).unwrap().unique);
+        assert!(c.rt.block_on(c.client.delete(2)).unwrap());
+        // Killed while idle: the client's next request to it must not wait on the dead connection.
+        c.kill(2);
+        c.start(2, None);
+        assert_eq!(c.consistent_count(), 2);
+        assert!(!c.submit(&gen.genuine_template(&people[0]).unwrap(), Kind::Check).unwrap().unique);
+        assert!(c.submit(&gen.genuine_template(&people[2]).unwrap(), Kind::Check).unwrap().unique);
+    }
+    databases(&mut pg, false);
 }

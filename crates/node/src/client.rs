@@ -92,7 +92,10 @@ impl ClientConfig {
     }
 }
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Reply>>>>;
+/// Waiters by tag; `None` once the connection's reader has ended, so that a request sent on a
+/// connection the node closed (say, it restarted while the client was idle) fails at once and is
+/// retried on a new connection instead of waiting out the timeout.
+type Pending = Arc<Mutex<Option<HashMap<u64, oneshot::Sender<Reply>>>>>;
 
 /// One multiplexed TLS connection to a node.
 #[derive(Clone)]
@@ -134,7 +137,7 @@ impl Client {
         let tls = self.connector.connect(name, tcp).await.map_err(io(format!("TLS with node {node} at {addr}")))?;
         let (mut rd, mut wr) = tokio::io::split(tls);
         let (out, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let pending: Pending = Arc::default();
+        let pending: Pending = Arc::new(Mutex::new(Some(HashMap::new())));
         tokio::spawn(async move {
             while let Some(frame) = out_rx.recv().await {
                 if wire::write_frame(&mut wr, &frame).await.is_err() {
@@ -146,22 +149,22 @@ impl Client {
         tokio::spawn(async move {
             while let Ok(Some(frame)) = wire::read_frame(&mut rd).await {
                 let Ok(env) = wire::decode::<Envelope<Reply>>(&frame) else { break };
-                let waiter = readers.lock().unwrap().remove(&env.tag);
+                let waiter = readers.lock().unwrap().as_mut().and_then(|p| p.remove(&env.tag));
                 match waiter {
                     Some(w) => {
                         let _ = w.send(env.body);
                     }
                     // Tag 0: the node refused the connection (e.g. unknown client).
                     None if env.tag == 0 => {
-                        for (_, w) in readers.lock().unwrap().drain() {
+                        for (_, w) in readers.lock().unwrap().iter_mut().flat_map(|p| p.drain()) {
                             let _ = w.send(env.body.clone());
                         }
                     }
                     None => {}
                 }
             }
-            // Connection gone: waiters see their sender dropped.
-            readers.lock().unwrap().clear();
+            // Connection gone: waiters see their sender dropped, later requests are refused.
+            *readers.lock().unwrap() = None;
         });
         Ok(Conn { out, pending, next_tag: Arc::new(AtomicU64::new(1)) })
     }
@@ -171,7 +174,7 @@ impl Client {
         let conn = {
             let mut slot = self.conns[node].lock().await;
             match slot.as_ref() {
-                Some(c) if !c.out.is_closed() => c.clone(),
+                Some(c) if !c.out.is_closed() && c.pending.lock().unwrap().is_some() => c.clone(),
                 _ => {
                     let c = self.connect(node).await?;
                     *slot = Some(c.clone());
@@ -181,11 +184,15 @@ impl Client {
         };
         let tag = conn.next_tag.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        conn.pending.lock().unwrap().insert(tag, tx);
         let lost = || NodeError::Io {
             context: format!("node {node}"),
             source: std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "connection lost"),
         };
+        let registered = conn.pending.lock().unwrap().as_mut().map(|p| p.insert(tag, tx)).is_some();
+        if !registered {
+            *self.conns[node].lock().await = None;
+            return Err(lost());
+        }
         if conn.out.send(wire::encode(&Envelope { tag, body: req })).is_err() {
             *self.conns[node].lock().await = None;
             return Err(lost());
@@ -197,7 +204,9 @@ impl Client {
                 Err(lost())
             }
             Err(_) => {
-                conn.pending.lock().unwrap().remove(&tag);
+                if let Some(p) = conn.pending.lock().unwrap().as_mut() {
+                    p.remove(&tag);
+                }
                 Err(NodeError::Io {
                     context: format!("node {node}"),
                     source: std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer in time"),
