@@ -340,16 +340,23 @@ fn service_on_postgres() {
     };
     assert!(!admin.contains('?'), "the test appends database names to the URL");
     let db = format!("argus_service_{}_", std::process::id());
-    let mut pg = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
-    let databases = |pg: &mut postgres::Client, create: bool| {
-        for i in 0..3 {
-            pg.batch_execute(&format!("DROP DATABASE IF EXISTS {db}{i} WITH (FORCE)")).unwrap();
-            if create {
-                pg.batch_execute(&format!("CREATE DATABASE {db}{i}")).unwrap();
+    // Dropped at the end, also when the test fails.
+    struct Databases(String, String);
+    impl Drop for Databases {
+        fn drop(&mut self) {
+            if let Ok(mut pg) = postgres::Client::connect(&self.0, postgres::NoTls) {
+                for i in 0..3 {
+                    let _ = pg.batch_execute(&format!("DROP DATABASE IF EXISTS {}{i} WITH (FORCE)", self.1));
+                }
             }
         }
-    };
-    databases(&mut pg, true);
+    }
+    let _cleanup = Databases(admin.clone(), db.clone());
+    let mut pg = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+    for i in 0..3 {
+        pg.batch_execute(&format!("DROP DATABASE IF EXISTS {db}{i} WITH (FORCE)")).unwrap();
+        pg.batch_execute(&format!("CREATE DATABASE {db}{i}")).unwrap();
+    }
     let base = &admin[..admin.rfind('/').expect("a database in the URL")];
     {
         let mut c = Cluster::with_store("postgres", None, false, Some(&format!("{base}/{db}")));
@@ -367,5 +374,4 @@ fn service_on_postgres() {
         assert!(!c.submit(&gen.genuine_template(&people[0]).unwrap(), Kind::Check).unwrap().unique);
         assert!(c.submit(&gen.genuine_template(&people[2]).unwrap(), Kind::Check).unwrap().unique);
     }
-    databases(&mut pg, false);
 }
