@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use argus_iris::protocol::scheme::IrisScheme;
-use argus_iris::{find_matches, Generator, MatchConfig, Template};
+use argus_iris::{Generator, MatchConfig, Template};
 use argus_node::client::new_request_id;
 use argus_node::config::{BatchSettings, IrisSettings};
 use argus_node::{with_scheme, Client, ClientConfig, Kind};
@@ -186,9 +186,11 @@ fn make_queries(
     Ok(out)
 }
 
-/// Whether `q` matches any template of `db` (parallel scan, the plaintext twin).
+/// Whether `q` matches any template of `db` (the plaintext twin: rotations made once, then a
+/// parallel scan).
 fn matches_any(q: &Template, db: &[Template], cfg: &MatchConfig) -> bool {
-    db.par_chunks(64).any(|c| !find_matches(q, c, cfg).expect("same geometry").is_empty())
+    let q = cfg.prepare(q);
+    db.par_iter().any(|t| q.matches(t).expect("same geometry"))
 }
 
 /// Runs the demo.

@@ -42,5 +42,5 @@ pub use generator::Generator;
 pub use geometry::{IrisGeometry, MAX_BITS};
 pub use matcher::{
     best_rotation, distance, find_matches, fractional_distance, match_eye, match_template, rotations_in, EyeRule,
-    EyeScore, MatchConfig, Threshold,
+    EyeScore, MatchConfig, PreparedQuery, Threshold,
 };

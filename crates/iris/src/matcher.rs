@@ -9,7 +9,7 @@
 
 use std::ops::RangeInclusive;
 
-use crate::{IrisCode, IrisError, MaskMode, Template};
+use crate::{IrisCode, IrisError, IrisGeometry, MaskMode, Template};
 
 /// The largest supported `den_log2` (so `hd · 2^den_log2` and `b · l` fit 128-bit integers).
 pub const MAX_DEN_LOG2: u32 = 62;
@@ -247,31 +247,63 @@ impl MatchConfig {
     }
 }
 
+/// A query's rotations under a [`MatchConfig`], computed once, to test against many enrolled
+/// templates ([`MatchConfig::prepare`]). `Sync`: one prepared query can be scanned in parallel.
+pub struct PreparedQuery<'a> {
+    cfg: &'a MatchConfig,
+    geometry: (IrisGeometry, IrisGeometry),
+    left: Vec<IrisCode>,
+    right: Vec<IrisCode>,
+}
+
+impl MatchConfig {
+    /// Prepares `query` for many [`PreparedQuery::matches`] calls.
+    pub fn prepare(&self, query: &Template) -> PreparedQuery<'_> {
+        let rots = |c: &IrisCode| {
+            let c = self.mask_mode.apply(c);
+            rotations_in(&self.rotations, c.geometry().cols).into_iter().map(|r| c.rotate(r)).collect::<Vec<_>>()
+        };
+        PreparedQuery {
+            cfg: self,
+            geometry: (query.left.geometry(), query.right.geometry()),
+            left: rots(&query.left),
+            right: rots(&query.right),
+        }
+    }
+}
+
+impl PreparedQuery<'_> {
+    /// Whether the query matches `enrolled` (the eye rule over both eyes; the right eye is not
+    /// compared when the left one already decides). Errors on a geometry mismatch.
+    pub fn matches(&self, enrolled: &Template) -> Result<bool, IrisError> {
+        self.geometry.0.check_same(&enrolled.left.geometry())?;
+        self.geometry.1.check_same(&enrolled.right.geometry())?;
+        let eye = |rotated: &[IrisCode], enrolled: &IrisCode| -> Result<bool, IrisError> {
+            let e = self.cfg.mask_mode.apply(enrolled);
+            for q in rotated {
+                let (hd, ml) = distance(q, &e)?;
+                if self.cfg.threshold.matches(hd, ml) {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        };
+        let left = eye(&self.left, &enrolled.left)?;
+        match (self.cfg.rule, left) {
+            (EyeRule::And, false) => Ok(false),
+            (EyeRule::Or, true) => Ok(true),
+            _ => eye(&self.right, &enrolled.right),
+        }
+    }
+}
+
 /// Indices of the templates in `db` that `query` matches under `cfg` (the query's rotations are
 /// computed once). Errors on the first geometry mismatch.
 pub fn find_matches(query: &Template, db: &[Template], cfg: &MatchConfig) -> Result<Vec<usize>, IrisError> {
-    let rots = |c: &IrisCode| {
-        let c = cfg.mask_mode.apply(c);
-        rotations_in(&cfg.rotations, c.geometry().cols).into_iter().map(|r| c.rotate(r)).collect::<Vec<_>>()
-    };
-    let (ql, qr) = (rots(&query.left), rots(&query.right));
-    let eye = |rotated: &[IrisCode], enrolled: &IrisCode| -> Result<bool, IrisError> {
-        let e = cfg.mask_mode.apply(enrolled);
-        let mut hit = false;
-        for q in rotated {
-            let (hd, ml) = distance(q, &e)?;
-            hit |= cfg.threshold.matches(hd, ml);
-            if hit {
-                break;
-            }
-        }
-        Ok(hit)
-    };
+    let q = cfg.prepare(query);
     let mut out = Vec::new();
     for (i, t) in db.iter().enumerate() {
-        query.left.geometry().check_same(&t.left.geometry())?;
-        query.right.geometry().check_same(&t.right.geometry())?;
-        if cfg.rule.combine(eye(&ql, &t.left)?, eye(&qr, &t.right)?) {
+        if q.matches(t)? {
             out.push(i);
         }
     }
@@ -281,7 +313,7 @@ pub fn find_matches(query: &Template, db: &[Template], cfg: &MatchConfig) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::IrisGeometry;
+
     use argus_math::BitVec;
 
     #[test]
