@@ -279,7 +279,11 @@ impl PreparedQuery<'_> {
         self.geometry.0.check_same(&enrolled.left.geometry())?;
         self.geometry.1.check_same(&enrolled.right.geometry())?;
         let eye = |rotated: &[IrisCode], enrolled: &IrisCode| -> Result<bool, IrisError> {
-            let e = self.cfg.mask_mode.apply(enrolled);
+            // Per-bit masks compare the entry as stored: no copy per entry on this hot path.
+            let e = match self.cfg.mask_mode {
+                MaskMode::PerBit => std::borrow::Cow::Borrowed(enrolled),
+                MaskMode::Trimmed => std::borrow::Cow::Owned(MaskMode::Trimmed.apply(enrolled)),
+            };
             for q in rotated {
                 let (hd, ml) = distance(q, &e)?;
                 if self.cfg.threshold.matches(hd, ml) {
