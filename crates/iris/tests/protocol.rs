@@ -195,4 +195,11 @@ fn galois_check_costs_what_mpclift_z16_costs() {
         .unwrap()
     }
     assert_eq!(cost(&MpcLiftGr16, &db, &batch, &cfg), cost(&MpcLiftZ16, &db, &batch, &cfg));
+    // Revealing the matches opens the nq·(s + nq) per-target bits: one more round, that many bits.
+    let reveal = MatchConfig { reveal_matches: true, ..cfg.clone() };
+    let bits = (batch.len() * (db.len() + batch.len())).div_ceil(8) as u64;
+    let (plain, revealing) = (cost(&MpcLiftGr16, &db, &batch, &cfg), cost(&MpcLiftGr16, &db, &batch, &reveal));
+    for (a, b) in plain.iter().zip(&revealing) {
+        assert_eq!((b.0, b.1), (a.0 + bits, a.1 + 1));
+    }
 }

@@ -335,6 +335,19 @@ mod tests {
     use crate::{Generator, IrisGeometry};
     use rand::{rngs::StdRng, SeedableRng};
 
+    /// A geometry whose angular columns do not hold whole ring elements cannot be rotated by the
+    /// nodes: the client is told why, before anything is shared.
+    #[test]
+    fn columns_must_hold_whole_ring_elements() {
+        let g = IrisGeometry::new(2, 8, 1, 2).unwrap(); // 4 code values per column, 2 trimmed mask values
+        let t = Generator::new(g, 1).unwrap().random_template();
+        let mut rng = StdRng::seed_from_u64(1);
+        let trimmed = MatchConfig { mask_mode: MaskMode::Trimmed, ..MatchConfig::default() };
+        let e = share_query(&t, &trimmed, &mut rng).unwrap_err().to_string();
+        assert!(e.contains("whole groups of 4 per angular column"), "{e}");
+        assert!(share_query(&t, &MatchConfig::default(), &mut rng).is_ok());
+    }
+
     /// The nodes' rotation windows give, summed over the parties, the plain dot product of every
     /// rotation of the query with an entry — asymmetric windows (where a wrong direction would
     /// show), the full window of a narrow geometry, and both mask modes.
