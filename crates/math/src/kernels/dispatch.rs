@@ -140,10 +140,11 @@ pub(crate) fn backend(requested: Isa) -> &'static dyn Kernels {
     let level = isa::resolve(requested);
     #[cfg(target_arch = "x86_64")]
     {
-        use super::{avx2, avx512};
+        use super::{amx, avx2, avx512};
         // Each `get` re-checks its features and returns `None` if they are missing, so a
         // mistake in `resolve` degrades to a lower level instead of executing illegal code.
         let simd: Option<&'static dyn Kernels> = match level {
+            Isa::Amx => amx::Amx::get().map(|k| k as &dyn Kernels),
             Isa::Avx512Vnni => avx512::Avx512Vnni::get().map(|k| k as &dyn Kernels),
             Isa::Avx512 => avx512::Avx512::get().map(|k| k as &dyn Kernels),
             Isa::Avx2 => avx2::Avx2::get().map(|k| k as &dyn Kernels),
@@ -175,7 +176,8 @@ macro_rules! impl_simd_kernels {
         v64: $v64:ty,
         tile: ($mr:literal, $nr:literal),
         ring: $ring:expr,
-        field: $field:expr $(,)?
+        field: $field:expr
+        $(, gemm_u16: $g16:path)? $(,)?
     ) => {
         impl $crate::kernels::dispatch::Kernels for $token {
             fn isa(&self) -> $crate::kernels::Isa {
@@ -222,7 +224,7 @@ macro_rules! impl_simd_kernels {
                 unsafe { imp(a, b) }
             }
 
-            impl_simd_kernels!(@gemm $feat, gemm_u16, u16, $v16, $mr, $nr, $ring);
+            impl_simd_kernels!(@gemm16 [$($g16)?] $feat, $v16, $mr, $nr, $ring);
             impl_simd_kernels!(@gemm $feat, gemm_u32, u32, $v32, $mr, $nr, $ring);
             impl_simd_kernels!(@gemm $feat, gemm_u64, u64, $v64, $mr, $nr, $ring);
 
@@ -272,6 +274,17 @@ macro_rules! impl_simd_kernels {
             }
             // SAFETY: the token exists only if the CPU has these features.
             unsafe { imp(a, b) }
+        }
+    };
+    (@gemm16 [] $feat:tt, $v:ty, $mr:literal, $nr:literal, $kc:expr) => {
+        impl_simd_kernels!(@gemm $feat, gemm_u16, u16, $v, $mr, $nr, $kc);
+    };
+    // A level-specific 16-bit matrix product: an `unsafe fn` with `gemm_u16`'s arguments whose
+    // only requirement is the level's features.
+    (@gemm16 [$g16:path] $feat:tt, $v:ty, $mr:literal, $nr:literal, $kc:expr) => {
+        fn gemm_u16(&self, a: &[u16], a_rows: &[usize], b: &[u16], len: usize, out: &mut [u16]) {
+            // SAFETY: the token exists only if the CPU has the level's features.
+            unsafe { $g16(a, a_rows, b, len, out) }
         }
     };
     (@gemm $feat:tt, $name:ident, $t:ty, $v:ty, $mr:literal, $nr:literal, $kc:expr) => {

@@ -19,16 +19,20 @@ pub enum Isa {
     Avx512,
     /// AVX-512 as above plus VNNI: 16-bit multiply-accumulate in one `vpdpwssd`.
     Avx512Vnni,
+    /// AVX-512 VNNI plus AMX-TILE and AMX-INT8 granted by the OS: the 16-bit ring matrix
+    /// product on the tile unit, as three 8-bit tile products.
+    Amx,
 }
 
-/// Environment variable that forces a lower level: `portable`, `avx2`, `avx512` or `avx512vnni`.
+/// Environment variable that forces a lower level: `portable`, `avx2`, `avx512`, `avx512vnni` or
+/// `amx`.
 ///
 /// A level above what the CPU supports is clamped to the detected one; unknown values are ignored.
 pub const ISA_ENV: &str = "ARGUS_ISA";
 
 impl Isa {
     /// Every level, lowest first.
-    pub const ALL: [Isa; 4] = [Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Avx512Vnni];
+    pub const ALL: [Isa; 5] = [Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Avx512Vnni, Isa::Amx];
 
     /// The lower-case name accepted in [`ISA_ENV`].
     pub fn name(self) -> &'static str {
@@ -37,6 +41,7 @@ impl Isa {
             Isa::Avx2 => "avx2",
             Isa::Avx512 => "avx512",
             Isa::Avx512Vnni => "avx512vnni",
+            Isa::Amx => "amx",
         }
     }
 
@@ -75,7 +80,10 @@ fn probe() -> Isa {
     if !is_x86_feature_detected!("avx512vnni") {
         return Isa::Avx512;
     }
-    Isa::Avx512Vnni
+    if !super::amx::usable() {
+        return Isa::Avx512Vnni;
+    }
+    Isa::Amx
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -120,7 +128,7 @@ mod tests {
             assert_eq!(Isa::from_name(l.name()), Some(l));
             assert_eq!(Isa::from_name(&format!(" {} ", l.name().to_uppercase())), Some(l));
         }
-        assert_eq!(Isa::from_name("amx"), None);
+        assert_eq!(Isa::from_name("sse2"), None);
     }
 
     #[test]
@@ -130,6 +138,7 @@ mod tests {
         assert_eq!(apply_override(Some("AVX2"), Isa::Avx512Vnni), Isa::Avx2);
         assert_eq!(apply_override(Some("avx512vnni"), Isa::Avx2), Isa::Avx2);
         assert_eq!(apply_override(Some("amx"), Isa::Avx512), Isa::Avx512);
+        assert_eq!(apply_override(Some("sse2"), Isa::Amx), Isa::Amx);
         assert_eq!(apply_override(Some(""), Isa::Avx2), Isa::Avx2);
     }
 

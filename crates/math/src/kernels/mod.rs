@@ -13,7 +13,8 @@
 //! Levels: [`Isa::Portable`] is plain Rust. The SIMD levels recompile the element-wise loops
 //! with AVX2 / AVX-512 enabled (they are memory-bound) and use hand-written kernels for the
 //! dot and matrix products: `vpmaddwd`/`vpdpwssd` for 16-bit data, `vpmulld`/`vpmullq` for
-//! 32/64-bit data. F_65519 products map values to centred representatives so that the signed
+//! 32/64-bit data; on CPUs with AMX-INT8 the 16-bit ring matrix product runs on the tile
+//! unit as three 8-bit products (`amx.rs`). F_65519 products map values to centred representatives so that the signed
 //! 16-bit multipliers give exact results, and defer the reduction mod p.
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -26,6 +27,8 @@ mod measure;
 mod portable;
 mod threads;
 
+#[cfg(target_arch = "x86_64")]
+mod amx;
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]

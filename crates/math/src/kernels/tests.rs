@@ -526,3 +526,31 @@ fn gemm_split_over_threads() {
     }
     set_threads(0);
 }
+
+/// The 16-bit product across every block boundary of every level, the tile kernel's included:
+/// more queries than one query block (512) with a ragged tail of query tiles and pairs, more
+/// rows than one row block (128) ending mid-tile, a length spanning several K-blocks (512)
+/// with a tail that is neither a whole tile step (64) nor a whole group of four; then the same
+/// shape as overlapping rotation windows, and all-ones bits (every byte product at its maximum).
+#[test]
+fn gemm_u16_crosses_every_block_boundary() {
+    let mut x = 0x7117_5eed_0bad_f00du64;
+    let mut rnd = |n: usize| xorshift_u16(&mut x, n, 1 << 16);
+    let (ra, rb, len) = (530, 150, 1101);
+    let saved = super::threads::setting();
+    set_threads(1);
+    for (a, b) in [(rnd(ra * len), rnd(rb * len)), (vec![u16::MAX; ra * len], vec![u16::MAX; rb * len])] {
+        let expect = reference::gemm(&a, &b, len, reference::dot16);
+        let windows: Vec<usize> = (0..ra).map(|i| (i * 7) % (a.len() - len)).collect();
+        let copied: Vec<u16> = windows.iter().flat_map(|&s| a[s..s + len].iter().copied()).collect();
+        let expect_windows = reference::gemm(&copied, &b, len, reference::dot16);
+        for isa in available() {
+            let mut out = vec![9u16; ra * rb];
+            gemm_u16_with(isa, &a, &b, len, &mut out).unwrap();
+            assert!(out == expect, "gemm_u16 at {isa}");
+            gemm_u16_rows_with(isa, &a, &windows, &b, len, &mut out).unwrap();
+            assert!(out == expect_windows, "gemm_u16_rows at {isa}");
+        }
+    }
+    set_threads(saved);
+}
