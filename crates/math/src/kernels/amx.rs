@@ -1,16 +1,18 @@
-//! AMX level: the 16-bit ring matrix product on the AMX-INT8 tile unit; everything else as
-//! AVX-512 VNNI.
+//! AMX level: the 16-bit matrix products (mod 2^16 and in F_65519) on the AMX-INT8 tile unit;
+//! everything else as AVX-512 VNNI.
 //!
-//! A 16-bit product is three 8-bit ones (the decomposition paper 000 §6.1 uses for GPU int8
-//! GEMMs), with `lo`/`hi` the low and high bytes:
+//! A 16-bit product is three or four 8-bit ones (the decomposition paper 000 §6.1 uses for GPU
+//! int8 GEMMs), with `lo`/`hi` the low and high bytes:
 //!
 //! ```text
 //! a·b mod 2^16 = lo(a)·lo(b) + 2^8·(lo(a)·hi(b) + hi(a)·lo(b))      (the 2^16·hi·hi term vanishes)
+//! a·b mod p    = (lo·lo + 2^8·(lo·hi + hi·lo) + 2^16·hi·hi) mod p   (canonical a, b < p)
 //! ```
 //!
-//! `tdpbuud` sums u8×u8 products into i32 lanes that wrap mod 2^32, so both sums are exact
-//! mod 2^16 for any length. Per 16×16 output tile there are two accumulators, `lo·lo` and the
-//! cross term.
+//! `tdpbuud` sums u8×u8 products into i32 lanes that wrap mod 2^32: the ring's sums are exact
+//! mod 2^16 for any length, the field's are exact integers up to 66 051 terms (longer vectors
+//! go to the VNNI kernel). Per 16×16 output tile the ring keeps two accumulators (`lo·lo`, the
+//! cross term) and works on query tiles in pairs, the field keeps four and works on one.
 //!
 //! Operands: database rows are the tiles' "A" operand (16 rows × 64 bytes of K), which only
 //! needs each row split into a low-byte and a high-byte row; queries are the "B" operand, packed
@@ -24,18 +26,19 @@
 //! query block (≤ MQ queries)          packed lo/hi in the VNNI layout, whole K
 //!   database block (ND rows)          accumulator tiles of block × query block in scratch (L2)
 //!     K-block (KC elements)           the block's rows split into lo/hi, ND × KC × 2 bytes (L2)
-//!       query tile pair               its chunks, 32 × KC × 2 bytes, stay in L1
+//!       query tile group              its chunks, ≤ 32 × KC × 2 bytes, stay in L1
 //!         database tile (16 rows)     4 accumulator tiles loaded (zeroed in the first K-block),
-//!                                     KC/64 steps of 6 `tdpbuud`, stored (tile registers:
-//!                                     4 accumulators, D lo/hi, Q lo/hi)
-//!   lo·lo + 2^8·cross → out
+//!                                     KC/64 steps of 6 (field: 4) `tdpbuud`, stored (tile
+//!                                     registers: 4 accumulators, D lo/hi, Q lo/hi)
+//!   accumulators combined → out
 //! ```
 //!
 //! Measured at 496 queries × 10 000 rows × 12 800 on one core of this VM: 300 G 16-bit
 //! multiply-adds per second against 90 G for the AVX-512 VNNI kernel in the same run (3.3×);
 //! a tile-only loop on random data reaches 580–650 G, the rest goes to splitting the database
 //! rows (memory-bound) and to packing. The block sizes barely matter (MQ 256/512, ND 128–512,
-//! KC 512/1024 all within 15 %).
+//! KC 512/1024 all within 15 %). F_65519 at the Table 1 shape (64 × 2048 × 12 800): 11.7 M dot
+//! products/s against 4.2 M for VNNI.
 //!
 //! Linux only hands out the tile data state on request (`arch_prctl(ARCH_REQ_XCOMP_PERM)`), so
 //! detection asks for it once per process; a refusal leaves the level unavailable.
@@ -44,6 +47,7 @@ use std::arch::asm;
 
 use super::avx512::{Zmm16, Zmm32, Zmm64};
 use super::dispatch::impl_simd_kernels;
+use super::f65519::P65519;
 use super::gemm::Blocking;
 use super::isa::{self, Isa};
 
@@ -129,6 +133,7 @@ impl_simd_kernels! {
     ring: Blocking { mc: 256, kc: 2048, nc: 96 },
     field: Blocking { mc: 64, kc: 1024, nc: 96 },
     gemm_u16: gemm_u16_amx,
+    gemm_f65519: gemm_f65519_amx,
 }
 
 /// The tile configuration: palette 1, eight tiles of 16 rows × 64 bytes.
@@ -178,13 +183,17 @@ impl Aligned {
 /// `r` holding the bytes of elements `64c + 4r .. +4` of each query. Every byte of the
 /// `tiles` query tiles is written: missing queries and elements are zero.
 #[inline(always)]
-fn pack_queries(a: &[u16], rows: &[usize], len: usize, steps: usize, tiles: usize, dst: &mut [u8]) {
+fn pack_queries(a: &[u16], rows: &[usize], len: usize, steps: usize, tiles: usize, dst: &mut [u8]) -> u16 {
     /// The low bytes of the four u16 in `x`, as one u32.
     #[inline(always)]
     fn low_bytes(x: u64) -> u32 {
         ((x & 0xff) | (x >> 8 & 0xff00) | (x >> 16 & 0xff_0000) | (x >> 24 & 0xff00_0000)) as u32
     }
     let groups = steps * 16;
+    let mut max = 0;
+    for &start in rows {
+        max = max.max(a[start..start + len].iter().copied().max().unwrap_or(0));
+    }
     for n in 0..tiles * 16 {
         let q = rows.get(n).map_or(&[][..], |&start| &a[start..start + len]);
         let (qt, col) = (n / 16, n % 16);
@@ -198,14 +207,25 @@ fn pack_queries(a: &[u16], rows: &[usize], len: usize, steps: usize, tiles: usiz
             dst[at + TILE..at + TILE + 4].copy_from_slice(&low_bytes(x >> 8).to_le_bytes());
         }
     }
+    max
 }
 
 /// Splits database rows `j0..j0 + 16` of `b` (missing rows zero), elements `k`, into low and
-/// high bytes: `lo[r·KC + k]`, `hi[r·KC + k]`, zero-padded to `kp` elements.
+/// high bytes: `lo[r·KC + k]`, `hi[r·KC + k]`, zero-padded to `kp` elements. Returns the largest
+/// element split.
 #[inline(always)]
-fn split_rows(b: &[u16], len: usize, j0: usize, k: std::ops::Range<usize>, kp: usize, lo: &mut [u8], hi: &mut [u8]) {
+fn split_rows(
+    b: &[u16],
+    len: usize,
+    j0: usize,
+    k: std::ops::Range<usize>,
+    kp: usize,
+    lo: &mut [u8],
+    hi: &mut [u8],
+) -> u16 {
     let rows_b = b.len() / len;
     let kn = k.len();
+    let mut max = 0;
     for r in 0..16 {
         let (l, h) = (&mut lo[r * KC..][..kp], &mut hi[r * KC..][..kp]);
         let j = j0 + r;
@@ -217,24 +237,21 @@ fn split_rows(b: &[u16], len: usize, j0: usize, k: std::ops::Range<usize>, kp: u
         for ((dl, dh), &x) in l.iter_mut().zip(h.iter_mut()).zip(&b[j * len..][k.clone()]) {
             *dl = x as u8;
             *dh = (x >> 8) as u8;
+            max = max.max(x);
         }
         l[kn..].fill(0);
         h[kn..].fill(0);
     }
+    max
 }
 
-/// `steps` K steps of one database tile (`d_lo`, `d_hi`: 16 rows, row stride `KC`) against a
-/// pair of query tiles (`q0`, `q1`: consecutive lo/hi tiles per step), accumulating into the
-/// four tiles at `acc` (lo·lo and cross for query tile 0, then for 1), which are loaded first
-/// (or zeroed if `fresh`) and stored after.
+/// Loads the four accumulator tiles tmm0–tmm3 from `acc` (consecutive tiles), or zeroes them.
 ///
 /// # Safety
-/// AMX tiles configured by [`CONFIG`] on this thread; `acc` has 4 tiles, `d_lo`/`d_hi` 16 rows
-/// of `steps·64` bytes at stride `KC`, `q0`/`q1` `steps` lo/hi tile pairs.
+/// Tiles configured by [`CONFIG`] on this thread; 4 tiles readable at `acc` unless `fresh`.
 #[inline(always)]
-unsafe fn tile_pair(acc: *mut u8, fresh: bool, d_lo: *const u8, d_hi: *const u8, q0: *const u8, q1: *const u8, steps: usize) {
-    // SAFETY (all blocks): the caller guarantees the configuration and the extents read and
-    // written; the tile registers are used by nothing else in this program.
+unsafe fn tiles_in(acc: *const u8, fresh: bool) {
+    // SAFETY: the caller guarantees the configuration and the extent read.
     unsafe {
         if fresh {
             asm!("tilezero tmm0", "tilezero tmm1", "tilezero tmm2", "tilezero tmm3", options(nomem, nostack));
@@ -247,6 +264,49 @@ unsafe fn tile_pair(acc: *mut u8, fresh: bool, d_lo: *const u8, d_hi: *const u8,
                 acc = in(reg) acc, s = in(reg) 64usize, options(readonly, nostack),
             );
         }
+    }
+}
+
+/// Stores the accumulator tiles tmm0–tmm3 to `acc`.
+///
+/// # Safety
+/// Tiles configured by [`CONFIG`] on this thread; 4 tiles writable at `acc`.
+#[inline(always)]
+unsafe fn tiles_out(acc: *mut u8) {
+    // SAFETY: the caller guarantees the configuration and the extent written.
+    unsafe {
+        asm!(
+            "tilestored [{acc} + {s}*1], tmm0",
+            "tilestored [{acc} + {s}*1 + 1024], tmm1",
+            "tilestored [{acc} + {s}*1 + 2048], tmm2",
+            "tilestored [{acc} + {s}*1 + 3072], tmm3",
+            acc = in(reg) acc, s = in(reg) 64usize, options(nostack),
+        );
+    }
+}
+
+/// `steps` K steps of one database tile (`d_lo`, `d_hi`: 16 rows, row stride `KC`) against a
+/// pair of query tiles (`q0`, `q1`: consecutive lo/hi tiles per step), accumulating into the
+/// four tiles at `acc` (lo·lo and cross for query tile 0, then for 1), which are loaded first
+/// (or zeroed if `fresh`) and stored after.
+///
+/// # Safety
+/// AMX tiles configured by [`CONFIG`] on this thread; `acc` has 4 tiles, `d_lo`/`d_hi` 16 rows
+/// of `steps·64` bytes at stride `KC`, `q0`/`q1` `steps` lo/hi tile pairs.
+#[inline(always)]
+unsafe fn tile_pair(
+    acc: *mut u8,
+    fresh: bool,
+    d_lo: *const u8,
+    d_hi: *const u8,
+    q0: *const u8,
+    q1: *const u8,
+    steps: usize,
+) {
+    // SAFETY (all blocks): the caller guarantees the configuration and the extents read and
+    // written; the tile registers are used by nothing else in this program.
+    unsafe {
+        tiles_in(acc, fresh);
         asm!(
             "2:",
             "tileloadd tmm4, [{dl} + {ds}*1]",
@@ -273,13 +333,42 @@ unsafe fn tile_pair(acc: *mut u8, fresh: bool, d_lo: *const u8, d_hi: *const u8,
             ds = in(reg) KC, s = in(reg) 64usize,
             options(readonly, nostack),
         );
+        tiles_out(acc);
+    }
+}
+
+/// The field's counterpart of [`tile_pair`]: `steps` K steps of one database tile against one
+/// query tile (`q`), four accumulators at `acc`: lo·lo, lo·hi, hi·lo, hi·hi (the two cross
+/// terms apart, so that no accumulator is updated twice in a row).
+///
+/// # Safety
+/// As for [`tile_pair`], with one query tile.
+#[inline(always)]
+unsafe fn tile_field(acc: *mut u8, fresh: bool, d_lo: *const u8, d_hi: *const u8, q: *const u8, steps: usize) {
+    // SAFETY (all blocks): as in `tile_pair`.
+    unsafe {
+        tiles_in(acc, fresh);
         asm!(
-            "tilestored [{acc} + {s}*1], tmm0",
-            "tilestored [{acc} + {s}*1 + 1024], tmm1",
-            "tilestored [{acc} + {s}*1 + 2048], tmm2",
-            "tilestored [{acc} + {s}*1 + 3072], tmm3",
-            acc = in(reg) acc, s = in(reg) 64usize, options(nostack),
+            "2:",
+            "tileloadd tmm4, [{dl} + {ds}*1]",
+            "tileloadd tmm6, [{q} + {s}*1]",
+            "tdpbuud tmm0, tmm4, tmm6",
+            "tileloadd tmm7, [{q} + {s}*1 + 1024]",
+            "tdpbuud tmm1, tmm4, tmm7",
+            "tileloadd tmm5, [{dh} + {ds}*1]",
+            "tdpbuud tmm2, tmm5, tmm6",
+            "tdpbuud tmm3, tmm5, tmm7",
+            "add {dl}, 64",
+            "add {dh}, 64",
+            "add {q}, 2048",
+            "dec {n}",
+            "jnz 2b",
+            dl = inout(reg) d_lo => _, dh = inout(reg) d_hi => _,
+            q = inout(reg) q => _, n = inout(reg) steps => _,
+            ds = in(reg) KC, s = in(reg) 64usize,
+            options(readonly, nostack),
         );
+        tiles_out(acc);
     }
 }
 
@@ -291,23 +380,64 @@ unsafe fn tile_pair(acc: *mut u8, fresh: bool, d_lo: *const u8, d_hi: *const u8,
 /// the level) for the byte splitting the compiler vectorises.
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl")]
 unsafe fn gemm_u16_amx(a: &[u16], a_rows: &[usize], b: &[u16], len: usize, out: &mut [u16]) {
+    // SAFETY: forwarded contract.
+    unsafe { gemm_amx::<false>(a, a_rows, b, len, out) };
+}
+
+/// Longest vector the field product takes on the tile unit: each of its four byte-product sums
+/// must stay below 2^32 (255² · 66 051 < 2^32); longer ones go to the VNNI kernel.
+const FIELD_LEN_MAX: usize = 66_051;
+
+/// Matrix product in F_65519 on the tile unit, with the contract of `Kernels::gemm_f65519`
+/// (returns `false`, with unspecified canonical `out`, if an input is ≥ p).
+///
+/// # Safety
+/// As for [`gemm_u16_amx`]; the level includes AVX-512 VNNI for long vectors.
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl")]
+unsafe fn gemm_f65519_amx(a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> bool {
+    use super::dispatch::Kernels;
+    if len > FIELD_LEN_MAX {
+        return match super::avx512::Avx512Vnni::get() {
+            Some(k) => k.gemm_f65519(a, b, len, out),
+            None => unreachable!("the AMX level includes AVX-512 VNNI"),
+        };
+    }
+    let a_rows: Vec<usize> = (0..a.len() / len).map(|i| i * len).collect();
+    // SAFETY: forwarded contract.
+    let max = unsafe { gemm_amx::<true>(a, &a_rows, b, len, out) };
+    max < P65519
+}
+
+/// The tile driver (see the module docs). Ring (`FIELD = false`): query tiles in pairs, per
+/// output tile lo·lo and the cross term, `out` = lo·lo + 2^8·cross mod 2^16. Field: one query
+/// tile at a time with four accumulators, `out` = (lo·lo + 2^8·(lo·hi + hi·lo) + 2^16·hi·hi) mod p
+/// (every sum exact: `len` ≤ [`FIELD_LEN_MAX`]). Returns the largest input element seen (for
+/// the field's canonical check; `out` is then unspecified but canonical).
+///
+/// # Safety
+/// As for [`gemm_u16_amx`].
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl")]
+unsafe fn gemm_amx<const FIELD: bool>(a: &[u16], a_rows: &[usize], b: &[u16], len: usize, out: &mut [u16]) -> u16 {
     let (rows_a, rows_b) = (a_rows.len(), b.len() / len);
     out.fill(0);
     if rows_a == 0 || rows_b == 0 {
-        return;
+        return a.iter().chain(b).copied().max().unwrap_or(0);
     }
+    // Query tiles per call of the inner kernel (either way it keeps 4 accumulator tiles).
+    let group = if FIELD { 16 } else { 32 };
     let steps = len.div_ceil(STEP);
     let mq = MQ.min(rows_a.div_ceil(32) * 32);
     let mut qpack = Aligned::new(mq / 16 * steps * 2 * TILE);
-    let mut acc = Aligned::new(ND / 16 * mq / 32 * 4 * TILE);
+    let mut acc = Aligned::new(ND / 16 * mq / group * 4 * TILE);
     let mut dsplit = Aligned::new(ND / 16 * 2 * 16 * KC);
+    let mut max = 0;
     // SAFETY: the token guarantees AMX is usable; the configuration is loaded before any tile
     // instruction and released at the end.
     unsafe { asm!("ldtilecfg [{}]", in(reg) &CONFIG, options(readonly, nostack)) };
     for i0 in (0..rows_a).step_by(mq) {
         let rows = &a_rows[i0..(i0 + mq).min(rows_a)];
-        pack_queries(a, rows, len, steps, mq / 16, qpack.bytes());
-        let pairs = rows.len().div_ceil(32);
+        max = max.max(pack_queries(a, rows, len, steps, mq / 16, qpack.bytes()));
+        let groups = rows.len().div_ceil(group);
         for j0 in (0..rows_b).step_by(ND) {
             let tiles = (rows_b - j0).min(ND).div_ceil(16);
             for (kb, k0) in (0..len).step_by(KC).enumerate() {
@@ -315,41 +445,52 @@ unsafe fn gemm_u16_amx(a: &[u16], a_rows: &[usize], b: &[u16], len: usize, out: 
                 let ks = kn.div_ceil(STEP);
                 for (dt, d) in dsplit.bytes().chunks_exact_mut(2 * 16 * KC).take(tiles).enumerate() {
                     let (lo, hi) = d.split_at_mut(16 * KC);
-                    split_rows(b, len, j0 + 16 * dt, k0..k0 + kn, ks * STEP, lo, hi);
+                    max = max.max(split_rows(b, len, j0 + 16 * dt, k0..k0 + kn, ks * STEP, lo, hi));
                 }
-                // Query pairs outer: a pair's chunks (32 × KC × 2 bytes) stay in L1 while the
+                // Query groups outer: a group's chunks (≤ 32 × KC × 2 bytes) stay in L1 while the
                 // block's database tiles stream from L2.
-                for p in 0..pairs {
-                    let q0 = ((2 * p * steps + k0 / STEP) * 2 * TILE) as isize;
+                for g in 0..groups {
+                    let q0 = ((g * group / 16 * steps + k0 / STEP) * 2 * TILE) as isize;
                     let q1 = q0 + (steps * 2 * TILE) as isize;
                     for dt in 0..tiles {
-                        let acc_at = (dt * pairs + p) * 4 * TILE;
+                        let acc_at = (dt * groups + g) * 4 * TILE;
                         let d_at = dt * 2 * 16 * KC;
                         // SAFETY: configured above; the offsets stay inside the buffers
-                        // (query tiles 2p and 2p + 1 < mq / 16, steps k0/64 .. + ks ≤ steps,
-                        // accumulator group < ND/16 · mq/32, split tile dt < ND/16).
+                        // (query tiles of group g < mq / 16, steps k0/64 .. + ks ≤ steps,
+                        // accumulator group < ND/16 · mq/group, split tile dt < ND/16).
                         unsafe {
-                            let (q, d) = (qpack.ptr(), dsplit.ptr().add(d_at));
-                            tile_pair(acc.ptr().add(acc_at), kb == 0, d, d.add(16 * KC), q.offset(q0), q.offset(q1), ks);
+                            let (q, d, acc) = (qpack.ptr(), dsplit.ptr().add(d_at), acc.ptr().add(acc_at));
+                            if FIELD {
+                                tile_field(acc, kb == 0, d, d.add(16 * KC), q.offset(q0), ks);
+                            } else {
+                                tile_pair(acc, kb == 0, d, d.add(16 * KC), q.offset(q0), q.offset(q1), ks);
+                            }
                         }
                     }
                 }
             }
-            // lo·lo + 2^8·cross, transposed into out.
+            // Combine the accumulators, transposed into out.
             let acc = acc.bytes();
+            let word = |at: usize| u32::from_le_bytes([acc[at], acc[at + 1], acc[at + 2], acc[at + 3]]);
             for dt in 0..tiles {
-                for p in 0..pairs {
-                    for t in 0..2 {
-                        let base = (dt * pairs + p) * 4 * TILE + t * 2 * TILE;
-                        let i_base = i0 + 32 * p + 16 * t;
+                for g in 0..groups {
+                    for t in 0..group / 16 {
+                        let base = (dt * groups + g) * 4 * TILE + t * 2 * TILE;
+                        let i_base = i0 + g * group + 16 * t;
                         for r in 0..16.min(rows_b - (j0 + 16 * dt)) {
                             let j = j0 + 16 * dt + r;
                             for c in 0..16.min((i0 + rows.len()).saturating_sub(i_base)) {
                                 let at = base + r * 64 + c * 4;
-                                let lolo = u32::from_le_bytes(acc[at..at + 4].try_into().unwrap_or_default());
-                                let at = at + TILE;
-                                let cross = u32::from_le_bytes(acc[at..at + 4].try_into().unwrap_or_default());
-                                out[(i_base + c) * rows_b + j] = lolo.wrapping_add(cross << 8) as u16;
+                                out[(i_base + c) * rows_b + j] = if FIELD {
+                                    let (lolo, lohi, hilo, hihi) =
+                                        (word(at), word(at + TILE), word(at + 2 * TILE), word(at + 3 * TILE));
+                                    let sum = u64::from(lolo)
+                                        + ((u64::from(lohi) + u64::from(hilo)) << 8)
+                                        + (u64::from(hihi) << 16);
+                                    (sum % u64::from(P65519)) as u16
+                                } else {
+                                    word(at).wrapping_add(word(at + TILE) << 8) as u16
+                                };
                             }
                         }
                     }
@@ -359,4 +500,5 @@ unsafe fn gemm_u16_amx(a: &[u16], a_rows: &[usize], b: &[u16], len: usize, out: 
     }
     // SAFETY: releases this thread's tile state (cheaper context switches).
     unsafe { asm!("tilerelease", options(nomem, nostack)) };
+    max
 }

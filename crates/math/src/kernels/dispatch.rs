@@ -177,7 +177,7 @@ macro_rules! impl_simd_kernels {
         tile: ($mr:literal, $nr:literal),
         ring: $ring:expr,
         field: $field:expr
-        $(, gemm_u16: $g16:path)? $(,)?
+        $(, gemm_u16: $g16:path, gemm_f65519: $gf:path)? $(,)?
     ) => {
         impl $crate::kernels::dispatch::Kernels for $token {
             fn isa(&self) -> $crate::kernels::Isa {
@@ -228,18 +228,7 @@ macro_rules! impl_simd_kernels {
             impl_simd_kernels!(@gemm $feat, gemm_u32, u32, $v32, $mr, $nr, $ring);
             impl_simd_kernels!(@gemm $feat, gemm_u64, u64, $v64, $mr, $nr, $ring);
 
-            fn gemm_f65519(&self, a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> bool {
-                #[target_feature(enable = $feat)]
-                fn imp(a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> bool {
-                    // SAFETY: compiled with the features of the vector type, and only called
-                    // through the token.
-                    unsafe {
-                        $crate::kernels::gemm::gemm_f65519::<$v16, $mr, $nr>(a, b, len, out, $field)
-                    }
-                }
-                // SAFETY: the token exists only if the CPU has these features.
-                unsafe { imp(a, b, len, out) }
-            }
+            impl_simd_kernels!(@gemmf [$($gf)?] $feat, $v16, $mr, $nr, $field);
         }
     };
     (@binary $feat:tt, $name:ident, $t:ty, $body:path) => {
@@ -285,6 +274,24 @@ macro_rules! impl_simd_kernels {
         fn gemm_u16(&self, a: &[u16], a_rows: &[usize], b: &[u16], len: usize, out: &mut [u16]) {
             // SAFETY: the token exists only if the CPU has the level's features.
             unsafe { $g16(a, a_rows, b, len, out) }
+        }
+    };
+    (@gemmf [] $feat:tt, $v:ty, $mr:literal, $nr:literal, $field:expr) => {
+        fn gemm_f65519(&self, a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> bool {
+            #[target_feature(enable = $feat)]
+            fn imp(a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> bool {
+                // SAFETY: compiled with the features of the vector type, and only called
+                // through the token.
+                unsafe { $crate::kernels::gemm::gemm_f65519::<$v, $mr, $nr>(a, b, len, out, $field) }
+            }
+            // SAFETY: the token exists only if the CPU has these features.
+            unsafe { imp(a, b, len, out) }
+        }
+    };
+    (@gemmf [$gf:path] $feat:tt, $v:ty, $mr:literal, $nr:literal, $field:expr) => {
+        fn gemm_f65519(&self, a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> bool {
+            // SAFETY: the token exists only if the CPU has the level's features.
+            unsafe { $gf(a, b, len, out) }
         }
     };
     (@gemm $feat:tt, $name:ident, $t:ty, $v:ty, $mr:literal, $nr:literal, $kc:expr) => {

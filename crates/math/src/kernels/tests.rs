@@ -554,3 +554,25 @@ fn gemm_u16_crosses_every_block_boundary() {
     }
     set_threads(saved);
 }
+
+/// The F_65519 product across the same block boundaries, at the largest byte-product sums (all
+/// p − 1), and at the longest length the tile kernel takes with exact 32-bit sums (66 051) and
+/// one past it (the VNNI kernel then).
+#[test]
+fn gemm_f65519_crosses_every_block_boundary() {
+    let mut x = 0x7117_5eed_0bad_f00eu64;
+    let mut rnd = |n: usize| xorshift_u16(&mut x, n, u64::from(P));
+    let (ra, rb, len) = (530, 150, 1101);
+    let saved = super::threads::setting();
+    set_threads(1);
+    let cases = [
+        (rnd(ra * len), rnd(rb * len), len),
+        (vec![P - 1; ra * len], vec![P - 1; rb * len], len),
+        (vec![P - 1; 3 * 66_051], vec![P - 1; 2 * 66_051], 66_051),
+        (vec![P - 1; 3 * 66_052], rnd(2 * 66_052), 66_052),
+    ];
+    for (a, b, len) in cases {
+        check_gemm("gemm_f65519", gemm_f65519_with, reference::fdot, &a, &b, len);
+    }
+    set_threads(saved);
+}
