@@ -66,6 +66,26 @@ struct Record {
     rounds: u64,
 }
 
+impl Record {
+    /// A Table 1 record: `products` local dot products in `seconds`, on `cores` cores.
+    fn dot(variant: &'static str, modulus_bits: u32, products: usize, seconds: f64, cores: usize) -> Record {
+        let rate = products as f64 / seconds;
+        Record {
+            suite: "iris",
+            op: "dot",
+            variant,
+            masks: "-",
+            modulus_bits,
+            batch: products,
+            seconds,
+            ops_per_sec: rate,
+            ops_per_sec_per_core: rate / cores as f64,
+            bytes_per_party: 0,
+            rounds: 0,
+        }
+    }
+}
+
 fn config(a: &IrisArgs) -> MatchConfig {
     let mask_mode = if a.trimmed { MaskMode::Trimmed } else { MaskMode::PerBit };
     MatchConfig { mask_mode, ..MatchConfig::default() }
@@ -201,19 +221,7 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
             format!("{paper:.2}   ours/paper: {:.1}x", rate / 1e6 / paper)
         };
         println!("{name:<6} {:>9} {:>10.1} {:>14.2}   {paper}", mq * nr, secs * 1e3, rate / 1e6);
-        records.push(Record {
-            suite: "iris",
-            op: "dot",
-            variant: name,
-            masks: "-",
-            modulus_bits: bits,
-            batch: mq * nr,
-            seconds: secs,
-            ops_per_sec: rate,
-            ops_per_sec_per_core: rate,
-            bytes_per_party: 0,
-            rounds: 0,
-        });
+        records.push(Record::dot(name, bits, mq * nr, secs, 1));
     }
     // GR16 again with the products split over every core (the dot-product phase of a node on its
     // own machine).
@@ -233,19 +241,7 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
             rate / 1e6,
             gr16_secs / secs
         );
-        records.push(Record {
-            suite: "iris",
-            op: "dot",
-            variant: "GR16-all-cores",
-            masks: "-",
-            modulus_bits: 16,
-            batch: mq * nr,
-            seconds: secs,
-            ops_per_sec: rate,
-            ops_per_sec_per_core: rate / threads as f64,
-            bytes_per_party: 0,
-            rounds: 0,
-        });
+        records.push(Record::dot("GR16-all-cores", 16, mq * nr, secs, threads));
     }
     // GR16 at the service's shape, one core: a batch of 16 queries is 16 × 31 rotation rows per
     // eye against the database, so the query side is 7.75 times as tall as above and each
@@ -269,19 +265,7 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
         secs * 1e3,
         rate / 1e6
     );
-    records.push(Record {
-        suite: "iris",
-        op: "dot",
-        variant: "GR16-batch496",
-        masks: "-",
-        modulus_bits: 16,
-        batch: rows * nr,
-        seconds: secs,
-        ops_per_sec: rate,
-        ops_per_sec_per_core: rate,
-        bytes_per_party: 0,
-        rounds: 0,
-    });
+    records.push(Record::dot("GR16-batch496", 16, rows * nr, secs, 1));
     kernels::set_threads(0);
     Ok(records)
 }
