@@ -162,12 +162,7 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
             16,
             f64::NAN,
             Box::new(|| {
-                let w: Vec<u16> = q16
-                    .chunks_exact(LEN)
-                    .map(|row| argus_mpc::galois::dot_weights(1, row))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| e.to_string())?
-                    .concat();
+                let w = gr_weights(&q16, LEN)?;
                 kernels::gemm_u16(&w, &d16, LEN, &mut vec![0u16; mq * nr]).map_err(err)
             }),
         ),
@@ -249,12 +244,7 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
     kernels::set_threads(1);
     let rows = 16 * 31;
     let tall = Z16::new().sample_vec(&mut rng, rows * LEN);
-    let w: Vec<u16> = tall
-        .chunks_exact(LEN)
-        .map(|row| argus_mpc::galois::dot_weights(1, row))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?
-        .concat();
+    let w = gr_weights(&tall, LEN)?;
     let batch: Run = Box::new(|| kernels::gemm_u16(&w, &d16, LEN, &mut vec![0u16; rows * nr]).map_err(err));
     let secs = time(&batch)?;
     let rate = (rows * nr) as f64 / secs;
@@ -268,6 +258,17 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
     records.push(Record::dot("GR16-batch496", 16, rows * nr, secs, 1));
     kernels::set_threads(0);
     Ok(records)
+}
+
+/// Party 1's GR(2^16, 4) weights for each length-`len` query row of `q` (its share of the query
+/// basis), concatenated: what a node multiplies the database by.
+fn gr_weights(q: &[u16], len: usize) -> Result<Vec<u16>, String> {
+    let rows: Vec<Vec<u16>> = q
+        .chunks_exact(len)
+        .map(|row| argus_mpc::galois::dot_weights(1, row))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    Ok(rows.concat())
 }
 
 /// Tables 2 and 3: every comparison variant at every batch size, the paper's figure beside ours.

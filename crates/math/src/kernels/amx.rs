@@ -48,7 +48,7 @@ use std::arch::asm;
 use super::avx512::{Zmm16, Zmm32, Zmm64};
 use super::dispatch::impl_simd_kernels;
 use super::f65519::P65519;
-use super::gemm::Blocking;
+use super::gemm::{aligned_scratch, Blocking};
 use super::isa::{self, Isa};
 
 /// Bytes of K per tile row, and elements of K per tile step.
@@ -157,43 +157,18 @@ const CONFIG: TileConfig = {
     c
 };
 
-/// A zeroed byte buffer with a 64-byte aligned part of `n` bytes (tile loads and stores of a
-/// 64-byte row straddling two cache lines cost two accesses).
-struct Aligned {
-    buf: Vec<u8>,
-    off: usize,
-}
-
-impl Aligned {
-    fn new(n: usize) -> Self {
-        let buf = vec![0u8; n + 64];
-        let off = buf.as_ptr().align_offset(64).min(64);
-        Aligned { buf, off }
-    }
-    fn bytes(&mut self) -> &mut [u8] {
-        &mut self.buf[self.off..]
-    }
-    fn ptr(&mut self) -> *mut u8 {
-        self.bytes().as_mut_ptr()
-    }
-}
-
 /// Packs queries `a[a_rows[i]..][..len]` for `i` in `rows` into `dst` in the VNNI layout:
 /// per query tile (16 queries) and K step `c`, a low-byte tile then a high-byte tile, tile row
 /// `r` holding the bytes of elements `64c + 4r .. +4` of each query. Every byte of the
 /// `tiles` query tiles is written: missing queries and elements are zero.
 #[inline(always)]
-fn pack_queries(a: &[u16], rows: &[usize], len: usize, steps: usize, tiles: usize, dst: &mut [u8]) -> u16 {
+fn pack_queries(a: &[u16], rows: &[usize], len: usize, steps: usize, tiles: usize, dst: &mut [u8]) {
     /// The low bytes of the four u16 in `x`, as one u32.
     #[inline(always)]
     fn low_bytes(x: u64) -> u32 {
         ((x & 0xff) | (x >> 8 & 0xff00) | (x >> 16 & 0xff_0000) | (x >> 24 & 0xff00_0000)) as u32
     }
     let groups = steps * 16;
-    let mut max = 0;
-    for &start in rows {
-        max = max.max(a[start..start + len].iter().copied().max().unwrap_or(0));
-    }
     for n in 0..tiles * 16 {
         let q = rows.get(n).map_or(&[][..], |&start| &a[start..start + len]);
         let (qt, col) = (n / 16, n % 16);
@@ -207,7 +182,6 @@ fn pack_queries(a: &[u16], rows: &[usize], len: usize, steps: usize, tiles: usiz
             dst[at + TILE..at + TILE + 4].copy_from_slice(&low_bytes(x >> 8).to_le_bytes());
         }
     }
-    max
 }
 
 /// Splits database rows `j0..j0 + 16` of `b` (missing rows zero), elements `k`, into low and
@@ -419,7 +393,6 @@ unsafe fn gemm_f65519_amx(a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> 
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl")]
 unsafe fn gemm_amx<const FIELD: bool>(a: &[u16], a_rows: &[usize], b: &[u16], len: usize, out: &mut [u16]) -> u16 {
     let (rows_a, rows_b) = (a_rows.len(), b.len() / len);
-    out.fill(0);
     if rows_a == 0 || rows_b == 0 {
         return a.iter().chain(b).copied().max().unwrap_or(0);
     }
@@ -427,23 +400,28 @@ unsafe fn gemm_amx<const FIELD: bool>(a: &[u16], a_rows: &[usize], b: &[u16], le
     let group = if FIELD { 16 } else { 32 };
     let steps = len.div_ceil(STEP);
     let mq = MQ.min(rows_a.div_ceil(32) * 32);
-    let mut qpack = Aligned::new(mq / 16 * steps * 2 * TILE);
-    let mut acc = Aligned::new(ND / 16 * mq / group * 4 * TILE);
-    let mut dsplit = Aligned::new(ND / 16 * 2 * 16 * KC);
+    let (mut qpack, q_off) = aligned_scratch::<u8>(mq / 16 * steps * 2 * TILE);
+    let (mut acc, a_off) = aligned_scratch::<u8>(ND / 16 * mq / group * 4 * TILE);
+    let (mut dsplit, d_off) = aligned_scratch::<u8>(ND / 16 * 2 * 16 * KC);
+    let (qpack, acc, dsplit) = (&mut qpack[q_off..], &mut acc[a_off..], &mut dsplit[d_off..]);
     let mut max = 0;
     // SAFETY: the token guarantees AMX is usable; the configuration is loaded before any tile
     // instruction and released at the end.
     unsafe { asm!("ldtilecfg [{}]", in(reg) &CONFIG, options(readonly, nostack)) };
     for i0 in (0..rows_a).step_by(mq) {
         let rows = &a_rows[i0..(i0 + mq).min(rows_a)];
-        max = max.max(pack_queries(a, rows, len, steps, mq / 16, qpack.bytes()));
+        pack_queries(a, rows, len, steps, mq / 16, qpack);
+        if FIELD {
+            // The canonical check (the ring ignores it).
+            max = rows.iter().fold(max, |m, &s| m.max(a[s..s + len].iter().copied().max().unwrap_or(0)));
+        }
         let groups = rows.len().div_ceil(group);
         for j0 in (0..rows_b).step_by(ND) {
             let tiles = (rows_b - j0).min(ND).div_ceil(16);
             for (kb, k0) in (0..len).step_by(KC).enumerate() {
                 let kn = KC.min(len - k0);
                 let ks = kn.div_ceil(STEP);
-                for (dt, d) in dsplit.bytes().chunks_exact_mut(2 * 16 * KC).take(tiles).enumerate() {
+                for (dt, d) in dsplit.chunks_exact_mut(2 * 16 * KC).take(tiles).enumerate() {
                     let (lo, hi) = d.split_at_mut(16 * KC);
                     max = max.max(split_rows(b, len, j0 + 16 * dt, k0..k0 + kn, ks * STEP, lo, hi));
                 }
@@ -459,7 +437,7 @@ unsafe fn gemm_amx<const FIELD: bool>(a: &[u16], a_rows: &[usize], b: &[u16], le
                         // (query tiles of group g < mq / 16, steps k0/64 .. + ks ≤ steps,
                         // accumulator group < ND/16 · mq/group, split tile dt < ND/16).
                         unsafe {
-                            let (q, d, acc) = (qpack.ptr(), dsplit.ptr().add(d_at), acc.ptr().add(acc_at));
+                            let (q, d, acc) = (qpack.as_ptr(), dsplit.as_ptr().add(d_at), acc.as_mut_ptr().add(acc_at));
                             if FIELD {
                                 tile_field(acc, kb == 0, d, d.add(16 * KC), q.offset(q0), ks);
                             } else {
@@ -470,7 +448,7 @@ unsafe fn gemm_amx<const FIELD: bool>(a: &[u16], a_rows: &[usize], b: &[u16], le
                 }
             }
             // Combine the accumulators, transposed into out.
-            let acc = acc.bytes();
+            let acc = &*acc;
             let word = |at: usize| u32::from_le_bytes([acc[at], acc[at + 1], acc[at + 2], acc[at + 3]]);
             for dt in 0..tiles {
                 for g in 0..groups {

@@ -53,7 +53,7 @@ impl Blocking {
 /// A zeroed scratch buffer of `n` elements whose start is 64-byte aligned (vector loads that
 /// straddle two cache lines cost two L1 accesses): returns the buffer and the offset at which
 /// the aligned part begins.
-fn aligned_scratch<T: Copy + Default>(n: usize) -> (Vec<T>, usize) {
+pub(crate) fn aligned_scratch<T: Copy + Default>(n: usize) -> (Vec<T>, usize) {
     let pad = 64 / core::mem::size_of::<T>().max(1);
     let v = vec![T::default(); n + pad];
     let off = v.as_ptr().align_offset(64).min(pad);
