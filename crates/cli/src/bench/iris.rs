@@ -42,6 +42,10 @@ pub struct IrisArgs {
     /// Batch sizes of the comparison-phase tables (paper 000 Tables 2 and 3).
     #[arg(long, value_delimiter = ',', default_values_t = [50_000usize, 100_000, 250_000, 500_000])]
     compare_batches: Vec<usize>,
+    /// Comparison variants of Tables 2 and 3 to run (default: all): plain_mask-Z, plain_mask-F,
+    /// mpclift-Z, constlift-Z, nolift-Z, mpclift-F, constlift-F, nolift-F, or_tree.
+    #[arg(long, value_delimiter = ',')]
+    variants: Vec<String>,
     /// Skip the dot-product table (paper 000 Table 1)
     #[arg(long)]
     no_dot: bool,
@@ -91,6 +95,9 @@ fn config(a: &IrisArgs) -> MatchConfig {
     MatchConfig { mask_mode, ..MatchConfig::default() }
 }
 
+/// The end-to-end schemes `--schemes` accepts.
+const E2E_SCHEMES: [&str; 5] = ["mpclift-gr16", "mpclift-f16", "mpclift-z16", "nolift-z32", "plain-mask-z16"];
+
 /// Runs the suite.
 pub fn run(a: IrisArgs) -> Result<(), String> {
     let backend = match a.backend.as_str() {
@@ -98,6 +105,14 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
         "memory" => Backend::Memory,
         o => return Err(format!("unknown backend {o:?} (use tcp or memory)")),
     };
+    // Names are checked before anything runs: a typo should not cost the tables before it.
+    if let Some(o) = a.schemes.iter().find(|s| !s.is_empty() && !E2E_SCHEMES.contains(&s.as_str())) {
+        return Err(format!("unknown scheme {o:?} (use {})", E2E_SCHEMES.join(", ")));
+    }
+    let known: Vec<_> = super::compare::variants().iter().map(|k| k.name).collect();
+    if let Some(v) = a.variants.iter().find(|v| !known.contains(&v.as_str())) {
+        return Err(format!("unknown comparison variant {v:?} (use {})", known.join(", ")));
+    }
     let mut records = if a.no_dot { Vec::new() } else { dot_table(&a)? };
     records.extend(compare_tables(&a, backend)?);
     for scheme in a.schemes.iter().filter(|s| !s.is_empty()) {
@@ -107,11 +122,7 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
             "mpclift-f16" => e2e(&a, backend, &MpcLiftF16)?,
             "mpclift-gr16" => e2e(&a, backend, &MpcLiftGr16)?,
             "plain-mask-z16" => e2e(&a, backend, &PlainMaskZ16)?,
-            o => {
-                return Err(format!(
-                    "unknown scheme {o:?} (use mpclift-gr16, mpclift-f16, mpclift-z16, nolift-z32 or plain-mask-z16)"
-                ))
-            }
+            o => unreachable!("scheme {o:?} was checked above"),
         });
     }
     if let Some(path) = &a.json {
@@ -276,7 +287,10 @@ fn compare_tables(a: &IrisArgs, backend: Backend) -> Result<Vec<Record>, String>
     if a.no_compare || a.compare_batches.is_empty() {
         return Ok(Vec::new());
     }
-    let variants = super::compare::variants();
+    let mut variants = super::compare::variants();
+    if !a.variants.is_empty() {
+        variants.retain(|k| a.variants.iter().any(|v| v == k.name));
+    }
     let reps = a.reps.max(1);
     let batches = a.compare_batches.clone();
     let per_party = run3(backend, NetConfig::with_timeout(Duration::from_secs(600)), |p| {

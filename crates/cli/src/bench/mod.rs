@@ -14,7 +14,7 @@ use serde::Serialize;
 pub enum Suite {
     /// The engine's core protocols (rep3, Shamir) and the plaintext kernel.
     Core(core::CoreArgs),
-    /// The iris uniqueness check end to end (paper 000; early: one scheme so far).
+    /// Paper 000: Table 1 (secret dot products), Tables 2 and 3 (comparison phase) and the iris check end to end.
     Iris(iris::IrisArgs),
 }
 
