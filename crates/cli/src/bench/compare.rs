@@ -6,7 +6,7 @@ use argus_mpc::rep3::{self, Adder, Rep3Bits};
 use argus_mpc::shamir;
 use argus_mpc::{MpcError, Party};
 
-use super::core::{random_shares, timed, Timed};
+use super::core::{bounded_shares, random_shares, timed, Timed};
 
 /// One variant of the comparison phase.
 pub struct Variant {
@@ -58,12 +58,14 @@ pub fn variants() -> Vec<Variant> {
                 (250_000, 10.3, 5594.0),
                 (500_000, 10.2, 11188.0),
             ],
-            // ml lifted 16 -> 32 bits in MPC, b·hd by ConstLift, one 32-bit MSB.
+            // ml (a mask product, below 2^14 for 12 800-bit codes) lifted 16 -> 32 bits in MPC by
+            // the 2-round small-value lift the service runs, b·hd by ConstLift, one 32-bit MSB.
             prepare: |p, n| {
-                let (ml, hd) = (random_shares(p, Z16::new(), n), random_shares(p, Z16::new(), n));
+                let ml = bounded_shares(p, Z16::new(), n, 12_801).expect("set-up reshare");
+                let hd = random_shares(p, Z16::new(), n);
                 Box::new(move |p| {
                     let wide = Z32::new();
-                    let ml = rep3::lift(p, &ml, &wide, Adder::Ripple)?;
+                    let ml = rep3::lift_small(p, &ml, &wide)?;
                     let v = ml.mul_scalar(20316).sub(&rep3::const_lift(&hd, 1 << 16, &wide)?)?;
                     rep3::msb(p, &v, Adder::Ripple).map(|_| ())
                 })

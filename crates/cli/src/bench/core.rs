@@ -60,6 +60,16 @@ pub(super) fn random_shares<R: Ring>(p: &mut Party, ring: R, n: usize) -> Rep3<R
     Rep3::from_parts(ring, a, b).expect("equal lengths")
 }
 
+/// Replicated shares of `n` values below `bound` (some at 0 and `bound − 1`), for protocols with
+/// a precondition on their input: party 0 inputs them and one reshare hides them (set-up, not
+/// timed).
+pub(super) fn bounded_shares<R: Ring>(p: &mut Party, ring: R, n: usize, bound: u128) -> Result<Rep3<R>, MpcError> {
+    let plain: Vec<R::El> = (0..n as u128)
+        .map(|i| ring.from_u128(if p.id() == 0 { i.wrapping_mul(0x9e37_79b9) % bound } else { 0 }))
+        .collect();
+    rep3::reshare(p, &ring, plain)
+}
+
 /// Random degree-1 Shamir shares of `n` unknown values (local conversion of random replicated ones).
 fn random_shamir<F: Field>(p: &mut Party, field: F, n: usize) -> Shamir<F> {
     let r = random_shares(p, field, n);

@@ -4,7 +4,8 @@
 //! * **NoLift**, shares over Z_2^32 (the Lemma 2 ring for 12800-bit codes and b = 2^16): both dot
 //!   products in Z_2^32, no lifting.
 //! * **MPCLift**, shares over Z_2^16: both dot products on 16-bit lanes, `ml` lifted to Z_2^32 in
-//!   MPC (Alg. 14) and `b·dot` by ConstLift (Alg. 13).
+//!   MPC (Alg. 14, or for codes below 2^14 bits the 2-round [`rep3::lift_small`]: the mask
+//!   product leaves two spare bits) and `b·dot` by ConstLift (Alg. 13).
 //!
 //! For every query rotation `r`, eye `e` and enrolled entry `j`:
 //! `v = a·ml − b·dot` with `(a, b)` from [`mpc_comparison_terms`](crate::mpc_comparison_terms), computed on the additive
@@ -405,8 +406,9 @@ fn in_chunks_of<E: Copy>(
 /// * **NoLift** when `R` is already wide enough for Lemma 2 (Z_2^32 for 12800-bit codes): combine
 ///   locally, reshare once, one MSB.
 /// * **MPCLift** when `R` is Z_2^16: reshare both products (16 bits each), lift `ml` to Z_2^32 in
-///   MPC (Alg. 14), lift `b·dot` for free by ConstLift (b = 2^16, Alg. 13), combine, one MSB in
-///   Z_2^32. The dot products then run on 16-bit lanes.
+///   MPC (codes below 2^14 bits: [`rep3::lift_small`], 2 rounds; else Alg. 14), lift `b·dot` for
+///   free by ConstLift (b = 2^16, Alg. 13), combine, one MSB in Z_2^32. The dot products then
+///   run on 16-bit lanes.
 fn compare<R: Ring>(
     p: &mut Party,
     ring: &R,
@@ -444,7 +446,10 @@ fn compare<R: Ring>(
     // dot lies in [-l, l] with l < 2^15, so its Z_2^16 sharing is exact as a signed value, and
     // ConstLift by b = 2^16 gives b·dot in Z_2^32 (the wrap 2^16·2^16 vanishes).
     let bdot = rep3::const_lift(&dot, 1u128 << b_bits, &wide)?;
-    let ml32 = rep3::lift(p, &ml, &wide, Adder::Ripple)?;
+    // The mask product is at most `len`: below 2^14 the 2-round small-value lift applies,
+    // otherwise Alg. 14 (16-bit adder and bit injections).
+    let ml32 =
+        if len < 1 << (k - 2) { rep3::lift_small(p, &ml, &wide)? } else { rep3::lift(p, &ml, &wide, Adder::Ripple)? };
     let v = ml32.mul_scalar(wide.from_i128(a)).sub(&bdot)?;
     rep3::msb(p, &v, Adder::Ripple)
 }

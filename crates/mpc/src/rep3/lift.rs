@@ -65,6 +65,100 @@ pub fn lift<R: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, target: &T, adder: Add
     big.sub(&carry)
 }
 
+/// Lift of small values: `[x]_{2^k}` with `0 ≤ x < 2^{k−2}` to `[x]_{2^{k+m}}` in **2 rounds**,
+/// our shortcut of Alg. 14 for values with headroom (the iris check's mask products, at most
+/// 12 800 < 2^14 in Z_2^16). The components summed as integers give `X = x + j·2^k`, and with
+/// two spare bits the carry count `j ∈ {0, 1, 2}` is a function of the components' top two bits
+/// alone: writing `x_i = t_i·2^{k−2} + u_i`, the low parts carry `e ∈ {0, 1, 2}` into bit
+/// `k − 2`, and `x < 2^{k−2}` forces `t_0 + t_1 + t_2 + e = 4j`, so `j = ⌈(t_0 + t_1 + t_2)/4⌉`.
+/// `j` is read off a 1-out-of-4 three-party OT (Alg. 16 with four messages) instead of Alg. 14's
+/// 16-bit adder (17 rounds) and two bit injections. The sender role rotates over thirds of the
+/// batch, so every party sends 2 elements of Z_2^m per value (4 bytes for Z_2^16 → Z_2^32;
+/// Alg. 14: 32 AND gates and two injections, 12 bytes at party 0).
+///
+/// Values at or above `2^{k−2}` give wrong results: the caller vouches for the bound.
+pub fn lift_small<R: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, target: &T) -> Result<Rep3<T>> {
+    let k = pow2_bits(x.ring())?;
+    let km = pow2_bits(target)?;
+    if k < 2 || km <= k || km > 127 {
+        return Err(MpcError::InvalidParameter(format!(
+            "Lift from Z_2^{k} needs k ≥ 2 and a target Z_2^(k+m), 0 < m, k+m < 128; got Z_2^{km}"
+        )));
+    }
+    let carries = match km - k {
+        8 => carry_count(p, x, Z8::new(), k, target)?,
+        16 => carry_count(p, x, Z16::new(), k, target)?,
+        32 => carry_count(p, x, Z32::new(), k, target)?,
+        64 => carry_count(p, x, Z64::new(), k, target)?,
+        m => carry_count(p, x, Zt::pow2(m)?, k, target)?,
+    };
+    let r = x.ring();
+    let widen = |v: &[R::El]| v.iter().map(|&e| target.from_u128(r.to_u128(e))).collect();
+    Rep3::from_parts(target.clone(), widen(&x.a), widen(&x.b))?.sub(&carries)
+}
+
+/// `[2^k·j]` in `target` for [`lift_small`]: `j = ⌈(t_0 + t_1 + t_2)/4⌉` shared in `ring` =
+/// Z_2^m by a 1-out-of-4 three-party OT per value, then ConstLift by 2^k.
+///
+/// Values are split in thirds; in third `s` party `s` is the sender (it holds `t_s` and
+/// `t_{s+2}`: its own component and the previous one), `s + 1` the receiver and `s + 2` the
+/// helper (both hold `t_{s+1}`, the choice). With `r_s` from the seed of parties `s, s+1`,
+/// `r_{s+2}` from that of `s+2, s` and the OT masks `w_0..w_3` from the latter too, the sender
+/// offers `K_c = f(t_s + c + t_{s+2}) − r_s − r_{s+2} + w_c`, the helper sends `w_{t_{s+1}}`,
+/// and the receiver learns `y = j − r_s − r_{s+2}` (masked by `r_{s+2}`, which it lacks) and
+/// forwards it to the helper (which lacks `r_s`). The result is the replicated sharing with
+/// components `(r_s, y, r_{s+2})` at positions `(s, s+1, s+2)`.
+fn carry_count<R: Ring, S: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, ring: S, k: u32, target: &T) -> Result<Rep3<T>> {
+    let n = x.len();
+    let (me, next, prev) = (p.id(), p.next(), p.prev());
+    let third = |s: usize| s * n / 3..(s + 1) * n / 3;
+    let (own, recv, help) = (third(me), third(prev), third(next));
+    let r = x.ring();
+    let top = |e: R::El| (r.to_u128(e) >> (k - 2)) as usize & 3;
+    // ⌈t/4⌉ for every sum t ≤ 9 of three top-bit pairs.
+    let carry: [S::El; 10] = std::array::from_fn(|t| ring.from_u128(t.div_ceil(4) as u128));
+    // Seed draws. Party u's `next` stream is party u+1's `prev`; both draw [third u: r_u] then
+    // [third u+1: r_{s+2}, w], so the holders of every stream draw the same values in order.
+    let r_own = ring.sample_vec(&mut p.prg.next, own.len()); // component me of my third
+    let r_help = ring.sample_vec(&mut p.prg.next, help.len()); // component me of the next third
+    let w_help = ring.sample_vec(&mut p.prg.next, 4 * help.len());
+    let r_recv = ring.sample_vec(&mut p.prg.prev, recv.len()); // component prev of the previous third
+    let r_own2 = ring.sample_vec(&mut p.prg.prev, own.len()); // component prev of my third
+    let w_own = ring.sample_vec(&mut p.prg.prev, 4 * own.len());
+    // Round 1. Sender (my third): the four masked messages per value, to the receiver (next).
+    let mut offers = Vec::with_capacity(4 * own.len());
+    for (e, i) in own.clone().enumerate() {
+        let t = top(x.a[i]) + top(x.b[i]);
+        let base = ring.neg(ring.add(r_own[e], r_own2[e]));
+        offers.extend((0..4).map(|c| ring.add(ring.add(carry[t + c], base), w_own[4 * e + c])));
+    }
+    p.send_elems(&ring, next, &offers)?;
+    // Helper (next third; the receiver is my previous party): the mask of the choice, which is
+    // the component I hold as `b`.
+    let masks: Vec<S::El> = help.clone().enumerate().map(|(e, i)| w_help[4 * e + top(x.b[i])]).collect();
+    p.send_elems(&ring, prev, &masks)?;
+    // Receiver (previous third; the choice is my own component `a`).
+    let got = p.recv_elems(&ring, prev, 4 * recv.len())?;
+    let got_masks = p.recv_elems(&ring, next, recv.len())?;
+    let y: Vec<S::El> =
+        recv.clone().enumerate().map(|(e, i)| ring.sub(got[4 * e + top(x.a[i])], got_masks[e])).collect();
+    // Round 2: the receiver forwards y to the helper (my next party); I get the next third's.
+    p.send_elems(&ring, next, &y)?;
+    let y_help = p.recv_elems(&ring, prev, help.len())?;
+    // Assemble (a, b) = (component me, component me − 1) in value order.
+    let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for s in 0..3 {
+        let (ca, cb) = match s {
+            _ if s == me => (&r_own, &r_own2),
+            _ if s == prev => (&y, &r_recv),
+            _ => (&r_help, &y_help),
+        };
+        a.extend_from_slice(ca);
+        b.extend_from_slice(cb);
+    }
+    const_lift(&Rep3::from_parts(ring, a, b)?, 1u128 << k, target)
+}
+
 /// `[2^k·b_k + 2^{k+1}·b_{k+1}]` in `target` = Z_{2^{k+m}}, the bits injected in one round trip:
 /// b_k into `ring` = Z_2^m, b_{k+1} (if given) into `ring1` = Z_2^m or Z_2^{m−1}, then ConstLift.
 fn inject_carries<S: Ring, T: Ring>(

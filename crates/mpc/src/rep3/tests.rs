@@ -294,6 +294,72 @@ fn bit_injection_and_lift_costs() {
     assert_eq!(c.bytes_sent, (32 * n / 8 + 2 * 2 * n * 2) as u64);
 }
 
+/// `lift_small` against the plaintext on values below 2^{k−2}: edge values (0, 1, the largest
+/// allowed), random ones, batch sizes that do not split into equal thirds, machine-word and
+/// packed target rings.
+#[test]
+fn lift_small_is_exact_below_a_quarter_of_the_ring() {
+    let mut rng = StdRng::seed_from_u64(17);
+    for n in [1usize, 2, 3, 4, 100, 1001] {
+        let xs: Vec<u16> = (0..n)
+            .map(|i| match i {
+                0 => (1 << 14) - 1,
+                1 => 0,
+                2 => 1,
+                _ => rng.gen_range(0..1 << 14),
+            })
+            .collect();
+        let small: Vec<u8> = xs.iter().map(|&x| (x % 64) as u8).collect();
+        for backend in [Backend::Memory, Backend::Tcp] {
+            let out = with_shares(backend, &Z16::new(), &[xs.clone()], |p, s| {
+                let l32 = lift_small(p, &s[0], &Z32::new())?;
+                let l36 = lift_small(p, &s[0], &Zt::pow2(36).unwrap())?;
+                Ok((reveal(p, &l32)?, reveal(p, &l36)?))
+            });
+            let (l32, l36) = &out[0];
+            for i in 0..n {
+                assert_eq!((l32[i], l36[i]), (u32::from(xs[i]), u128::from(xs[i])), "n {n}, value {}", xs[i]);
+            }
+        }
+        let out = with_shares(Backend::Memory, &argus_math::Z8::new(), &[small.clone()], |p, s| {
+            let l = lift_small(p, &s[0], &Z16::new())?;
+            reveal(p, &l)
+        });
+        assert_eq!(out[0], small.iter().map(|&x| u16::from(x)).collect::<Vec<_>>());
+    }
+}
+
+/// `lift_small` costs 2 rounds, and every party sends 2 elements of Z_2^m per value: four OT
+/// messages for each value of its third, one mask per value of the next, one forward per value
+/// of the previous.
+#[test]
+fn lift_small_costs_two_rounds_and_two_elements_per_party() {
+    let n = 64 * 30;
+    for backend in [Backend::Memory, Backend::Tcp] {
+        // The cost does not depend on the values (these exceed the bound).
+        let c = cost(backend, n, |p, x| {
+            let before = p.stats();
+            lift_small(p, x, &Z32::new())?;
+            let used = p.stats() - before;
+            assert_eq!(used.bytes_sent, 2 * 2 * n as u64, "party {}", p.id());
+            Ok(())
+        });
+        assert_eq!(c.rounds, 2);
+    }
+}
+
+/// Outside its precondition `lift_small` is wrong, which is why callers check the bound (the
+/// iris products stay below 2^14 for codes below 2^14 bits).
+#[test]
+fn lift_small_needs_its_bound() {
+    let xs: Vec<u16> = (0..300).map(|i| (1 << 15) + i).collect();
+    let out = with_shares(Backend::Memory, &Z16::new(), &[xs], |p, s| {
+        let l = lift_small(p, &s[0], &Z32::new())?;
+        reveal(p, &l)
+    });
+    assert!(out[0].iter().any(|&v| v != 1 << 14));
+}
+
 #[test]
 fn bad_input_is_a_typed_error() {
     let out = run3(Backend::Memory, cfg(), |p| {
@@ -364,7 +430,7 @@ fn chi2_same(a: &[f64; 256], b: &[f64; 256]) -> f64 {
     a.iter().zip(b).filter(|(x, y)| *x + *y > 0.0).map(|(x, y)| (x - y) * (x - y) / (x + y)).sum()
 }
 
-/// What a party receives in multiplication and in bit decomposition looks uniform and is the
+/// What a party receives in multiplication, bit decomposition and the small-value lift looks uniform and is the
 /// same whatever the inputs (all zero, all ones, random). With 255 degrees of freedom the
 /// statistic has mean 255 and standard deviation 22.6; 380 is more than 5 deviations out.
 #[test]
@@ -373,9 +439,11 @@ fn views_are_independent_of_inputs() {
     let n = 1 << 15;
     let mut rng = StdRng::seed_from_u64(11);
     let inputs = [vec![0u16; n], vec![u16::MAX; n], (0..n).map(|_| rng.gen()).collect::<Vec<u16>>()];
-    let ops: [(&str, fn(&mut Party, &Rep3<Z16>) -> crate::error::Result<()>); 2] = [
+    let ops: [(&str, fn(&mut Party, &Rep3<Z16>) -> crate::error::Result<()>); 3] = [
         ("mul", |p, x| mul(p, x, x).map(|_| ())),
         ("bit decomposition", |p, x| a2b(p, &x.slice(0, 1 << 13)?, Adder::Ripple).map(|_| ())),
+        // Its masks do not depend on the bound, so inputs above it test the view as well.
+        ("lift_small", |p, x| lift_small(p, x, &Z32::new()).map(|_| ())),
     ];
     for (name, op) in ops {
         for id in 0..3 {
