@@ -89,21 +89,61 @@ fn plane_at(v: &[Plane], j: usize) -> Plane {
 }
 
 /// Ripple-carry adder (Alg. 6/7): the carry into bit `j+1` is `((a_j^c_j) & (b_j^c_j)) ^ c_j`,
-/// one AND and one round per bit.
+/// one AND and one round per bit. Each step reads the planes in place (the gate's operands are
+/// XORed word by word inside its local product) and updates the carry in place: no plane is
+/// copied, which matters at a million values per plane.
 fn ripple(p: &mut Party, x: &[Plane], y: &[Plane], top: usize, outputs: &[usize]) -> Result<Vec<Plane>> {
+    fn at(v: &[Plane], j: usize) -> Option<&Rep3Bits> {
+        v.get(j).and_then(Option::as_ref)
+    }
     let mut out = Vec::with_capacity(top + 1);
     let mut carry: Plane = None;
     for j in 0..=top {
-        let (a, b) = (plane_at(x, j), plane_at(y, j));
-        out.push(if outputs.contains(&j) { pxor(&pxor(&a, &b), &carry) } else { None });
+        let (a, b) = (at(x, j), at(y, j));
+        out.push(if outputs.contains(&j) { xor3(a, b, carry.as_ref()) } else { None });
         if j < top {
-            let t1 = pxor(&a, &carry);
-            let t2 = pxor(&b, &carry);
-            let prod = and_planes(p, &[(&t1, &t2)])?.pop().expect("one gate");
-            carry = pxor(&prod, &carry);
+            carry = ripple_carry(p, a, b, carry)?;
         }
     }
     Ok(out)
+}
+
+/// `a ^ b ^ c` of planes with public zeros (`None`).
+fn xor3(a: Option<&Rep3Bits>, b: Option<&Rep3Bits>, c: Option<&Rep3Bits>) -> Plane {
+    let mut live = [a, b, c].into_iter().flatten();
+    let mut acc = live.next()?.clone();
+    for v in live {
+        acc.a.xor_assign(&v.a).expect("planes of one batch have equal length");
+        acc.b.xor_assign(&v.b).expect("planes of one batch have equal length");
+    }
+    Some(acc)
+}
+
+/// One ripple step: the carry out of a bit with inputs `a`, `b` and carry in `c`,
+/// `((a ^ c) & (b ^ c)) ^ c`. The AND is skipped when an operand is a public zero (then the
+/// carry is zero), as the gate counts of the paper assume.
+fn ripple_carry(p: &mut Party, a: Option<&Rep3Bits>, b: Option<&Rep3Bits>, c: Plane) -> Result<Plane> {
+    if c.is_none() && (a.is_none() || b.is_none()) {
+        // An AND operand is a public zero only when the carry in is: the carry out is zero.
+        return Ok(None);
+    }
+    let n = a.or(b).or(c.as_ref()).map_or(0, Rep3Bits::len);
+    fn words(v: Option<&Rep3Bits>) -> Option<(&[u64], &[u64])> {
+        v.map(|v| (v.a.words(), v.b.words()))
+    }
+    let (wa, wb, wc) = (words(a), words(b), words(c.as_ref()));
+    let word = |w: Option<(&[u64], &[u64])>, k: usize| w.map_or((0, 0), |(x, y)| (x[k], y[k]));
+    let local = and_local(p, n, |k| {
+        let ((aa, ab), (ba, bb), (ca, cb)) = (word(wa, k), word(wb, k), word(wc, k));
+        (aa ^ ca, ab ^ cb, ba ^ ca, bb ^ cb)
+    });
+    let prev = p.pass_bits(std::slice::from_ref(&local))?.pop().expect("one plane");
+    let mut carry = Rep3Bits { a: local, b: prev };
+    if let Some(c) = &c {
+        carry.a.xor_assign(&c.a)?;
+        carry.b.xor_assign(&c.b)?;
+    }
+    Ok(Some(carry))
 }
 
 /// Kogge-Stone prefix adder: generate `g_j = a_j b_j`, propagate `p_j = a_j ^ b_j`, then
