@@ -186,9 +186,9 @@ fn pack_queries(a: &[u16], rows: &[usize], len: usize, steps: usize, tiles: usiz
 
 /// Splits database rows `j0..j0 + 16` of `b` (missing rows zero), elements `k`, into low and
 /// high bytes: `lo[r·KC + k]`, `hi[r·KC + k]`, zero-padded to `kp` elements. Returns the largest
-/// element split.
+/// element split for the field's canonical check (0 for the ring, which has none).
 #[inline(always)]
-fn split_rows(
+fn split_rows<const FIELD: bool>(
     b: &[u16],
     len: usize,
     j0: usize,
@@ -211,7 +211,9 @@ fn split_rows(
         for ((dl, dh), &x) in l.iter_mut().zip(h.iter_mut()).zip(&b[j * len..][k.clone()]) {
             *dl = x as u8;
             *dh = (x >> 8) as u8;
-            max = max.max(x);
+            if FIELD {
+                max = max.max(x);
+            }
         }
         l[kn..].fill(0);
         h[kn..].fill(0);
@@ -423,7 +425,7 @@ unsafe fn gemm_amx<const FIELD: bool>(a: &[u16], a_rows: &[usize], b: &[u16], le
                 let ks = kn.div_ceil(STEP);
                 for (dt, d) in dsplit.chunks_exact_mut(2 * 16 * KC).take(tiles).enumerate() {
                     let (lo, hi) = d.split_at_mut(16 * KC);
-                    max = max.max(split_rows(b, len, j0 + 16 * dt, k0..k0 + kn, ks * STEP, lo, hi));
+                    max = max.max(split_rows::<FIELD>(b, len, j0 + 16 * dt, k0..k0 + kn, ks * STEP, lo, hi));
                 }
                 // Query groups outer: a group's chunks (≤ 32 × KC × 2 bytes) stay in L1 while the
                 // block's database tiles stream from L2.
