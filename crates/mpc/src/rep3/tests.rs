@@ -311,7 +311,7 @@ fn lift_small_is_exact_below_a_quarter_of_the_ring() {
             .collect();
         let small: Vec<u8> = xs.iter().map(|&x| (x % 64) as u8).collect();
         for backend in [Backend::Memory, Backend::Tcp] {
-            let out = with_shares(backend, &Z16::new(), &[xs.clone()], |p, s| {
+            let out = with_shares(backend, &Z16::new(), std::slice::from_ref(&xs), |p, s| {
                 let l32 = lift_small(p, &s[0], &Z32::new())?;
                 let l36 = lift_small(p, &s[0], &Zt::pow2(36).unwrap())?;
                 Ok((reveal(p, &l32)?, reveal(p, &l36)?))
@@ -321,7 +321,7 @@ fn lift_small_is_exact_below_a_quarter_of_the_ring() {
                 assert_eq!((l32[i], l36[i]), (u32::from(xs[i]), u128::from(xs[i])), "n {n}, value {}", xs[i]);
             }
         }
-        let out = with_shares(Backend::Memory, &argus_math::Z8::new(), &[small.clone()], |p, s| {
+        let out = with_shares(Backend::Memory, &argus_math::Z8::new(), std::slice::from_ref(&small), |p, s| {
             let l = lift_small(p, &s[0], &Z16::new())?;
             reveal(p, &l)
         });
