@@ -46,10 +46,10 @@
 use std::arch::asm;
 
 use super::avx512::{Zmm16, Zmm32, Zmm64};
-use super::dispatch::impl_simd_kernels;
+use super::dispatch::{impl_simd_kernels, level_token};
 use super::f65519::P65519;
 use super::gemm::{aligned_scratch, Blocking};
-use super::isa::{self, Isa};
+use super::isa::Isa;
 
 /// Bytes of K per tile row, and elements of K per tile step.
 const STEP: usize = 64;
@@ -109,18 +109,7 @@ fn probe() -> bool {
     false
 }
 
-/// Token for [`Isa::Amx`]: only [`Amx::get`] hands one out, after detection.
-pub(crate) struct Amx {
-    _private: (),
-}
-
-impl Amx {
-    /// The token, if the CPU and OS support the level.
-    pub(crate) fn get() -> Option<&'static Self> {
-        static TOKEN: Amx = Amx { _private: () };
-        (isa::hardware() >= Isa::Amx).then_some(&TOKEN)
-    }
-}
+level_token!(Amx, Isa::Amx);
 
 impl_simd_kernels! {
     token: Amx,

@@ -3,9 +3,9 @@
 
 use std::arch::x86_64::*;
 
-use super::dispatch::impl_simd_kernels;
+use super::dispatch::{impl_simd_kernels, level_token};
 use super::gemm::Blocking;
-use super::isa::{self, Isa};
+use super::isa::Isa;
 use super::simd::{Mac, V16};
 
 /// 16 lanes of 16 bits accumulating into 8 i32 lanes (`vpmaddwd` + `vpaddd`).
@@ -170,18 +170,7 @@ unsafe impl Mac for Ymm64 {
     }
 }
 
-/// Token for [`Isa::Avx2`]: only [`Avx2::get`] hands one out, after detection.
-pub(crate) struct Avx2 {
-    _private: (),
-}
-
-impl Avx2 {
-    /// The token, if the CPU supports the level.
-    pub(crate) fn get() -> Option<&'static Self> {
-        static TOKEN: Avx2 = Avx2 { _private: () };
-        (isa::hardware() >= Isa::Avx2).then_some(&TOKEN)
-    }
-}
+level_token!(Avx2, Isa::Avx2);
 
 // Only 16 ymm registers: 2 queries × 4 rows = 8 accumulators + 4 row registers + 1 query.
 impl_simd_kernels! {

@@ -7,9 +7,9 @@
 
 use std::arch::x86_64::*;
 
-use super::dispatch::impl_simd_kernels;
+use super::dispatch::{impl_simd_kernels, level_token};
 use super::gemm::Blocking;
-use super::isa::{self, Isa};
+use super::isa::Isa;
 use super::simd::{Mac, V16};
 
 /// 32 lanes of 16 bits accumulating into 16 i32 lanes; `VNNI` selects `vpdpwssd` over
@@ -164,31 +164,9 @@ unsafe impl Mac for Zmm64 {
     }
 }
 
-/// Token for [`Isa::Avx512`]: only [`Avx512::get`] hands one out, after detection.
-pub(crate) struct Avx512 {
-    _private: (),
-}
+level_token!(Avx512, Isa::Avx512);
 
-impl Avx512 {
-    /// The token, if the CPU supports the level.
-    pub(crate) fn get() -> Option<&'static Self> {
-        static TOKEN: Avx512 = Avx512 { _private: () };
-        (isa::hardware() >= Isa::Avx512).then_some(&TOKEN)
-    }
-}
-
-/// Token for [`Isa::Avx512Vnni`]: only [`Avx512Vnni::get`] hands one out, after detection.
-pub(crate) struct Avx512Vnni {
-    _private: (),
-}
-
-impl Avx512Vnni {
-    /// The token, if the CPU supports the level.
-    pub(crate) fn get() -> Option<&'static Self> {
-        static TOKEN: Avx512Vnni = Avx512Vnni { _private: () };
-        (isa::hardware() >= Isa::Avx512Vnni).then_some(&TOKEN)
-    }
-}
+level_token!(Avx512Vnni, Isa::Avx512Vnni);
 
 // Tiles: 4 queries × 4 rows = 16 accumulators + 4 row registers + 1 query register, well
 // inside the 32 zmm registers. K-blocks: one 4-row panel of the ring case (4 × 2048 u16 =

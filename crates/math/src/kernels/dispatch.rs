@@ -310,3 +310,26 @@ macro_rules! impl_simd_kernels {
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) use impl_simd_kernels;
+
+/// Defines the token type of a kernel level: a unit struct that only its `get()` hands out, and
+/// only once detection found the level (`isa::hardware() >= $isa`), so holding one proves the
+/// features are there.
+#[cfg(target_arch = "x86_64")]
+macro_rules! level_token {
+    ($name:ident, $isa:expr) => {
+        #[doc = concat!("Token for [`", stringify!($isa), "`]: only [`", stringify!($name), "::get`] hands one out, after detection.")]
+        pub(crate) struct $name {
+            _private: (),
+        }
+
+        impl $name {
+            /// The token, if the CPU (and, for AMX, the OS) support the level.
+            pub(crate) fn get() -> Option<&'static Self> {
+                static TOKEN: $name = $name { _private: () };
+                (super::isa::hardware() >= $isa).then_some(&TOKEN)
+            }
+        }
+    };
+}
+#[cfg(target_arch = "x86_64")]
+pub(crate) use level_token;

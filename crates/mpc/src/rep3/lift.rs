@@ -46,9 +46,7 @@ pub fn lift<R: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, target: &T, adder: Add
         )));
     }
     let m = km - k;
-    let r = x.ring();
-    let widen = |v: &[R::El]| v.iter().map(|&e| target.from_u128(r.to_u128(e))).collect();
-    let big = Rep3::from_parts(target.clone(), widen(&x.a), widen(&x.b))?;
+    let big = widen(x, target)?;
     let bits = bit_extract_sum(p, x, k as usize, &[k as usize, k as usize + 1], adder)?;
     // 2^{k+1}·b_{k+1} vanishes mod 2^{k+1} when m = 1: skip its injection then.
     let bits = if m >= 2 { &bits[..2] } else { &bits[..1] };
@@ -92,9 +90,15 @@ pub fn lift_small<R: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, target: &T) -> R
         64 => carry_count(p, x, Z64::new(), k, target)?,
         m => carry_count(p, x, Zt::pow2(m)?, k, target)?,
     };
+    widen(x, target)?.sub(&carries)
+}
+
+/// The components of `x` read as integers in `target`: a sharing of `x_0 + x_1 + x_2` without
+/// reduction, which both lifts then correct by the carries.
+fn widen<R: Ring, T: Ring>(x: &Rep3<R>, target: &T) -> Result<Rep3<T>> {
     let r = x.ring();
-    let widen = |v: &[R::El]| v.iter().map(|&e| target.from_u128(r.to_u128(e))).collect();
-    Rep3::from_parts(target.clone(), widen(&x.a), widen(&x.b))?.sub(&carries)
+    let w = |v: &[R::El]| v.iter().map(|&e| target.from_u128(r.to_u128(e))).collect();
+    Rep3::from_parts(target.clone(), w(&x.a), w(&x.b))
 }
 
 /// `[2^k·j]` in `target` for [`lift_small`]: `j = ⌈(t_0 + t_1 + t_2)/4⌉` shared in `ring` =
