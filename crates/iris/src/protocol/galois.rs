@@ -234,9 +234,19 @@ fn products(a: &[u16], a_rows: &[usize], b: &[u16], len: usize) -> Result<Vec<u1
     Ok(out)
 }
 
+/// The product row of rotation index `k` of query `q` among `nq` queries: queries in blocks of
+/// 16 and, inside a block, rotation-major. A 16-row tile of the matrix-product kernel then holds
+/// one rotation of up to 16 queries, the tiles of a block are the same windows shifted by whole
+/// columns, and the kernel packs each block's rows once for all its rotations.
+fn product_row(q: usize, k: usize, nq: usize, rot: usize) -> usize {
+    let (block, lane) = (q / 16, q % 16);
+    let width = (nq - 16 * block).min(16);
+    16 * block * rot + k * width + lane
+}
+
 /// Every query's weights for one eye and part, each extended cyclically to `cols + rot − 1`
 /// columns so that its `rot` rotations are overlapping windows; returns the buffer and the start
-/// of every window, query-major (row `q·rot + k` is rotation index `k` of query `q`).
+/// of every window, in [`product_row`] order.
 ///
 /// Rotation index `k` shifts by `r = k − unrotated` columns, so with `hi = rot − 1 − unrotated`
 /// (the largest shift) extended column `e` holds weight column `(e − hi) mod cols`, and the
@@ -249,7 +259,7 @@ fn rotation_windows<'a>(
     unrotated: usize,
 ) -> Result<(Vec<u16>, Vec<usize>), MpcError> {
     let hi = rot - 1 - unrotated;
-    let (mut buf, mut starts) = (Vec::new(), Vec::new());
+    let (mut buf, mut windows) = (Vec::new(), Vec::new());
     for row in rows {
         let w = gr::dot_weights(id, row)?;
         let width = w.len() / cols;
@@ -258,7 +268,14 @@ fn rotation_windows<'a>(
             let c = (e + cols - hi % cols) % cols;
             buf.extend_from_slice(&w[c * width..(c + 1) * width]);
         }
-        starts.extend((0..rot).map(|k| base + (rot - 1 - k) * width));
+        windows.push((base, width));
+    }
+    let nq = windows.len();
+    let mut starts = vec![0; nq * rot];
+    for (q, &(base, width)) in windows.iter().enumerate() {
+        for k in 0..rot {
+            starts[product_row(q, k, nq, rot)] = base + (rot - 1 - k) * width;
+        }
     }
     Ok((buf, starts))
 }
@@ -316,7 +333,7 @@ pub fn check_batch(
         let ml_b = products(&wmask, &mask_rows, &batch(|x| &x.mask), mlen)?;
         for k in 0..rot {
             for q in 0..nq {
-                let row = q * rot + k;
+                let row = product_row(q, k, nq, rot);
                 dots.extend_from_slice(&dot_db[row * s..(row + 1) * s]);
                 dots.extend_from_slice(&dot_b[row * nq..(row + 1) * nq]);
                 mls.extend_from_slice(&ml_db[row * s..(row + 1) * s]);

@@ -16,29 +16,38 @@
 //!
 //! Operands: database rows are the tiles' "A" operand (16 rows × 64 bytes of K), which only
 //! needs each row split into a low-byte and a high-byte row; queries are the "B" operand, packed
-//! once per query block in the VNNI layout (tile row r holds, for each of 16 queries, the bytes
-//! of elements 4r..4r+3). Results therefore come out database-row-major per tile and are
-//! transposed as they are written. K and both row counts are zero-padded to whole tiles.
+//! in the VNNI layout (packed row r holds, for each of 16 queries, the low bytes of elements
+//! 4r..4r+3, then the high bytes; a tile is 16 consecutive packed rows at a stride of 128
+//! bytes). Query tiles whose rows are the same offsets shifted by a multiple of 4 elements share
+//! one packed stream ([`QueryStreams`]): the iris rotations, ordered rotation-major, are windows
+//! of each query's extended row, so a batch of 16 queries packs 14 720 elements per query
+//! instead of 31 × 12 800, and the packed block (~0.5 MB) stays in L2 for every database block.
+//! Results come out database-row-major per tile and are transposed as they are written. K and
+//! both row counts are zero-padded to whole tiles (past a row's end, a query tile may hold
+//! other data: it meets the database's zero padding).
 //!
 //! Loop nest, outer to inner:
 //!
 //! ```text
-//! query block (≤ MQ queries)          packed lo/hi in the VNNI layout, whole K
+//! query block (≤ MQ queries)          packed lo/hi streams, whole K
 //!   database block (ND rows)          accumulator tiles of block × query block in scratch (L2)
-//!     K-block (KC elements)           the block's rows split into lo/hi, ND × KC × 2 bytes (L2)
-//!       query tile group              its chunks, ≤ 32 × KC × 2 bytes, stay in L1
+//!     K-block (KC elements)           the block's rows split into lo/hi, ND × KC × 2 bytes (L2);
+//!                                     the next K-block's rows prefetched into L2 meanwhile
+//!       query tile group              its chunks stay in L1
 //!         database tile (16 rows)     4 accumulator tiles loaded (zeroed in the first K-block),
 //!                                     KC/64 steps of 6 (field: 4) `tdpbuud`, stored (tile
-//!                                     registers: 4 accumulators, D lo/hi, Q lo/hi)
+//!                                     registers: 4 accumulators, D lo/hi, Q lo/hi; the D tiles
+//!                                     loaded with the L1-bypassing hint `tileloaddt1`)
 //!   accumulators combined → out
 //! ```
 //!
-//! Measured at 496 queries × 10 000 rows × 12 800 on one core of this VM: 300 G 16-bit
-//! multiply-adds per second against 90 G for the AVX-512 VNNI kernel in the same run (3.3×);
-//! a tile-only loop on random data reaches 580–650 G, the rest goes to splitting the database
-//! rows (memory-bound) and to packing. The block sizes barely matter (MQ 256/512, ND 128–512,
-//! KC 512/1024 all within 15 %). F_65519 at the Table 1 shape (64 × 2048 × 12 800): 11.7 M dot
-//! products/s against 4.2 M for VNNI.
+//! Measured at 496 rows × 4000 × 12 800 on one core of this VM (a 16-query batch of one eye),
+//! per product: 88 ms before the shared streams, 66 ms with them (the packed queries used to be
+//! 12.7 MB, re-read from memory for every database block), 59 ms with ND 64 (was 128) and the
+//! prefetch of the next K-block — about 1 T int8 multiply-adds per second; 496 independent
+//! (not windowed) rows: ~50 ms. A tile-only loop with both operands in L1 reaches ~1.8 T. KC
+//! 256 and 1024 were slower than 512. F_65519 at the Table 1 shape (64 × 2048 × 12 800):
+//! 11–12 M dot products/s against 4.2 M for VNNI.
 //!
 //! Linux only hands out the tile data state on request (`arch_prctl(ARCH_REQ_XCOMP_PERM)`), so
 //! detection asks for it once per process; a refusal leaves the level unavailable.
@@ -58,7 +67,7 @@ const TILE: usize = 1024;
 /// Queries per block (a multiple of 32: query tiles are processed in pairs).
 const MQ: usize = 512;
 /// Database rows per block (a multiple of 16).
-const ND: usize = 128;
+const ND: usize = 64;
 /// Elements of K per block (a multiple of STEP).
 const KC: usize = 512;
 
@@ -146,29 +155,102 @@ const CONFIG: TileConfig = {
     c
 };
 
-/// Packs queries `a[a_rows[i]..][..len]` for `i` in `rows` into `dst` in the VNNI layout:
-/// per query tile (16 queries) and K step `c`, a low-byte tile then a high-byte tile, tile row
-/// `r` holding the bytes of elements `64c + 4r .. +4` of each query. Every byte of the
-/// `tiles` query tiles is written: missing queries and elements are zero.
-#[inline(always)]
-fn pack_queries(a: &[u16], rows: &[usize], len: usize, steps: usize, tiles: usize, dst: &mut [u8]) {
-    /// The low bytes of the four u16 in `x`, as one u32.
-    #[inline(always)]
-    fn low_bytes(x: u64) -> u32 {
-        ((x & 0xff) | (x >> 8 & 0xff00) | (x >> 16 & 0xff_0000) | (x >> 24 & 0xff00_0000)) as u32
+/// Where the query tiles of one block are packed: tiles whose 16 rows start at the same offsets
+/// shifted by one common multiple of 4 elements (the rotations of a batch of queries, when the
+/// rows are ordered rotation-major) share one packed stream, and a tile is a window of it.
+struct QueryStreams {
+    /// Per tile: byte offset of its first K step in the packed buffer.
+    tile_at: Vec<usize>,
+    /// Per stream: its 16 row starts (`None`: no row, packed as zeros), the element offset of
+    /// its first packed row relative to them, its packed rows and byte offset.
+    streams: Vec<([Option<usize>; 16], isize, usize, usize)>,
+    /// Bytes of the packed buffer.
+    bytes: usize,
+}
+
+impl QueryStreams {
+    /// Groups the tiles of `rows` (16 consecutive rows each) into streams. A tile joins a stream
+    /// only if that makes the stream no longer than packing the tile apart would.
+    fn plan(rows: &[usize], len: usize, steps: usize) -> Self {
+        struct Open {
+            base: [Option<usize>; 16],
+            min: isize,
+            max: isize,
+            members: usize,
+        }
+        let mut open: Vec<Open> = Vec::new();
+        let mut tiles = Vec::with_capacity(rows.len().div_ceil(16));
+        for t in rows.chunks(16) {
+            let starts: [Option<usize>; 16] = std::array::from_fn(|c| t.get(c).copied());
+            let joins = open.iter().enumerate().find_map(|(f, o)| {
+                let first = starts[0]? as isize - o.base[0]? as isize;
+                let same = starts.iter().zip(&o.base).all(|(s, b)| match (s, b) {
+                    (Some(s), Some(b)) => *s as isize - *b as isize == first,
+                    (None, None) => true,
+                    _ => false,
+                });
+                let span = o.max.max(first) - o.min.min(first) + len as isize;
+                (same && first % 4 == 0 && span <= (o.members as isize + 1) * len as isize).then_some((f, first))
+            });
+            let (f, delta) = joins.unwrap_or_else(|| {
+                open.push(Open { base: starts, min: 0, max: 0, members: 0 });
+                (open.len() - 1, 0)
+            });
+            let o = &mut open[f];
+            (o.min, o.max, o.members) = (o.min.min(delta), o.max.max(delta), o.members + 1);
+            tiles.push((f, delta));
+        }
+        let mut bytes = 0;
+        let streams: Vec<_> = open
+            .iter()
+            .map(|o| {
+                // A tile's K steps read 16 rows each from (delta − min) / 4 on.
+                let packed = ((o.max - o.min) / 4) as usize + 16 * steps;
+                let at = bytes;
+                bytes += packed * 2 * STEP;
+                (o.base, o.min, packed, at)
+            })
+            .collect();
+        let tile_at = tiles
+            .iter()
+            .map(|&(f, delta)| {
+                let (_, min, _, at) = streams[f];
+                at + ((delta - min) / 4) as usize * 2 * STEP
+            })
+            .collect();
+        QueryStreams { tile_at, streams, bytes }
     }
-    let groups = steps * 16;
-    for n in 0..tiles * 16 {
-        let q = rows.get(n).map_or(&[][..], |&start| &a[start..start + len]);
-        let (qt, col) = (n / 16, n % 16);
-        for g in 0..groups {
-            let x = match q.get(4 * g..4 * g + 4) {
-                Some(e) => u64::from(e[0]) | u64::from(e[1]) << 16 | u64::from(e[2]) << 32 | u64::from(e[3]) << 48,
-                None => q.get(4 * g..).unwrap_or(&[]).iter().rev().fold(0, |acc, &e| acc << 16 | u64::from(e)),
-            };
-            let at = (qt * steps + g / 16) * 2 * TILE + (g % 16) * 64 + col * 4;
-            dst[at..at + 4].copy_from_slice(&low_bytes(x).to_le_bytes());
-            dst[at + TILE..at + TILE + 4].copy_from_slice(&low_bytes(x >> 8).to_le_bytes());
+
+    /// Packs every stream into `dst` in the VNNI layout: packed row `r` of a stream is 128
+    /// bytes, for each of its 16 rows (columns) the low bytes of 4 consecutive elements, then
+    /// the same for the high bytes; elements past the end of `a` are zero. (Elements past a
+    /// row's own `len` are packed too: they meet the database's zero padding.)
+    fn pack(&self, a: &[u16], dst: &mut [u8]) {
+        for &(base, min, packed, at) in &self.streams {
+            for (col, start) in base.iter().enumerate() {
+                let Some(start) = *start else {
+                    for r in 0..packed {
+                        dst[at + r * 2 * STEP + col * 4..][..4].fill(0);
+                        dst[at + r * 2 * STEP + STEP + col * 4..][..4].fill(0);
+                    }
+                    continue;
+                };
+                // The stream's first element of this column is a row start of the block: ≥ 0.
+                let first = (start as isize + min) as usize;
+                let src = a.get(first..).unwrap_or(&[]);
+                for (block, out) in (0..packed).step_by(16).zip(src.chunks(STEP).chain(std::iter::repeat(&[][..]))) {
+                    let (mut lo, mut hi) = ([0u8; STEP], [0u8; STEP]);
+                    for ((l, h), &x) in lo.iter_mut().zip(hi.iter_mut()).zip(out) {
+                        *l = x as u8;
+                        *h = (x >> 8) as u8;
+                    }
+                    for r in 0..16.min(packed - block) {
+                        let row = at + (block + r) * 2 * STEP + col * 4;
+                        dst[row..][..4].copy_from_slice(&lo[4 * r..4 * r + 4]);
+                        dst[row + STEP..][..4].copy_from_slice(&hi[4 * r..4 * r + 4]);
+                    }
+                }
+            }
         }
     }
 }
@@ -208,6 +290,16 @@ fn split_rows<const FIELD: bool>(
         h[kn..].fill(0);
     }
     max
+}
+
+/// Asks for every cache line of `v` in L2 (a hint: no effect on results).
+#[inline(always)]
+fn prefetch_l2(v: &[u16]) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+    for line in v.chunks(32) {
+        // SAFETY: a prefetch of an address inside `v` reads nothing architecturally.
+        unsafe { _mm_prefetch::<_MM_HINT_T1>(line.as_ptr().cast()) };
+    }
 }
 
 /// Loads the four accumulator tiles tmm0–tmm3 from `acc` (consecutive tiles), or zeroes them.
@@ -274,15 +366,15 @@ unsafe fn tile_pair(
         tiles_in(acc, fresh);
         asm!(
             "2:",
-            "tileloadd tmm4, [{dl} + {ds}*1]",
-            "tileloadd tmm5, [{dh} + {ds}*1]",
+            "tileloaddt1 tmm4, [{dl} + {ds}*1]",
+            "tileloaddt1 tmm5, [{dh} + {ds}*1]",
             "tileloadd tmm6, [{q0} + {s}*1]",
-            "tileloadd tmm7, [{q0} + {s}*1 + 1024]",
+            "tileloadd tmm7, [{q0} + {s}*1 + 64]",
             "tdpbuud tmm0, tmm4, tmm6",
             "tdpbuud tmm1, tmm4, tmm7",
             "tdpbuud tmm1, tmm5, tmm6",
             "tileloadd tmm6, [{q1} + {s}*1]",
-            "tileloadd tmm7, [{q1} + {s}*1 + 1024]",
+            "tileloadd tmm7, [{q1} + {s}*1 + 64]",
             "tdpbuud tmm2, tmm4, tmm6",
             "tdpbuud tmm3, tmm4, tmm7",
             "tdpbuud tmm3, tmm5, tmm6",
@@ -295,7 +387,7 @@ unsafe fn tile_pair(
             dl = inout(reg) d_lo => _, dh = inout(reg) d_hi => _,
             q0 = inout(reg) q0 => _, q1 = inout(reg) q1 => _,
             n = inout(reg) steps => _,
-            ds = in(reg) KC, s = in(reg) 64usize,
+            ds = in(reg) KC, s = in(reg) 2 * STEP,
             options(readonly, nostack),
         );
         tiles_out(acc);
@@ -318,7 +410,7 @@ unsafe fn tile_field(acc: *mut u8, fresh: bool, d_lo: *const u8, d_hi: *const u8
             "tileloadd tmm4, [{dl} + {ds}*1]",
             "tileloadd tmm6, [{q} + {s}*1]",
             "tdpbuud tmm0, tmm4, tmm6",
-            "tileloadd tmm7, [{q} + {s}*1 + 1024]",
+            "tileloadd tmm7, [{q} + {s}*1 + 64]",
             "tdpbuud tmm1, tmm4, tmm7",
             "tileloadd tmm5, [{dh} + {ds}*1]",
             "tdpbuud tmm2, tmm5, tmm6",
@@ -330,7 +422,7 @@ unsafe fn tile_field(acc: *mut u8, fresh: bool, d_lo: *const u8, d_hi: *const u8
             "jnz 2b",
             dl = inout(reg) d_lo => _, dh = inout(reg) d_hi => _,
             q = inout(reg) q => _, n = inout(reg) steps => _,
-            ds = in(reg) KC, s = in(reg) 64usize,
+            ds = in(reg) KC, s = in(reg) 2 * STEP,
             options(readonly, nostack),
         );
         tiles_out(acc);
@@ -391,17 +483,19 @@ unsafe fn gemm_amx<const FIELD: bool>(a: &[u16], a_rows: &[usize], b: &[u16], le
     let group = if FIELD { 16 } else { 32 };
     let steps = len.div_ceil(STEP);
     let mq = MQ.min(rows_a.div_ceil(32) * 32);
-    let (mut qpack, q_off) = aligned_scratch::<u8>(mq / 16 * steps * 2 * TILE);
     let (mut acc, a_off) = aligned_scratch::<u8>(ND / 16 * mq / group * 4 * TILE);
     let (mut dsplit, d_off) = aligned_scratch::<u8>(ND / 16 * 2 * 16 * KC);
-    let (qpack, acc, dsplit) = (&mut qpack[q_off..], &mut acc[a_off..], &mut dsplit[d_off..]);
+    let (acc, dsplit) = (&mut acc[a_off..], &mut dsplit[d_off..]);
     let mut max = 0;
     // SAFETY: the token guarantees AMX is usable; the configuration is loaded before any tile
     // instruction and released at the end.
     unsafe { asm!("ldtilecfg [{}]", in(reg) &CONFIG, options(readonly, nostack)) };
     for i0 in (0..rows_a).step_by(mq) {
         let rows = &a_rows[i0..(i0 + mq).min(rows_a)];
-        pack_queries(a, rows, len, steps, mq / 16, qpack);
+        let plan = QueryStreams::plan(rows, len, steps);
+        let (mut qpack, q_off) = aligned_scratch::<u8>(plan.bytes);
+        let qpack = &mut qpack[q_off..];
+        plan.pack(a, qpack);
         if FIELD {
             // The canonical check (the ring ignores it).
             max = rows.iter().fold(max, |m, &s| m.max(a[s..s + len].iter().copied().max().unwrap_or(0)));
@@ -416,23 +510,39 @@ unsafe fn gemm_amx<const FIELD: bool>(a: &[u16], a_rows: &[usize], b: &[u16], le
                     let (lo, hi) = d.split_at_mut(16 * KC);
                     max = max.max(split_rows::<FIELD>(b, len, j0 + 16 * dt, k0..k0 + kn, ks * STEP, lo, hi));
                 }
+                // The database rows of the next K-block (or of the next block's first) are read
+                // from memory while the tile unit works on this one: a share of their lines is
+                // prefetched into L2 before each inner kernel call.
+                let next = if k0 + KC < len {
+                    (j0..(j0 + ND).min(rows_b), k0 + KC..(k0 + 2 * KC).min(len))
+                } else {
+                    (j0 + ND..(j0 + 2 * ND).min(rows_b), 0..KC.min(len))
+                };
+                let per_call = next.0.len().div_ceil(groups * tiles).max(1);
+                let mut next_rows = next.0.clone().step_by(1);
                 // Query groups outer: a group's chunks (≤ 32 × KC × 2 bytes) stay in L1 while the
                 // block's database tiles stream from L2.
                 for g in 0..groups {
-                    let q0 = ((g * group / 16 * steps + k0 / STEP) * 2 * TILE) as isize;
-                    let q1 = q0 + (steps * 2 * TILE) as isize;
+                    // The group's query tiles at this K-block (a missing second tile of the
+                    // ring's pair repeats the first: its accumulators are never read).
+                    let tile = g * group / 16;
+                    let q0 = plan.tile_at[tile] + k0 / STEP * 2 * TILE;
+                    let q1 = plan.tile_at.get(tile + 1).map_or(q0, |at| at + k0 / STEP * 2 * TILE);
                     for dt in 0..tiles {
+                        for j in next_rows.by_ref().take(per_call) {
+                            prefetch_l2(&b[j * len..][next.1.clone()]);
+                        }
                         let acc_at = (dt * groups + g) * 4 * TILE;
                         let d_at = dt * 2 * 16 * KC;
-                        // SAFETY: configured above; the offsets stay inside the buffers
-                        // (query tiles of group g < mq / 16, steps k0/64 .. + ks ≤ steps,
-                        // accumulator group < ND/16 · mq/group, split tile dt < ND/16).
+                        // SAFETY: configured above; the offsets stay inside the buffers (a
+                        // tile's steps k0/64 .. + ks ≤ steps read packed rows inside its
+                        // stream, accumulator group < ND/16 · mq/group, split tile dt < ND/16).
                         unsafe {
                             let (q, d, acc) = (qpack.as_ptr(), dsplit.as_ptr().add(d_at), acc.as_mut_ptr().add(acc_at));
                             if FIELD {
-                                tile_field(acc, kb == 0, d, d.add(16 * KC), q.offset(q0), ks);
+                                tile_field(acc, kb == 0, d, d.add(16 * KC), q.add(q0), ks);
                             } else {
-                                tile_pair(acc, kb == 0, d, d.add(16 * KC), q.offset(q0), q.offset(q1), ks);
+                                tile_pair(acc, kb == 0, d, d.add(16 * KC), q.add(q0), q.add(q1), ks);
                             }
                         }
                     }

@@ -492,6 +492,36 @@ fn gemm_rows_windows() {
     assert_eq!(gemm_u64_rows(&[1u64; 3], &[0], &[1u64; 3], 0, &mut []), shape("len (must be non-zero)", 1, 0));
 }
 
+/// The iris layout: the rotations of several queries as windows of each query's cyclically
+/// extended row, ordered rotation-major so that 16-row tiles are the same windows shifted (the
+/// tile kernel packs them once). Shifts of whole tile steps (64), of part of one (32, 4) and not
+/// a multiple of 4 (6: packed apart), query counts that fill tiles, leave one ragged and leave
+/// tiles mixing two rotations, and rows in descending and ascending offset order.
+#[test]
+fn gemm_rows_rotation_windows() {
+    let mut x = 0x90ad_0123_4567_89abu64;
+    let mut rnd = |n: usize| xorshift_u16(&mut x, n, 1 << 16);
+    for (len, width, rot, nq, rb) in
+        [(1280, 64, 7, 16, 70), (640, 32, 5, 20, 33), (900, 4, 9, 3, 17), (600, 6, 4, 16, 5)]
+    {
+        let ext = len + (rot - 1) * width;
+        let a = rnd(nq * ext);
+        let b = rnd(rb * len);
+        for ascending in [false, true] {
+            let rows: Vec<usize> = (0..rot)
+                .flat_map(|k| (0..nq).map(move |q| q * ext + if ascending { k } else { rot - 1 - k } * width))
+                .collect();
+            let copied: Vec<u16> = rows.iter().flat_map(|&s| a[s..s + len].iter().copied()).collect();
+            let expect = reference::gemm(&copied, &b, len, reference::dot16);
+            for isa in available() {
+                let mut out = vec![3u16; expect.len()];
+                gemm_u16_rows_with(isa, &a, &rows, &b, len, &mut out).unwrap();
+                assert!(out == expect, "gemm_u16_rows at {isa}, len {len}, width {width}, {nq} queries");
+            }
+        }
+    }
+}
+
 /// A product large enough to be split over threads gives the same result as the reference, at
 /// every level, with the rows split unevenly (600 rows over 2 and 3 threads). The thread count
 /// is process-wide, but results never depend on it, so tests running beside this one are safe.
@@ -529,7 +559,7 @@ fn gemm_split_over_threads() {
 
 /// The 16-bit product across every block boundary of every level, the tile kernel's included:
 /// more queries than one query block (512) with a ragged tail of query tiles and pairs, more
-/// rows than one row block (128) ending mid-tile, a length spanning several K-blocks (512)
+/// rows than one row block (64) ending mid-tile, a length spanning several K-blocks (512)
 /// with a tail that is neither a whole tile step (64) nor a whole group of four; then the same
 /// shape as overlapping rotation windows, and all-ones bits (every byte product at its maximum).
 #[test]
