@@ -217,6 +217,27 @@ impl BitVec {
         let nw = words_for(n);
         let mut planes: Vec<Vec<u64>> = vec![vec![0u64; nw]; k];
         let mut block = [0u64; 64];
+        if k <= 32 {
+            // Two words of values per transpose: values of word w in the low halves, of word
+            // w + 1 in the high halves; rows j and 32 + j come out as plane j of each.
+            for w in (0..nw).step_by(2) {
+                block.fill(0);
+                for (slot, i) in block.iter_mut().zip(w * 64..n.min(w * 64 + 64)) {
+                    *slot = value(i) as u64 & 0xffff_ffff;
+                }
+                for (slot, i) in block.iter_mut().zip(w * 64 + 64..n.min(w * 64 + 128)) {
+                    *slot |= (value(i) as u64) << 32;
+                }
+                transpose64(&mut block);
+                for (j, plane) in planes.iter_mut().enumerate() {
+                    plane[w] = block[j];
+                    if w + 1 < nw {
+                        plane[w + 1] = block[32 + j];
+                    }
+                }
+            }
+            return planes.into_iter().map(|words| BitVec { words, len: n }).collect();
+        }
         for w in 0..nw {
             let chunk = w * 64..n.min(w * 64 + 64);
             for limb in 0..k.div_ceil(64) {
@@ -273,13 +294,20 @@ mod tests {
 
     #[test]
     fn transpose_matches_naive() {
-        let vals: Vec<u128> =
-            (0..150u128).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835) ^ (i << 100)).collect();
-        for k in [1, 16, 64, 65, 128] {
-            let planes = BitVec::planes_of(&vals, k);
-            for (j, p) in planes.iter().enumerate() {
-                for (t, &v) in vals.iter().enumerate() {
-                    assert_eq!(p.get(t), (v >> j) & 1 == 1, "k {k} bit {j} value {t}");
+        // Counts of 64-bit words odd and even (k ≤ 32 transposes two words at once), partial
+        // last words, and values with bits above k (ignored).
+        for n in [0u128, 1, 64, 100, 128, 150, 200] {
+            let vals: Vec<u128> =
+                (0..n).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835) ^ (i << 100)).collect();
+            for k in [1, 16, 31, 32, 33, 64, 65, 128] {
+                let planes = BitVec::planes_of(&vals, k);
+                assert_eq!(planes.len(), k);
+                for (j, p) in planes.iter().enumerate() {
+                    assert_eq!(p.len(), vals.len());
+                    assert_eq!(BitVec::from_bytes(&p.to_bytes(), p.len()).as_ref(), Ok(p), "padding bits stay zero");
+                    for (t, &v) in vals.iter().enumerate() {
+                        assert_eq!(p.get(t), (v >> j) & 1 == 1, "n {n} k {k} bit {j} value {t}");
+                    }
                 }
             }
         }
