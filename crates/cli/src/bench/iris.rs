@@ -254,19 +254,17 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
     // database row streamed from memory serves that many more products.
     kernels::set_threads(1);
     let rows = 16 * 31;
+    // Times `run` (rows × nr products on one core), prints it with `what` and records it.
+    let one_core = |variant: &'static str, what: &str, run: Run| -> Result<Record, String> {
+        let secs = time(&run)?;
+        let rate = (rows * nr) as f64 / secs;
+        println!("{:<6} {:>9} {:>10.1} {:>14.2}   {what}, 1 thread", "GR16", rows * nr, secs * 1e3, rate / 1e6);
+        Ok(Record::dot(variant, 16, rows * nr, secs, 1))
+    };
     let tall = Z16::new().sample_vec(&mut rng, rows * LEN);
     let w = gr_weights(&tall, LEN)?;
     let batch: Run = Box::new(|| kernels::gemm_u16(&w, &d16, LEN, &mut vec![0u16; rows * nr]).map_err(err));
-    let secs = time(&batch)?;
-    let rate = (rows * nr) as f64 / secs;
-    println!(
-        "{:<6} {:>9} {:>10.1} {:>14.2}   {rows} query rows (one eye of a 16-query batch), 1 thread",
-        "GR16",
-        rows * nr,
-        secs * 1e3,
-        rate / 1e6
-    );
-    records.push(Record::dot("GR16-batch496", 16, rows * nr, secs, 1));
+    records.push(one_core("GR16-batch496", "496 query rows (one eye of a 16-query batch)", batch)?);
     // The same products as the service lays them out: the 31 rotations of each of 16 queries are
     // windows of its weights extended by 30 columns of 64 values, rotation-major, so that the
     // tile kernel packs each query once for all its rotations.
@@ -276,16 +274,8 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
     let starts: Vec<usize> = (0..rot).flat_map(|k| (0..nq).map(move |q| q * ext + (rot - 1 - k) * width)).collect();
     let windows: Run =
         Box::new(|| kernels::gemm_u16_rows(&wide, &starts, &d16, LEN, &mut vec![0u16; rows * nr]).map_err(err));
-    let secs = time(&windows)?;
-    let rate = (rows * nr) as f64 / secs;
-    println!(
-        "{:<6} {:>9} {:>10.1} {:>14.2}   the same as 31 rotation windows of 16 queries (the service's layout), 1 thread",
-        "GR16",
-        rows * nr,
-        secs * 1e3,
-        rate / 1e6
-    );
-    records.push(Record::dot("GR16-windows496", 16, rows * nr, secs, 1));
+    let what = "the same as 31 rotation windows of 16 queries (the service's layout)";
+    records.push(one_core("GR16-windows496", what, windows)?);
     kernels::set_threads(0);
     Ok(records)
 }
