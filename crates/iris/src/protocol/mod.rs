@@ -441,16 +441,20 @@ fn compare<R: Ring>(
         )));
     }
     let n = dots.len();
-    let both = rep3::reshare(p, ring, dots.into_iter().chain(mls).collect())?;
-    let (dot, ml) = (both.slice(0, n)?, both.slice(n, n)?);
-    // dot lies in [-l, l] with l < 2^15, so its Z_2^16 sharing is exact as a signed value, and
-    // ConstLift by b = 2^16 gives b·dot in Z_2^32 (the wrap 2^16·2^16 vanishes).
-    let bdot = rep3::const_lift(&dot, 1u128 << b_bits, &wide)?;
+    let mut dot = rep3::reshare(p, ring, [dots, mls].concat())?;
+    let ml = Rep3::from_parts(ring.clone(), dot.a.split_off(n), dot.b.split_off(n))?;
     // The mask product is at most `len`: below 2^14 the 2-round small-value lift applies,
     // otherwise Alg. 14 (16-bit adder and bit injections).
     let ml32 =
         if len < 1 << (k - 2) { rep3::lift_small(p, &ml, &wide)? } else { rep3::lift(p, &ml, &wide, Adder::Ripple)? };
-    let v = ml32.mul_scalar(wide.from_i128(a)).sub(&bdot)?;
+    // v = a·ml − b·dot per component, in one pass. dot lies in [-l, l] with l < 2^15, so its
+    // Z_2^16 sharing is exact as a signed value, and ConstLift by b = 2^16 (a shift) gives b·dot
+    // in Z_2^32 (the wrap 2^16·2^16 vanishes).
+    let a = wide.from_i128(a);
+    let v = |m: &[u32], d: &[R::El]| -> Vec<u32> {
+        m.iter().zip(d).map(|(&m, &d)| wide.sub(wide.mul(a, m), wide.from_u128(ring.to_u128(d) << b_bits))).collect()
+    };
+    let v = Rep3::from_parts(wide, v(&ml32.a, &dot.a), v(&ml32.b, &dot.b))?;
     rep3::msb(p, &v, Adder::Ripple)
 }
 

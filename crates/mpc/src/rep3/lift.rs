@@ -83,14 +83,13 @@ pub fn lift_small<R: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, target: &T) -> R
             "Lift from Z_2^{k} needs k ≥ 2 and a target Z_2^(k+m), 0 < m, k+m < 128; got Z_2^{km}"
         )));
     }
-    let carries = match km - k {
-        8 => carry_count(p, x, Z8::new(), k, target)?,
-        16 => carry_count(p, x, Z16::new(), k, target)?,
-        32 => carry_count(p, x, Z32::new(), k, target)?,
-        64 => carry_count(p, x, Z64::new(), k, target)?,
-        m => carry_count(p, x, Zt::pow2(m)?, k, target)?,
-    };
-    widen(x, target)?.sub(&carries)
+    match km - k {
+        8 => lift_by_carry_count(p, x, Z8::new(), k, target),
+        16 => lift_by_carry_count(p, x, Z16::new(), k, target),
+        32 => lift_by_carry_count(p, x, Z32::new(), k, target),
+        64 => lift_by_carry_count(p, x, Z64::new(), k, target),
+        m => lift_by_carry_count(p, x, Zt::pow2(m)?, k, target),
+    }
 }
 
 /// The components of `x` read as integers in `target`: a sharing of `x_0 + x_1 + x_2` without
@@ -101,8 +100,9 @@ fn widen<R: Ring, T: Ring>(x: &Rep3<R>, target: &T) -> Result<Rep3<T>> {
     Rep3::from_parts(target.clone(), w(&x.a), w(&x.b))
 }
 
-/// `[2^k·j]` in `target` for [`lift_small`]: `j = ⌈(t_0 + t_1 + t_2)/4⌉` shared in `ring` =
-/// Z_2^m by a 1-out-of-4 three-party OT per value, then ConstLift by 2^k.
+/// [`lift_small`] with `ring` = Z_2^m: `j = ⌈(t_0 + t_1 + t_2)/4⌉` shared in `ring` by a
+/// 1-out-of-4 three-party OT per value, then `x = (x_0 + x_1 + x_2) − 2^k·j` in `target`, each
+/// component widened and ConstLift of `j` by 2^k in one pass.
 ///
 /// Values are split in thirds; in third `s` party `s` is the sender (it holds `t_s` and
 /// `t_{s+2}`: its own component and the previous one), `s + 1` the receiver and `s + 2` the
@@ -112,7 +112,13 @@ fn widen<R: Ring, T: Ring>(x: &Rep3<R>, target: &T) -> Result<Rep3<T>> {
 /// and the receiver learns `y = j − r_s − r_{s+2}` (masked by `r_{s+2}`, which it lacks) and
 /// forwards it to the helper (which lacks `r_s`). The result is the replicated sharing with
 /// components `(r_s, y, r_{s+2})` at positions `(s, s+1, s+2)`.
-fn carry_count<R: Ring, S: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, ring: S, k: u32, target: &T) -> Result<Rep3<T>> {
+fn lift_by_carry_count<R: Ring, S: Ring, T: Ring>(
+    p: &mut Party,
+    x: &Rep3<R>,
+    ring: S,
+    k: u32,
+    target: &T,
+) -> Result<Rep3<T>> {
     let n = x.len();
     let (me, next, prev) = (p.id(), p.next(), p.prev());
     let third = |s: usize| s * n / 3..(s + 1) * n / 3;
@@ -149,7 +155,12 @@ fn carry_count<R: Ring, S: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, ring: S, k
     // Round 2: the receiver forwards y to the helper (my next party); I get the next third's.
     p.send_elems(&ring, next, &y)?;
     let y_help = p.recv_elems(&ring, prev, help.len())?;
-    // Assemble (a, b) = (component me, component me − 1) in value order.
+    // Components (me, me − 1) of j per third, in value order; x's matching components widened,
+    // minus 2^k·j (ConstLift by 2^k: exact, the wrap 2^m·2^k vanishes in Z_2^{k+m}).
+    let lifted = |out: &mut Vec<T::El>, xc: &[R::El], jc: &[S::El]| {
+        let v = |(&xe, &je): (&R::El, &S::El)| target.sub(target.from_u128(r.to_u128(xe)), target.from_u128(ring.to_u128(je) << k));
+        out.extend(xc.iter().zip(jc).map(v));
+    };
     let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for s in 0..3 {
         let (ca, cb) = match s {
@@ -157,10 +168,10 @@ fn carry_count<R: Ring, S: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, ring: S, k
             _ if s == prev => (&y, &r_recv),
             _ => (&r_help, &y_help),
         };
-        a.extend_from_slice(ca);
-        b.extend_from_slice(cb);
+        lifted(&mut a, &x.a[third(s)], ca);
+        lifted(&mut b, &x.b[third(s)], cb);
     }
-    const_lift(&Rep3::from_parts(ring, a, b)?, 1u128 << k, target)
+    Rep3::from_parts(target.clone(), a, b)
 }
 
 /// `[2^k·b_k + 2^{k+1}·b_{k+1}]` in `target` = Z_{2^{k+m}}, the bits injected in one round trip:
