@@ -44,10 +44,10 @@
 //! Measured at 496 rows × 4000 × 12 800 on one core of this VM (a 16-query batch of one eye),
 //! per product: 88 ms before the shared streams, 66 ms with them (the packed queries used to be
 //! 12.7 MB, re-read from memory for every database block), 59 ms with ND 64 (was 128) and the
-//! prefetch of the next K-block — about 1 T int8 multiply-adds per second; 496 independent
-//! (not windowed) rows: ~50 ms. A tile-only loop with both operands in L1 reaches ~1.8 T. KC
-//! 256 and 1024 were slower than 512. F_65519 at the Table 1 shape (64 × 2048 × 12 800):
-//! 11–12 M dot products/s against 4.2 M for VNNI.
+//! prefetch of the next K-block, 56–60 ms with KC 640 (was 512; 256, 768 and 1024 were slower)
+//! — about 1.1 T int8 multiply-adds per second; 496 independent (not windowed) rows: ~50 ms. A
+//! tile-only loop with both operands in L1 reaches ~1.8 T. F_65519 at the Table 1 shape
+//! (64 × 2048 × 12 800): 11–12 M dot products/s against 4.2 M for VNNI.
 //!
 //! Linux only hands out the tile data state on request (`arch_prctl(ARCH_REQ_XCOMP_PERM)`), so
 //! detection asks for it once per process; a refusal leaves the level unavailable.
@@ -69,7 +69,7 @@ const MQ: usize = 512;
 /// Database rows per block (a multiple of 16).
 const ND: usize = 64;
 /// Elements of K per block (a multiple of STEP).
-const KC: usize = 512;
+const KC: usize = 640;
 
 /// Whether the CPU has AMX-TILE and AMX-INT8, the OS enabled their state (XCR0 bits 17, 18)
 /// and granted this process the tile data (Linux `arch_prctl`). Asked once.

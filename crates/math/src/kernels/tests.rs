@@ -559,7 +559,7 @@ fn gemm_split_over_threads() {
 
 /// The 16-bit product across every block boundary of every level, the tile kernel's included:
 /// more queries than one query block (512) with a ragged tail of query tiles and pairs, more
-/// rows than one row block (64) ending mid-tile, a length spanning several K-blocks (512)
+/// rows than one row block (64) ending mid-tile, a length spanning two K-blocks (640)
 /// with a tail that is neither a whole tile step (64) nor a whole group of four; then the same
 /// shape as overlapping rotation windows, and all-ones bits (every byte product at its maximum).
 #[test]
