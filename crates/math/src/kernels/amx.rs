@@ -65,7 +65,7 @@ const STEP: usize = 64;
 /// Bytes of one 16 × 64-byte tile.
 const TILE: usize = 1024;
 /// Queries per block (a multiple of 32: query tiles are processed in pairs).
-const MQ: usize = 512;
+const MQ: usize = 1024;
 /// Database rows per block (a multiple of 16).
 const ND: usize = 64;
 /// Elements of K per block (a multiple of STEP).

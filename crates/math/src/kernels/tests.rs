@@ -558,7 +558,7 @@ fn gemm_split_over_threads() {
 }
 
 /// The 16-bit product across every block boundary of every level, the tile kernel's included:
-/// more queries than one query block (512) with a ragged tail of query tiles and pairs, more
+/// more queries than one query block (1024) with a ragged tail of query tiles and pairs, more
 /// rows than one row block (64) ending mid-tile, a length spanning two K-blocks (640)
 /// with a tail that is neither a whole tile step (64) nor a whole group of four; then the same
 /// shape as overlapping rotation windows, and all-ones bits (every byte product at its maximum).
@@ -566,7 +566,7 @@ fn gemm_split_over_threads() {
 fn gemm_u16_crosses_every_block_boundary() {
     let mut x = 0x7117_5eed_0bad_f00du64;
     let mut rnd = |n: usize| xorshift_u16(&mut x, n, 1 << 16);
-    let (ra, rb, len) = (530, 150, 1101);
+    let (ra, rb, len) = (1060, 150, 1101);
     let saved = super::threads::setting();
     set_threads(1);
     for (a, b) in [(rnd(ra * len), rnd(rb * len)), (vec![u16::MAX; ra * len], vec![u16::MAX; rb * len])] {
@@ -592,7 +592,7 @@ fn gemm_u16_crosses_every_block_boundary() {
 fn gemm_f65519_crosses_every_block_boundary() {
     let mut x = 0x7117_5eed_0bad_f00eu64;
     let mut rnd = |n: usize| xorshift_u16(&mut x, n, u64::from(P));
-    let (ra, rb, len) = (530, 150, 1101);
+    let (ra, rb, len) = (1060, 150, 1101);
     let saved = super::threads::setting();
     set_threads(1);
     let cases = [

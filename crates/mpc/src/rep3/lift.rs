@@ -158,7 +158,9 @@ fn lift_by_carry_count<R: Ring, S: Ring, T: Ring>(
     // Components (me, me − 1) of j per third, in value order; x's matching components widened,
     // minus 2^k·j (ConstLift by 2^k: exact, the wrap 2^m·2^k vanishes in Z_2^{k+m}).
     let lifted = |out: &mut Vec<T::El>, xc: &[R::El], jc: &[S::El]| {
-        let v = |(&xe, &je): (&R::El, &S::El)| target.sub(target.from_u128(r.to_u128(xe)), target.from_u128(ring.to_u128(je) << k));
+        let v = |(&xe, &je): (&R::El, &S::El)| {
+            target.sub(target.from_u128(r.to_u128(xe)), target.from_u128(ring.to_u128(je) << k))
+        };
         out.extend(xc.iter().zip(jc).map(v));
     };
     let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
