@@ -258,18 +258,24 @@ impl BitVec {
 /// In-place transpose of a 64 x 64 bit matrix: afterwards bit `t` of `a[j]` is what bit `j` of
 /// `a[t]` was. Swaps off-diagonal blocks of size 32, 16, ..., 1 (Hacker's Delight 7-3).
 pub fn transpose64(a: &mut [u64; 64]) {
-    let mut j = 32;
-    let mut m: u64 = 0x0000_0000_FFFF_FFFF;
-    while j != 0 {
-        let mut k = 0;
-        while k < 64 {
-            let t = ((a[k] >> j) ^ a[k + j]) & m;
-            a[k + j] ^= t;
-            a[k] ^= t << j;
-            k = (k + j + 1) & !j;
+    // Stage j pairs row k with row k + j in every block of 2j rows; written as runs of
+    // consecutive rows so that the compiler vectorises the wide stages.
+    for (j, m) in [
+        (32, 0x0000_0000_FFFF_FFFFu64),
+        (16, 0x0000_FFFF_0000_FFFF),
+        (8, 0x00FF_00FF_00FF_00FF),
+        (4, 0x0F0F_0F0F_0F0F_0F0F),
+        (2, 0x3333_3333_3333_3333),
+        (1, 0x5555_5555_5555_5555),
+    ] {
+        for block in a.chunks_exact_mut(2 * j) {
+            let (lo, hi) = block.split_at_mut(j);
+            for (x, y) in lo.iter_mut().zip(hi) {
+                let t = ((*x >> j) ^ *y) & m;
+                *y ^= t;
+                *x ^= t << j;
+            }
         }
-        j >>= 1;
-        m ^= m << j;
     }
 }
 
