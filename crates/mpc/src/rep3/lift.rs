@@ -93,7 +93,8 @@ pub fn lift_small<R: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, target: &T) -> R
 }
 
 /// The components of `x` read as integers in `target`: a sharing of `x_0 + x_1 + x_2` without
-/// reduction, which both lifts then correct by the carries.
+/// reduction, which Alg. 14 then corrects by its carries ([`lift_small`] widens inside its own
+/// single pass).
 fn widen<R: Ring, T: Ring>(x: &Rep3<R>, target: &T) -> Result<Rep3<T>> {
     let r = x.ring();
     let w = |v: &[R::El]| v.iter().map(|&e| target.from_u128(r.to_u128(e))).collect();
