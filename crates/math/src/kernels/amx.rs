@@ -519,8 +519,9 @@ unsafe fn gemm_amx<const FIELD: bool>(a: &[u16], a_rows: &[usize], b: &[u16], le
                     (j0 + ND..(j0 + 2 * ND).min(rows_b), 0..KC.min(len))
                 };
                 let per_call = next.0.len().div_ceil(groups * tiles).max(1);
-                let mut next_rows = next.0.clone().step_by(1);
-                // Query groups outer: a group's chunks (≤ 32 × KC × 2 bytes) stay in L1 while the
+                let mut next_rows = next.0.clone();
+                // Query groups outer: a group's packed rows for this K-block (KC/4 + 16 rows of
+                // 128 bytes when its two tiles are neighbouring windows) stay in L1 while the
                 // block's database tiles stream from L2.
                 for g in 0..groups {
                     // The group's query tiles at this K-block (a missing second tile of the
