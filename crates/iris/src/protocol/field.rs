@@ -228,11 +228,10 @@ pub fn check_batch(
     }
     let (a, _) = crate::mpc_comparison_terms(cfg.threshold);
     let a = a * factor; // with trimmed masks the products count pairs
-    let hits = super::in_chunks(p, &dots, &mls, |p, mut dots, mls| {
+    let hits = super::in_chunks(p, &dots, &mls, |p, dots, mls| {
         // Degree 2 -> additive -> replicated mod p, both products in one round.
         let n = dots.len();
-        dots.extend(mls);
-        let both = shamir::to_rep3(p, &Shamir::from_parts(f, Degree::Two, dots)?)?;
+        let both = shamir::to_rep3(p, &Shamir::from_parts(f, Degree::Two, [dots, mls].concat())?)?;
         let (dot, ml): (Rep3<F65519>, Rep3<F65519>) = (both.slice(0, n)?, both.slice(n, n)?);
         // dot in [-l, l] with l < p/2: ConstLift by b = 2^m gives b·dot mod p·2^m; ml is lifted in MPC.
         let bdot = rep3::const_lift(&dot, 1u128 << m, &t)?;

@@ -378,7 +378,7 @@ pub(crate) fn in_chunks<E: Copy>(
     p: &mut Party,
     dots: &[E],
     mls: &[E],
-    f: impl FnMut(&mut Party, Vec<E>, Vec<E>) -> Result<Rep3Bits, MpcError>,
+    f: impl FnMut(&mut Party, &[E], &[E]) -> Result<Rep3Bits, MpcError>,
 ) -> Result<Rep3Bits, MpcError> {
     in_chunks_of(p, dots, mls, COMPARE_CHUNK, f)
 }
@@ -388,7 +388,7 @@ fn in_chunks_of<E: Copy>(
     dots: &[E],
     mls: &[E],
     chunk: usize,
-    mut f: impl FnMut(&mut Party, Vec<E>, Vec<E>) -> Result<Rep3Bits, MpcError>,
+    mut f: impl FnMut(&mut Party, &[E], &[E]) -> Result<Rep3Bits, MpcError>,
 ) -> Result<Rep3Bits, MpcError> {
     if dots.len() != mls.len() {
         return Err(MpcError::InvalidParameter(format!("{} dot products but {} mask products", dots.len(), mls.len())));
@@ -396,7 +396,7 @@ fn in_chunks_of<E: Copy>(
     let chunk = chunk.max(1);
     let mut hits = Vec::with_capacity(dots.len().div_ceil(chunk));
     for (d, m) in dots.chunks(chunk).zip(mls.chunks(chunk)) {
-        hits.push(f(p, d.to_vec(), m.to_vec())?);
+        hits.push(f(p, d, m)?);
     }
     Ok(Rep3Bits::concat(&hits.iter().collect::<Vec<_>>()))
 }
@@ -412,8 +412,8 @@ fn in_chunks_of<E: Copy>(
 fn compare<R: Ring>(
     p: &mut Party,
     ring: &R,
-    dots: Vec<R::El>,
-    mls: Vec<R::El>,
+    dots: &[R::El],
+    mls: &[R::El],
     factor: i128,
     cfg: &MatchConfig,
     len: usize,
@@ -428,7 +428,7 @@ fn compare<R: Ring>(
     };
     if k >= need {
         let (a, b) = (ring.from_i128(a), ring.from_i128(b));
-        let v = mls.into_iter().zip(dots).map(|(m, d)| ring.sub(ring.mul(a, m), ring.mul(b, d))).collect();
+        let v = mls.iter().zip(dots).map(|(&m, &d)| ring.sub(ring.mul(a, m), ring.mul(b, d))).collect();
         let v = rep3::reshare(p, ring, v)?;
         return rep3::msb(p, &v, Adder::Ripple);
     }

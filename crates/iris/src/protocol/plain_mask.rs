@@ -180,7 +180,7 @@ pub fn check_batch(
         }
     }
     let hits = super::in_chunks(p, &dots, &cs, |p, dots, cs| {
-        let v = cs.into_iter().zip(dots).map(|(c, dot)| ring.sub(c, dot)).collect();
+        let v = cs.iter().zip(dots).map(|(&c, &dot)| ring.sub(c, dot)).collect();
         let v = rep3::reshare(p, &ring, v)?;
         rep3::msb(p, &v, Adder::Ripple)
     })?;
