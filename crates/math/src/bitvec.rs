@@ -172,6 +172,26 @@ impl BitVec {
         }
         out
     }
+    /// Consecutive pieces of `len` bits each, given or zero (`None`), in one allocation written
+    /// once: every piece must start on a word (a multiple of 64 bits; empty pieces aside), and
+    /// a given piece must have its `len`.
+    pub fn from_pieces(pieces: &[(usize, Option<&BitVec>)]) -> Result<Self, MathError> {
+        let n: usize = pieces.iter().map(|p| p.0).sum();
+        let mut words = Vec::with_capacity(words_for(n));
+        let mut at = 0;
+        for &(len, piece) in pieces.iter().filter(|p| p.0 > 0) {
+            if at % 64 != 0 {
+                return Err(MathError::LengthMismatch { left: at, right: at.next_multiple_of(64) });
+            }
+            at += len;
+            match piece {
+                Some(v) if v.len != len => return Err(MathError::LengthMismatch { left: v.len, right: len }),
+                Some(v) => words.extend_from_slice(&v.words),
+                None => words.resize(words.len() + words_for(len), 0),
+            }
+        }
+        Ok(BitVec { words, len: n })
+    }
     /// ORs the bits of `src` into `self` starting at bit `at` (the target range must be zero).
     fn write_at(&mut self, at: usize, src: &BitVec) {
         let (w0, sh) = (at / 64, at % 64);
@@ -296,6 +316,21 @@ mod tests {
             prop_assert_eq!(BitVec::from_bytes(&v.to_bytes(), v.len()).unwrap(), v.clone());
             prop_assert_eq!(v.not().count_ones(), bits.len() - v.count_ones());
         }
+    }
+
+    /// Pieces on word boundaries, given or zero, equal the concatenation; a piece starting
+    /// inside a word or of the wrong length is refused.
+    #[test]
+    fn from_pieces_is_concat() {
+        let v = |n: usize, seed: u64| {
+            BitVec::from_bools(&(0..n).map(|i| (i as u64 * 7 + seed) % 3 == 0).collect::<Vec<_>>())
+        };
+        let (a, c) = (v(128, 1), v(37, 2));
+        let got = BitVec::from_pieces(&[(128, Some(&a)), (64, None), (0, None), (37, Some(&c))]).unwrap();
+        assert_eq!(got, BitVec::concat(&[&a, &BitVec::zeros(64), &c]));
+        assert_eq!(BitVec::from_pieces(&[(37, Some(&c)), (0, None)]).unwrap(), c);
+        assert!(BitVec::from_pieces(&[(37, Some(&c)), (64, None)]).is_err());
+        assert!(BitVec::from_pieces(&[(64, Some(&c))]).is_err());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! dot products), per variant and batch size, with the paper's figures beside ours.
 
 use argus_math::{Zt64, F65519, Z16, Z32, Z64};
-use argus_mpc::rep3::{self, Adder, Rep3Bits};
+use argus_mpc::rep3::{self, Rep3Bits};
 use argus_mpc::shamir;
 use argus_mpc::{MpcError, Party};
 
@@ -37,7 +37,7 @@ pub fn variants() -> Vec<Variant> {
             // Alg. 2: ml is public, so MSB(c·ml − hd) of a 16-bit sharing (Lemma 1).
             prepare: |p, n| {
                 let v = random_shares(p, Z16::new(), n);
-                Box::new(move |p| rep3::msb(p, &v, Adder::Ripple).map(|_| ()))
+                Box::new(move |p| rep3::msb_two_operand(p, &v).map(|_| ()))
             },
         },
         Variant {
@@ -59,16 +59,12 @@ pub fn variants() -> Vec<Variant> {
                 (500_000, 10.2, 11188.0),
             ],
             // ml (a mask product, below 2^14 for 12 800-bit codes) lifted 16 -> 32 bits in MPC by
-            // the 2-round small-value lift the service runs, b·hd by ConstLift, one 32-bit MSB.
+            // its carry count (2 rounds), b·hd by ConstLift, one 32-bit two-operand MSB: the
+            // service's own comparison (`argus_iris::protocol::mpclift_msb`).
             prepare: |p, n| {
                 let ml = bounded_shares(p, Z16::new(), n, 12_801).expect("set-up reshare");
                 let hd = random_shares(p, Z16::new(), n);
-                Box::new(move |p| {
-                    let wide = Z32::new();
-                    let ml = rep3::lift_small(p, &ml, &wide)?;
-                    let v = ml.mul_scalar(20316).sub(&rep3::const_lift(&hd, 1 << 16, &wide)?)?;
-                    rep3::msb(p, &v, Adder::Ripple).map(|_| ())
-                })
+                Box::new(move |p| argus_iris::protocol::mpclift_msb(p, &hd, &ml, 20316).map(|_| ()))
             },
         },
         Variant {
@@ -80,7 +76,7 @@ pub fn variants() -> Vec<Variant> {
                 let (ml, hd) = (random_shares(p, Z32::new(), n), random_shares(p, Z16::new(), n));
                 Box::new(move |p| {
                     let v = ml.mul_scalar(20316).sub(&rep3::const_lift(&hd, 1 << 16, &Z32::new())?)?;
-                    rep3::msb(p, &v, Adder::Ripple).map(|_| ())
+                    rep3::msb_two_operand(p, &v).map(|_| ())
                 })
             },
         },
@@ -91,7 +87,7 @@ pub fn variants() -> Vec<Variant> {
             // Both products already in Z_2^32: one 32-bit MSB.
             prepare: |p, n| {
                 let v = random_shares(p, Z32::new(), n);
-                Box::new(move |p| rep3::msb(p, &v, Adder::Ripple).map(|_| ()))
+                Box::new(move |p| rep3::msb_two_operand(p, &v).map(|_| ()))
             },
         },
         Variant {

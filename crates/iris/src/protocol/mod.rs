@@ -4,8 +4,9 @@
 //! * **NoLift**, shares over Z_2^32 (the Lemma 2 ring for 12800-bit codes and b = 2^16): both dot
 //!   products in Z_2^32, no lifting.
 //! * **MPCLift**, shares over Z_2^16: both dot products on 16-bit lanes, `ml` lifted to Z_2^32 in
-//!   MPC (Alg. 14, or for codes below 2^14 bits the 2-round [`rep3::lift_small`]: the mask
-//!   product leaves two spare bits) and `b·dot` by ConstLift (Alg. 13).
+//!   MPC (Alg. 14, or for codes below 2^14 bits by its 2-round carry count,
+//!   [`rep3::carry_count_small`]: the mask product leaves two spare bits) and `b·dot` by
+//!   ConstLift (Alg. 13).
 //!
 //! For every query rotation `r`, eye `e` and enrolled entry `j`:
 //! `v = a·ml − b·dot` with `(a, b)` from [`mpc_comparison_terms`](crate::mpc_comparison_terms), computed on the additive
@@ -16,7 +17,8 @@
 //! distance, or which entry matched.
 //!
 //! Costs per comparison (one rotation of one eye against one entry): one reshared ring element
-//! and one `k`-bit MSB extraction (`2k − 3` AND gates); the OR-trees add about one AND per
+//! (two for MPCLift, plus its 2-round carry count) and one `k`-bit MSB extraction (two-operand,
+//! `k − 1` AND gates; the paper's Alg. 10 takes `2k − 3`); the OR-trees add about one AND per
 //! comparison.
 
 pub mod codec;
@@ -406,9 +408,11 @@ fn in_chunks_of<E: Copy>(
 /// * **NoLift** when `R` is already wide enough for Lemma 2 (Z_2^32 for 12800-bit codes): combine
 ///   locally, reshare once, one MSB.
 /// * **MPCLift** when `R` is Z_2^16: reshare both products (16 bits each), lift `ml` to Z_2^32 in
-///   MPC (codes below 2^14 bits: [`rep3::lift_small`], 2 rounds; else Alg. 14), lift `b·dot` for
-///   free by ConstLift (b = 2^16, Alg. 13), combine, one MSB in Z_2^32. The dot products then
-///   run on 16-bit lanes.
+///   MPC (codes below 2^14 bits: by its carry count, 2 rounds, fused into the MSB's input by
+///   [`mpclift_msb`]; else Alg. 14), lift `b·dot` for free by ConstLift (b = 2^16, Alg. 13),
+///   combine, one MSB in Z_2^32. The dot products then run on 16-bit lanes.
+///
+/// The MSBs are two-operand decompositions ([`rep3::msb_of`]: `k − 1` AND gates).
 fn compare<R: Ring>(
     p: &mut Party,
     ring: &R,
@@ -430,7 +434,7 @@ fn compare<R: Ring>(
         let (a, b) = (ring.from_i128(a), ring.from_i128(b));
         let v = mls.iter().zip(dots).map(|(&m, &d)| ring.sub(ring.mul(a, m), ring.mul(b, d))).collect();
         let v = rep3::reshare(p, ring, v)?;
-        return rep3::msb(p, &v, Adder::Ripple);
+        return rep3::msb_two_operand(p, &v);
     }
     let wide = Z32::new();
     let b_bits = b.trailing_zeros();
@@ -443,19 +447,39 @@ fn compare<R: Ring>(
     let n = dots.len();
     let mut dot = rep3::reshare(p, ring, [dots, mls].concat())?;
     let ml = Rep3::from_parts(ring.clone(), dot.a.split_off(n), dot.b.split_off(n))?;
-    // The mask product is at most `len`: below 2^14 the 2-round small-value lift applies,
-    // otherwise Alg. 14 (16-bit adder and bit injections).
-    let ml32 =
-        if len < 1 << (k - 2) { rep3::lift_small(p, &ml, &wide)? } else { rep3::lift(p, &ml, &wide, Adder::Ripple)? };
-    // v = a·ml − b·dot per component, in one pass. dot lies in [-l, l] with l < 2^15, so its
-    // Z_2^16 sharing is exact as a signed value, and ConstLift by b = 2^16 (a shift) gives b·dot
-    // in Z_2^32 (the wrap 2^16·2^16 vanishes).
-    let a = wide.from_i128(a);
-    let v = |m: &[u32], d: &[R::El]| -> Vec<u32> {
-        m.iter().zip(d).map(|(&m, &d)| wide.sub(wide.mul(a, m), wide.from_u128(ring.to_u128(d) << b_bits))).collect()
+    if len >= 1 << (k - 2) {
+        // The mask product may reach 2^14: Alg. 14 (16-bit adder and bit injections).
+        let ml32 = rep3::lift(p, &ml, &wide, Adder::Ripple)?;
+        let v = ml32.mul_scalar(wide.from_i128(a)).sub(&rep3::const_lift(&dot, 1 << b_bits, &wide)?)?;
+        return rep3::msb_two_operand(p, &v);
+    }
+    mpclift_msb(p, &dot, &ml, wide.from_i128(a))
+}
+
+/// MPCLift-Z16's last two steps for replicated shares of `dot` and `ml` in Z_2^16 with
+/// `0 ≤ ml < 2^14` and `|dot| < 2^15`: `msb(a·ml − 2^16·dot)` in Z_2^32, the match bit of Lemma 2
+/// with `b = 2^16`. `ml` is lifted by its carry count `j` ([`rep3::carry_count_small`], 2
+/// rounds): `ml = Σ ml_i − 2^16·j`, so per component `v_i = a·ml_i − 2^16·(a·j_i + dot_i)` mod
+/// 2^32 (ConstLift of `j` and of `dot` by 2^16, Alg. 13), and those components go straight into
+/// the two-operand MSB ([`rep3::msb_of`]) without a vector of `v`. Shared by the service's
+/// comparison and `bench iris`'s `mpclift-Z`.
+pub fn mpclift_msb<R: Ring>(p: &mut Party, dot: &Rep3<R>, ml: &Rep3<R>, a: u32) -> Result<Rep3Bits, MpcError> {
+    let ring = ml.ring();
+    if ring.modulus() != Modulus::Pow2(16) || dot.ring() != ring || dot.len() != ml.len() {
+        return Err(MpcError::InvalidParameter(format!(
+            "MPCLift-Z16 needs equally long Z_2^16 sharings, got {} ({}) and {} ({})",
+            dot.ring().modulus(),
+            dot.len(),
+            ring.modulus(),
+            ml.len()
+        )));
+    }
+    let j = rep3::carry_count_small(p, ml, ring)?;
+    let w = |e: R::El| ring.to_u128(e) as u32;
+    let v = |m: R::El, j: R::El, d: R::El| -> u64 {
+        a.wrapping_mul(w(m)).wrapping_sub(a.wrapping_mul(w(j)).wrapping_add(w(d)) << 16) as u64
     };
-    let v = Rep3::from_parts(wide, v(&ml32.a, &dot.a), v(&ml32.b, &dot.b))?;
-    rep3::msb(p, &v, Adder::Ripple)
+    rep3::msb_of(p, ml.len(), 32, |i| (v(ml.a[i], j.a[i], dot.a[i]), v(ml.b[i], j.b[i], dot.b[i])))
 }
 
 /// Alg. 3 for one query: whether it matches any enrolled entry.

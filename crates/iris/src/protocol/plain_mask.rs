@@ -2,10 +2,11 @@
 //! secret (replicated shares over Z_2^16 of the masked-bitvector encoding), the masks are known to
 //! the parties. Each party computes `ml` in the clear, so with `c = floor(a·ml / 2^d)` (public)
 //! MATCH ⟺ `dot > a·ml/2^d` ⟺ `c − dot < 0` for the integer `dot`: a 16-bit MSB (Lemma 1:
-//! `c − dot ∈ [−l, 2l]` with `l < 2^14`), the paper's cheapest variant (29 AND gates).
+//! `c − dot ∈ [−l, 2l]` with `l < 2^14`), the paper's cheapest variant (29 AND gates in Alg. 10;
+//! 15 with the two-operand [`rep3::msb_two_operand`] used here).
 
 use argus_math::{BitVec, Ring, Z16};
-use argus_mpc::rep3::{self, Adder, Rep3, Rep3Pre};
+use argus_mpc::rep3::{self, Rep3, Rep3Pre};
 use argus_mpc::{MpcError, Party};
 use rand_core::{CryptoRng, RngCore};
 
@@ -182,7 +183,7 @@ pub fn check_batch(
     let hits = super::in_chunks(p, &dots, &cs, |p, dots, cs| {
         let v = cs.iter().zip(dots).map(|(&c, &dot)| ring.sub(c, dot)).collect();
         let v = rep3::reshare(p, &ring, v)?;
-        rep3::msb(p, &v, Adder::Ripple)
+        rep3::msb_two_operand(p, &v)
     })?;
     super::resolve(p, &hits, rot, nq, s, cfg, dedup)
 }

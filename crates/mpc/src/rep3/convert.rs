@@ -6,7 +6,7 @@ use argus_math::{BitVec, Modulus, Ring};
 use super::binary::{add_bits, and_local, Adder, Plane};
 use super::{Rep3, Rep3Bits};
 use crate::error::{MpcError, Result};
-use crate::party::Party;
+use crate::party::{split_bits, Party};
 
 /// `k` for a ring Z_2^k, or an error naming the ring.
 pub(crate) fn pow2_bits<R: Ring>(ring: &R) -> Result<u32> {
@@ -130,6 +130,83 @@ pub fn msb_many<R: Ring>(p: &mut Party, xs: &[&Rep3<R>], adder: Adder) -> Result
             part
         })
         .collect()
+}
+
+/// Most significant bit of `n` values of Z_2^k (2 ≤ k ≤ 64) shared replicated, where this
+/// party's two components of value `i` are `comp(i) = (x_me, x_prev)`, integers below 2^k:
+/// callers compute the values being compared on the fly, inside the transpose, without
+/// materialising them.
+///
+/// Two-operand bit decomposition (as ABY3's A2B; Alg. 10 compresses the three components with a
+/// full-adder layer instead). The values are split in thirds (whole words of 64); in third `s`,
+/// party `s + 1` holds `x_s` and `x_{s+1}` and adds them, `y = x_s + x_{s+1} mod 2^k`, and
+/// shares `y` in binary with one message (`y ⊕ r` to party `s + 2`; `r` comes from its seed
+/// with party `s`, so party `s + 2` sees a one-time pad). `x_{s+2}`, held by parties `s + 2` and
+/// `s`, is the other operand, shared with no message. A ripple adder of two `k`-bit operands
+/// then needs `k − 1` AND gates (Alg. 10: `2k − 3`) in `k` rounds with the sharing, and each
+/// party transposes one component per value instead of two. Per value a party sends `k − 1`
+/// bits for the gates and `k` bits for a third of the values.
+pub fn msb_of(p: &mut Party, n: usize, k: usize, comp: impl Fn(usize) -> (u64, u64)) -> Result<Rep3Bits> {
+    if !(2..=64).contains(&k) {
+        return Err(MpcError::InvalidParameter(format!("msb_of needs 2 ≤ k ≤ 64, got {k}")));
+    }
+    let mask = u64::MAX >> (64 - k);
+    let (me, next, prev) = (p.id(), p.next(), p.prev());
+    let cut = |s: usize| (s * n / 3).next_multiple_of(64).min(n);
+    let third = |s: usize| cut(s)..cut(s + 1);
+    let (mine, after, before) = (third(me), third(next), third(prev));
+    // Pads of the y operand: over my third with the next party (there I am party s, holding y_s
+    // = r and y_{s+2} = 0), over the previous third with the previous party (there I am the adder).
+    let r_mine: Vec<BitVec> = (0..k).map(|_| BitVec::random(&mut p.prg.next, mine.len())).collect();
+    let r_before: Vec<BitVec> = (0..k).map(|_| BitVec::random(&mut p.prg.prev, before.len())).collect();
+    // Adder of the previous third: y ⊕ r to the next party; the previous party's arrives for the
+    // next third (there I hold y_{s+2} = 0 and y_{s+1} = y ⊕ r).
+    let mut y_sent = BitVec::planes_from_fn(before.len(), k, |i| {
+        let (a, b) = comp(before.start + i);
+        (a.wrapping_add(b) & mask) as u128
+    });
+    let mut msg = Vec::with_capacity(k * before.len().div_ceil(8));
+    for (y, r) in y_sent.iter_mut().zip(&r_before) {
+        y.xor_assign(r)?;
+        y.append_bytes(&mut msg);
+    }
+    let got = p.pass_next(msg)?;
+    let y_got = split_bits(prev, &got, (0..k).map(|_| after.len()))?;
+    // The other operand x_{s+2}: my `a` over the next third, my `b` over mine.
+    let z_a = BitVec::planes_from_fn(after.len(), k, |i| (comp(after.start + i).0 & mask) as u128);
+    let z_b = BitVec::planes_from_fn(mine.len(), k, |i| (comp(mine.start + i).1 & mask) as u128);
+    // Planes of all n values from their pieces over the thirds, in value order; the pieces are
+    // given by my role in each third: [mine, after, before].
+    let whole = |[at_mine, at_after, at_before]: [Option<&BitVec>; 3]| -> Result<BitVec> {
+        let mut pieces = [(0, None); 3];
+        pieces[me] = (mine.len(), at_mine);
+        pieces[next] = (after.len(), at_after);
+        pieces[prev] = (before.len(), at_before);
+        Ok(BitVec::from_pieces(&pieces)?)
+    };
+    let mut y = Vec::with_capacity(k);
+    let mut z = Vec::with_capacity(k);
+    for j in 0..k {
+        let a = whole([Some(&r_mine[j]), None, Some(&y_sent[j])])?;
+        let b = whole([None, Some(&y_got[j]), Some(&r_before[j])])?;
+        y.push(Some(Rep3Bits { a, b }));
+        let (a, b) = (whole([None, Some(&z_a[j]), None])?, whole([Some(&z_b[j]), None, None])?);
+        z.push(Some(Rep3Bits { a, b }));
+    }
+    let mut out = add_bits(p, &y, &z, &[k - 1], Adder::Ripple)?;
+    Ok(out.pop().flatten().unwrap_or_else(|| Rep3Bits::zeros(n)))
+}
+
+/// [`msb`] by the two-operand decomposition of [`msb_of`] for rings up to Z_2^64 (`k − 1` AND
+/// gates instead of `2k − 3`); wider rings fall back to Alg. 10 with the ripple adder.
+pub fn msb_two_operand<R: Ring>(p: &mut Party, x: &Rep3<R>) -> Result<Rep3Bits> {
+    let k = pow2_bits(x.ring())? as usize;
+    if k > 64 {
+        return msb(p, x, Adder::Ripple);
+    }
+    let r = x.ring();
+    let w = |e: R::El| r.to_u128(e) as u64;
+    msb_of(p, x.len(), k, |i| (w(x.a[i]), w(x.b[i])))
 }
 
 /// Signed less-than `x < y` for any two values of Z_2^k read as two's complement. `msb(x - y)`

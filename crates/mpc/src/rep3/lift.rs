@@ -67,11 +67,9 @@ pub fn lift<R: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, target: &T, adder: Add
 /// our shortcut of Alg. 14 for values with headroom (the iris check's mask products, at most
 /// 12 800 < 2^14 in Z_2^16). The components summed as integers give `X = x + j·2^k`, and with
 /// two spare bits the carry count `j ∈ {0, 1, 2}` is a function of the components' top two bits
-/// alone: writing `x_i = t_i·2^{k−2} + u_i`, the low parts carry `e ∈ {0, 1, 2}` into bit
-/// `k − 2`, and `x < 2^{k−2}` forces `t_0 + t_1 + t_2 + e = 4j`, so `j = ⌈(t_0 + t_1 + t_2)/4⌉`.
-/// `j` is read off a 1-out-of-4 three-party OT (Alg. 16 with four messages) instead of Alg. 14's
-/// 16-bit adder (17 rounds) and two bit injections. The sender role rotates over thirds of the
-/// batch, so every party sends 2 elements of Z_2^m per value (4 bytes for Z_2^16 → Z_2^32;
+/// alone ([`carry_count_small`], a 1-out-of-4 three-party OT instead of Alg. 14's 16-bit adder
+/// and two bit injections); then `x = X − 2^k·j` locally (each component widened, ConstLift of
+/// `j` by 2^k). Every party sends 2 elements of Z_2^m per value (4 bytes for Z_2^16 → Z_2^32;
 /// Alg. 14: 32 AND gates and two injections, 12 bytes at party 0).
 ///
 /// Values at or above `2^{k−2}` give wrong results: the caller vouches for the bound.
@@ -84,48 +82,59 @@ pub fn lift_small<R: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, target: &T) -> R
         )));
     }
     match km - k {
-        8 => lift_by_carry_count(p, x, Z8::new(), k, target),
-        16 => lift_by_carry_count(p, x, Z16::new(), k, target),
-        32 => lift_by_carry_count(p, x, Z32::new(), k, target),
-        64 => lift_by_carry_count(p, x, Z64::new(), k, target),
-        m => lift_by_carry_count(p, x, Zt::pow2(m)?, k, target),
+        8 => lift_with(p, x, Z8::new(), target),
+        16 => lift_with(p, x, Z16::new(), target),
+        32 => lift_with(p, x, Z32::new(), target),
+        64 => lift_with(p, x, Z64::new(), target),
+        m => lift_with(p, x, Zt::pow2(m)?, target),
     }
 }
 
-/// The components of `x` read as integers in `target`: a sharing of `x_0 + x_1 + x_2` without
-/// reduction, which Alg. 14 then corrects by its carries ([`lift_small`] widens inside its own
-/// single pass).
-fn widen<R: Ring, T: Ring>(x: &Rep3<R>, target: &T) -> Result<Rep3<T>> {
+/// [`lift_small`] with the carry count shared in `ring` = Z_2^m: `x = (x_0 + x_1 + x_2) − 2^k·j`
+/// in `target`, per component in one pass (the wrap 2^m·2^k of ConstLift vanishes in Z_2^{k+m}).
+fn lift_with<R: Ring, S: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, ring: S, target: &T) -> Result<Rep3<T>> {
+    let k = pow2_bits(x.ring())?;
+    let j = carry_count_small(p, x, &ring)?;
     let r = x.ring();
-    let w = |v: &[R::El]| v.iter().map(|&e| target.from_u128(r.to_u128(e))).collect();
-    Rep3::from_parts(target.clone(), w(&x.a), w(&x.b))
+    let lifted = |xc: &[R::El], jc: &[S::El]| -> Vec<T::El> {
+        let v = |(&xe, &je): (&R::El, &S::El)| {
+            target.sub(target.from_u128(r.to_u128(xe)), target.from_u128(ring.to_u128(je) << k))
+        };
+        xc.iter().zip(jc).map(v).collect()
+    };
+    Rep3::from_parts(target.clone(), lifted(&x.a, &j.a), lifted(&x.b, &j.b))
 }
 
-/// [`lift_small`] with `ring` = Z_2^m: `j = ⌈(t_0 + t_1 + t_2)/4⌉` shared in `ring` by a
-/// 1-out-of-4 three-party OT per value, then `x = (x_0 + x_1 + x_2) − 2^k·j` in `target`, each
-/// component widened and ConstLift of `j` by 2^k in one pass.
+/// The carry count `j = ⌈(t_0 + t_1 + t_2)/4⌉ ∈ {0, 1, 2}` of `[x]_{2^k}` with `0 ≤ x < 2^{k−2}`,
+/// shared in `ring` (any Z_2^m, m ≥ 2): the components summed as integers are `x + j·2^k`.
+/// Writing `x_i = t_i·2^{k−2} + u_i`, the low parts carry `e ∈ {0, 1, 2}` into bit `k − 2`, and
+/// `x < 2^{k−2}` forces `t_0 + t_1 + t_2 + e = 4j`. 2 rounds; callers combine `j` with the
+/// components themselves ([`lift_small`], or fused into their next pass).
 ///
-/// Values are split in thirds; in third `s` party `s` is the sender (it holds `t_s` and
-/// `t_{s+2}`: its own component and the previous one), `s + 1` the receiver and `s + 2` the
-/// helper (both hold `t_{s+1}`, the choice). With `r_s` from the seed of parties `s, s+1`,
-/// `r_{s+2}` from that of `s+2, s` and the OT masks `w_0..w_3` from the latter too, the sender
-/// offers `K_c = f(t_s + c + t_{s+2}) − r_s − r_{s+2} + w_c`, the helper sends `w_{t_{s+1}}`,
-/// and the receiver learns `y = j − r_s − r_{s+2}` (masked by `r_{s+2}`, which it lacks) and
-/// forwards it to the helper (which lacks `r_s`). The result is the replicated sharing with
-/// components `(r_s, y, r_{s+2})` at positions `(s, s+1, s+2)`.
-fn lift_by_carry_count<R: Ring, S: Ring, T: Ring>(
-    p: &mut Party,
-    x: &Rep3<R>,
-    ring: S,
-    k: u32,
-    target: &T,
-) -> Result<Rep3<T>> {
+/// One 1-out-of-4 three-party OT per value (Alg. 16 with four messages). Values are split in
+/// thirds; in third `s` party `s` is the sender (it holds `t_s` and `t_{s+2}`: its own component
+/// and the previous one), `s + 1` the receiver and `s + 2` the helper (both hold `t_{s+1}`, the
+/// choice). With `r_s` from the seed of parties `s, s+1`, `r_{s+2}` from that of `s+2, s` and
+/// the OT masks `w_0..w_3` from the latter too, the sender offers
+/// `K_c = f(t_s + c + t_{s+2}) − r_s − r_{s+2} + w_c`, the helper sends `w_{t_{s+1}}`, and the
+/// receiver learns `y = j − r_s − r_{s+2}` (masked by `r_{s+2}`, which it lacks) and forwards it
+/// to the helper (which lacks `r_s`). The result is the replicated sharing with components
+/// `(r_s, y, r_{s+2})` at positions `(s, s+1, s+2)`.
+pub fn carry_count_small<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S) -> Result<Rep3<S>> {
+    let k = pow2_bits(x.ring())?;
+    if k < 2 || pow2_bits(ring)? < 2 {
+        return Err(MpcError::InvalidParameter(format!("a carry count needs Z_2^k with k ≥ 2, got Z_2^{k}")));
+    }
     let n = x.len();
     let (me, next, prev) = (p.id(), p.next(), p.prev());
     let third = |s: usize| s * n / 3..(s + 1) * n / 3;
     let (own, recv, help) = (third(me), third(prev), third(next));
     let r = x.ring();
-    let top = |e: R::El| (r.to_u128(e) >> (k - 2)) as usize & 3;
+    // Top two bits of a component; machine words shift without u128 arithmetic.
+    let top = |e: R::El| -> usize {
+        let v = r.to_u128(e);
+        (if k <= 64 { (v as u64) >> (k - 2) } else { (v >> (k - 2)) as u64 } & 3) as usize
+    };
     // ⌈t/4⌉ for every sum t ≤ 9 of three top-bit pairs.
     let carry: [S::El; 10] = std::array::from_fn(|t| ring.from_u128(t.div_ceil(4) as u128));
     // Seed draws. Party u's `next` stream is party u+1's `prev`; both draw [third u: r_u] then
@@ -135,35 +144,29 @@ fn lift_by_carry_count<R: Ring, S: Ring, T: Ring>(
     let w_help = ring.sample_vec(&mut p.prg.next, 4 * help.len());
     let r_recv = ring.sample_vec(&mut p.prg.prev, recv.len()); // component prev of the previous third
     let r_own2 = ring.sample_vec(&mut p.prg.prev, own.len()); // component prev of my third
-    let w_own = ring.sample_vec(&mut p.prg.prev, 4 * own.len());
-    // Round 1. Sender (my third): the four masked messages per value, to the receiver (next).
-    let mut offers = Vec::with_capacity(4 * own.len());
-    for (e, i) in own.clone().enumerate() {
-        let t = top(x.a[i]) + top(x.b[i]);
-        let base = ring.neg(ring.add(r_own[e], r_own2[e]));
-        offers.extend((0..4).map(|c| ring.add(ring.add(carry[t + c], base), w_own[4 * e + c])));
+    let mut offers = ring.sample_vec(&mut p.prg.prev, 4 * own.len()); // the OT masks w, in place
+                                                                      // Round 1. Sender (my third): the four masked messages per value, to the receiver (next).
+    let own_x = x.a[own.clone()].iter().zip(&x.b[own.clone()]);
+    for ((w, (&xa, &xb)), (&ra, &rb)) in offers.chunks_exact_mut(4).zip(own_x).zip(r_own.iter().zip(&r_own2)) {
+        let (t, base) = (top(xa) + top(xb), ring.neg(ring.add(ra, rb)));
+        for (c, w) in w.iter_mut().enumerate() {
+            *w = ring.add(ring.add(carry[t + c], base), *w);
+        }
     }
-    p.send_elems(&ring, next, &offers)?;
+    p.send_elems(ring, next, &offers)?;
     // Helper (next third; the receiver is my previous party): the mask of the choice, which is
     // the component I hold as `b`.
-    let masks: Vec<S::El> = help.clone().enumerate().map(|(e, i)| w_help[4 * e + top(x.b[i])]).collect();
-    p.send_elems(&ring, prev, &masks)?;
+    let masks: Vec<S::El> = w_help.chunks_exact(4).zip(&x.b[help.clone()]).map(|(w, &xb)| w[top(xb)]).collect();
+    p.send_elems(ring, prev, &masks)?;
     // Receiver (previous third; the choice is my own component `a`).
-    let got = p.recv_elems(&ring, prev, 4 * recv.len())?;
-    let got_masks = p.recv_elems(&ring, next, recv.len())?;
+    let got = p.recv_elems(ring, prev, 4 * recv.len())?;
+    let got_masks = p.recv_elems(ring, next, recv.len())?;
     let y: Vec<S::El> =
-        recv.clone().enumerate().map(|(e, i)| ring.sub(got[4 * e + top(x.a[i])], got_masks[e])).collect();
+        got.chunks_exact(4).zip(&x.a[recv]).zip(&got_masks).map(|((g, &xa), &m)| ring.sub(g[top(xa)], m)).collect();
     // Round 2: the receiver forwards y to the helper (my next party); I get the next third's.
-    p.send_elems(&ring, next, &y)?;
-    let y_help = p.recv_elems(&ring, prev, help.len())?;
-    // Components (me, me − 1) of j per third, in value order; x's matching components widened,
-    // minus 2^k·j (ConstLift by 2^k: exact, the wrap 2^m·2^k vanishes in Z_2^{k+m}).
-    let lifted = |out: &mut Vec<T::El>, xc: &[R::El], jc: &[S::El]| {
-        let v = |(&xe, &je): (&R::El, &S::El)| {
-            target.sub(target.from_u128(r.to_u128(xe)), target.from_u128(ring.to_u128(je) << k))
-        };
-        out.extend(xc.iter().zip(jc).map(v));
-    };
+    p.send_elems(ring, next, &y)?;
+    let y_help = p.recv_elems(ring, prev, help.len())?;
+    // Components (me, me − 1) per third, in value order.
     let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for s in 0..3 {
         let (ca, cb) = match s {
@@ -171,10 +174,18 @@ fn lift_by_carry_count<R: Ring, S: Ring, T: Ring>(
             _ if s == prev => (&y, &r_recv),
             _ => (&r_help, &y_help),
         };
-        lifted(&mut a, &x.a[third(s)], ca);
-        lifted(&mut b, &x.b[third(s)], cb);
+        a.extend_from_slice(ca);
+        b.extend_from_slice(cb);
     }
-    Rep3::from_parts(target.clone(), a, b)
+    Rep3::from_parts(ring.clone(), a, b)
+}
+
+/// The components of `x` read as integers in `target`: a sharing of `x_0 + x_1 + x_2` without
+/// reduction, which Alg. 14 then corrects by its carries.
+fn widen<R: Ring, T: Ring>(x: &Rep3<R>, target: &T) -> Result<Rep3<T>> {
+    let r = x.ring();
+    let w = |v: &[R::El]| v.iter().map(|&e| target.from_u128(r.to_u128(e))).collect();
+    Rep3::from_parts(target.clone(), w(&x.a), w(&x.b))
 }
 
 /// `[2^k·b_k + 2^{k+1}·b_{k+1}]` in `target` = Z_{2^{k+m}}, the bits injected in one round trip:

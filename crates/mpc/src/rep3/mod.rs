@@ -15,8 +15,10 @@ mod share;
 pub(crate) use arith::rows_of;
 pub use arith::{dot, dot_pre, matmul, matmul_local, mul, reshare, Rep3Pre};
 pub use binary::{add_bits, and, and_many, Adder, Plane};
-pub use convert::{a2b, bit_extract, bit_extract_components, lemma1, lemma2, lt, lt_bounded, msb, msb_many};
-pub use lift::{const_lift, lift, lift_small};
+pub use convert::{
+    a2b, bit_extract, bit_extract_components, lemma1, lemma2, lt, lt_bounded, msb, msb_many, msb_of, msb_two_operand,
+};
+pub use lift::{carry_count_small, const_lift, lift, lift_small};
 pub use ot::{bit_inject, bit_inject_many, three_party_ot};
 pub use select::{mux, mux_bits, or_tree};
 pub use share::{input, input_bits, reveal, reveal_bits, reveal_to, share_bits_from_client, share_from_client};

@@ -144,6 +144,25 @@ proptest! {
         }
     }
 
+    /// The two-operand MSB against the plaintext for widths 2..64, on random values and the
+    /// edges of each width, batch sizes that do not split into whole words or equal thirds.
+    #[test]
+    fn msb_of_matches_plaintext(seed: u64, n in 0usize..300, k in prop::sample::select(vec![2usize, 3, 16, 31, 32, 33, 63, 64])) {
+        let ring = Z64::new();
+        let mask = u64::MAX >> (64 - k);
+        let xs: Vec<u64> = edge64(n, seed).into_iter().enumerate()
+            .map(|(i, x)| match i % 7 { 1 => 1 << (k - 1), 2 => (1 << (k - 1)) - 1, 3 => mask, _ => x } & mask)
+            .collect();
+        let out = with_shares(Backend::Memory, &ring, &[xs.clone()], |p, s| {
+            let m = msb_of(p, n, k, |i| (s[0].a[i] & mask, s[0].b[i] & mask))?;
+            open_bits(p, &m)
+        });
+        let want: Vec<bool> = xs.iter().map(|&x| (x >> (k - 1)) & 1 == 1).collect();
+        for o in &out {
+            prop_assert_eq!(o, &want);
+        }
+    }
+
     #[test]
     fn signed_less_than(seed: u64, n in 1usize..80) {
         let ring = Z64::new();
@@ -253,6 +272,22 @@ fn msb16_ripple_is_29_and_gates_in_15_rounds() {
     // The log-depth adder trades gates for rounds: 1 (full adders) + 1 (generate) + 4 levels.
     let c = cost(Backend::Memory, n, |p, x| msb(p, x, Adder::LogDepth).map(|_| ()));
     assert_eq!(c.rounds, 6);
+}
+
+/// The two-operand MSB of a k-bit value: k − 1 AND gates in k rounds (one for sharing the sum
+/// of two components), and k bits for a third of the values; per party at most
+/// `(k − 1)·n + k·⌈n/3⌉` bits (thirds are whole words of 64 values).
+#[test]
+fn msb_of_costs_k_minus_1_gates_in_k_rounds() {
+    let n = 64 * 99;
+    for backend in [Backend::Memory, Backend::Tcp] {
+        let c = cost(backend, n, |p, x| {
+            let r = x.ring();
+            msb_of(p, x.len(), 16, |i| (r.to_u128(x.a[i]) as u64, r.to_u128(x.b[i]) as u64)).map(|_| ())
+        });
+        assert_eq!(c.rounds, 16);
+        assert_eq!(c.bytes_sent, (15 * n / 8 + 16 * (n / 3) / 8) as u64, "15 AND gates per value, 16 bits per third");
+    }
 }
 
 #[test]
@@ -439,11 +474,15 @@ fn views_are_independent_of_inputs() {
     let n = 1 << 15;
     let mut rng = StdRng::seed_from_u64(11);
     let inputs = [vec![0u16; n], vec![u16::MAX; n], (0..n).map(|_| rng.gen()).collect::<Vec<u16>>()];
-    let ops: [(&str, fn(&mut Party, &Rep3<Z16>) -> crate::error::Result<()>); 3] = [
+    let ops: [(&str, fn(&mut Party, &Rep3<Z16>) -> crate::error::Result<()>); 4] = [
         ("mul", |p, x| mul(p, x, x).map(|_| ())),
         ("bit decomposition", |p, x| a2b(p, &x.slice(0, 1 << 13)?, Adder::Ripple).map(|_| ())),
         // Its masks do not depend on the bound, so inputs above it test the view as well.
         ("lift_small", |p, x| lift_small(p, x, &Z32::new()).map(|_| ())),
+        ("two-operand msb", |p, x| {
+            let x = x.slice(0, 1 << 13)?;
+            msb_of(p, x.len(), 16, |i| (x.a[i] as u64, x.b[i] as u64)).map(|_| ())
+        }),
     ];
     for (name, op) in ops {
         for id in 0..3 {
