@@ -19,6 +19,7 @@
 
 use argus_math::Z16;
 use argus_mpc::galois::{self as gr, Basis};
+use argus_mpc::rep3::Rep3Bits;
 use argus_mpc::{MpcError, Party};
 use rand_core::{CryptoRng, RngCore};
 
@@ -316,34 +317,63 @@ pub fn check_batch(
     if s > 0 && db.rows[1].len() != s * mlen {
         return Err(MpcError::InvalidParameter("queries and database use different mask modes".into()));
     }
-    // Additive shares of both dot products, laid out [eye][rotation][query][target].
-    let mut dots = Vec::with_capacity(2 * rot * nq * (s + nq));
-    let mut mls = Vec::with_capacity(2 * rot * nq * (s + nq));
-    for e in 0..2 {
-        let (wcode, code_rows) =
-            rotation_windows(p.id(), queries.iter().map(|q| q.query[e].code.as_slice()), cols, rot, r0)?;
-        let (wmask, mask_rows) =
-            rotation_windows(p.id(), queries.iter().map(|q| q.query[e].mask.as_slice()), cols, rot, r0)?;
-        let batch = |part: fn(&GrEyeShare) -> &Vec<u16>| {
-            queries.iter().flat_map(|q| part(&q.entry[e]).iter().copied()).collect::<Vec<u16>>()
-        };
-        let dot_db = products(&wcode, &code_rows, &db.rows[2 * e], len)?;
-        let ml_db = products(&wmask, &mask_rows, &db.rows[2 * e + 1], mlen)?;
-        let dot_b = products(&wcode, &code_rows, &batch(|x| &x.code), len)?;
-        let ml_b = products(&wmask, &mask_rows, &batch(|x| &x.mask), mlen)?;
-        for k in 0..rot {
-            for q in 0..nq {
-                let row = product_row(q, k, nq, rot);
-                dots.extend_from_slice(&dot_db[row * s..(row + 1) * s]);
-                dots.extend_from_slice(&dot_b[row * nq..(row + 1) * nq]);
-                mls.extend_from_slice(&ml_db[row * s..(row + 1) * s]);
-                mls.extend_from_slice(&ml_b[row * nq..(row + 1) * nq]);
-            }
+    // Additive shares of both dot products per eye, laid out [rotation][query][target]. The
+    // comparison phase of the left eye (rounds of little work each, then waiting on the peers)
+    // runs while a second thread computes the right eye's products, so this party's cores stay
+    // busy. (Splitting further, into halves of each eye's rotations, was slower: every piece
+    // streams the whole database through the kernel again.)
+    let id = p.id();
+    let eye = |e: usize| eye_products(id, queries, db, e, (rot, r0, cols));
+    let ring = Z16::new();
+    let compare = |p: &mut Party, (dots, mls): &(Vec<u16>, Vec<u16>)| {
+        super::in_chunks(p, dots, mls, |p, d, m| super::compare(p, &ring, d, m, factor, cfg, len))
+    };
+    let left = eye(0)?;
+    let (left_hits, right) = std::thread::scope(|scope| {
+        let right = scope.spawn(|| eye(1));
+        let hits = compare(p, &left);
+        // The product thread does not panic; if it did, its panic is re-raised here.
+        (hits, right.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+    });
+    let (left_hits, right) = (left_hits?, right?);
+    drop(left);
+    let hits = Rep3Bits::concat(&[&left_hits, &compare(p, &right)?]);
+    super::resolve(p, &hits, rot, nq, s, cfg, dedup)
+}
+
+/// One eye's additive shares of the code and mask dot products of every rotation of every query
+/// against every enrolled entry and every query of the batch (`[rotation][query][target]`, the
+/// targets being the entries and then the batch's unrotated rows): local work only.
+fn eye_products(
+    id: usize,
+    queries: &[GrTemplateShare],
+    db: &GrDb,
+    e: usize,
+    (rot, r0, cols): (usize, usize, usize),
+) -> Result<(Vec<u16>, Vec<u16>), MpcError> {
+    let (nq, s) = (queries.len(), db.count);
+    let (len, mlen) = (db.code_len, queries[0].entry[0].mask.len());
+    let (wcode, code_rows) = rotation_windows(id, queries.iter().map(|q| q.query[e].code.as_slice()), cols, rot, r0)?;
+    let (wmask, mask_rows) = rotation_windows(id, queries.iter().map(|q| q.query[e].mask.as_slice()), cols, rot, r0)?;
+    let batch = |part: fn(&GrEyeShare) -> &Vec<u16>| {
+        queries.iter().flat_map(|q| part(&q.entry[e]).iter().copied()).collect::<Vec<u16>>()
+    };
+    let dot_db = products(&wcode, &code_rows, &db.rows[2 * e], len)?;
+    let ml_db = products(&wmask, &mask_rows, &db.rows[2 * e + 1], mlen)?;
+    let dot_b = products(&wcode, &code_rows, &batch(|x| &x.code), len)?;
+    let ml_b = products(&wmask, &mask_rows, &batch(|x| &x.mask), mlen)?;
+    let mut dots = Vec::with_capacity(rot * nq * (s + nq));
+    let mut mls = Vec::with_capacity(rot * nq * (s + nq));
+    for k in 0..rot {
+        for q in 0..nq {
+            let row = product_row(q, k, nq, rot);
+            dots.extend_from_slice(&dot_db[row * s..(row + 1) * s]);
+            dots.extend_from_slice(&dot_b[row * nq..(row + 1) * nq]);
+            mls.extend_from_slice(&ml_db[row * s..(row + 1) * s]);
+            mls.extend_from_slice(&ml_b[row * nq..(row + 1) * nq]);
         }
     }
-    let ring = Z16::new();
-    let hits = super::in_chunks(p, &dots, &mls, |p, d, m| super::compare(p, &ring, d, m, factor, cfg, len))?;
-    super::resolve(p, &hits, rot, nq, s, cfg, dedup)
+    Ok((dots, mls))
 }
 
 #[cfg(test)]
