@@ -320,8 +320,9 @@ pub fn check_batch(
     // Additive shares of both dot products per eye, laid out [rotation][query][target]. The
     // comparison phase of the left eye (rounds of little work each, then waiting on the peers)
     // runs while a second thread computes the right eye's products, so this party's cores stay
-    // busy. (Splitting further, into halves of each eye's rotations, was slower: every piece
-    // streams the whole database through the kernel again.)
+    // busy (when an eye fills a comparison chunk; smaller batches run both eyes in one phase).
+    // Splitting further, into halves of each eye's rotations, was slower: every piece streams
+    // the whole database through the kernel again.
     let id = p.id();
     let eye = |e: usize| eye_products(id, queries, db, e, (rot, r0, cols));
     let ring = Z16::new();
@@ -329,6 +330,13 @@ pub fn check_batch(
         super::in_chunks(p, dots, mls, |p, d, m| super::compare(p, &ring, d, m, factor, cfg, len))
     };
     let left = eye(0)?;
+    if rot * nq * (s + nq) < super::COMPARE_CHUNK {
+        // An eye fits one comparison chunk: both eyes in one phase (half the rounds).
+        let right = eye(1)?;
+        let both = ([left.0, right.0].concat(), [left.1, right.1].concat());
+        let hits = compare(p, &both)?;
+        return super::resolve(p, &hits, rot, nq, s, cfg, dedup);
+    }
     let (left_hits, right) = std::thread::scope(|scope| {
         let right = scope.spawn(|| eye(1));
         let hits = compare(p, &left);
