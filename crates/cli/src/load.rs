@@ -92,12 +92,15 @@ pub fn run_load(
     for node in 0..3 {
         let series: Vec<f64> = samples.iter().map(|s| s[node] as f64 / 1e6).collect();
         let max = series.iter().cloned().fold(0.0, f64::max);
+        // Every minute's sample too, so a plateau shows apart from a steady climb.
+        let by_minute: Vec<String> = series.iter().step_by(6).map(|v| format!("{v:.0}")).collect();
         println!(
-            "node {node} RSS: start {:.0} MB, end {:.0} MB, max {:.0} MB ({} samples, every 10 s)",
+            "node {node} RSS: start {:.0} MB, end {:.0} MB, max {:.0} MB ({} samples, every 10 s; by minute: {})",
             series[0],
             series[series.len() - 1],
             max,
-            series.len()
+            series.len(),
+            by_minute.join(" ")
         );
     }
     if let Some(e) = errors.first() {
