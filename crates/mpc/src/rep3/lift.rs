@@ -123,7 +123,10 @@ fn lift_with<R: Ring, S: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, ring: S, tar
 pub fn carry_count_small<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S) -> Result<Rep3<S>> {
     let k = pow2_bits(x.ring())?;
     if k < 2 || pow2_bits(ring)? < 2 {
-        return Err(MpcError::InvalidParameter(format!("a carry count needs Z_2^k with k ≥ 2, got Z_2^{k}")));
+        return Err(MpcError::InvalidParameter(format!(
+            "a carry count needs Z_2^k and Z_2^m with k, m ≥ 2; got Z_2^{k} and {}",
+            ring.modulus()
+        )));
     }
     let n = x.len();
     let (me, next, prev) = (p.id(), p.next(), p.prev());
@@ -144,8 +147,9 @@ pub fn carry_count_small<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S)
     let w_help = ring.sample_vec(&mut p.prg.next, 4 * help.len());
     let r_recv = ring.sample_vec(&mut p.prg.prev, recv.len()); // component prev of the previous third
     let r_own2 = ring.sample_vec(&mut p.prg.prev, own.len()); // component prev of my third
-    let mut offers = ring.sample_vec(&mut p.prg.prev, 4 * own.len()); // the OT masks w, in place
-                                                                      // Round 1. Sender (my third): the four masked messages per value, to the receiver (next).
+                                                              // The OT masks w of my third, turned into the offers in place.
+    let mut offers = ring.sample_vec(&mut p.prg.prev, 4 * own.len());
+    // Round 1. Sender (my third): the four masked messages per value, to the receiver (next).
     let own_x = x.a[own.clone()].iter().zip(&x.b[own.clone()]);
     for ((w, (&xa, &xb)), (&ra, &rb)) in offers.chunks_exact_mut(4).zip(own_x).zip(r_own.iter().zip(&r_own2)) {
         let (t, base) = (top(xa) + top(xb), ring.neg(ring.add(ra, rb)));
