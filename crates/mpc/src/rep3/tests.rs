@@ -281,10 +281,7 @@ fn msb16_ripple_is_29_and_gates_in_15_rounds() {
 fn msb_of_costs_k_minus_1_gates_in_k_rounds() {
     let n = 64 * 99;
     for backend in [Backend::Memory, Backend::Tcp] {
-        let c = cost(backend, n, |p, x| {
-            let r = x.ring();
-            msb_of(p, x.len(), 16, |i| (r.to_u128(x.a[i]) as u64, r.to_u128(x.b[i]) as u64)).map(|_| ())
-        });
+        let c = cost(backend, n, |p, x| msb_two_operand(p, x).map(|_| ()));
         assert_eq!(c.rounds, 16);
         assert_eq!(c.bytes_sent, (15 * n / 8 + 16 * (n / 3) / 8) as u64, "15 AND gates per value, 16 bits per third");
     }
@@ -479,10 +476,7 @@ fn views_are_independent_of_inputs() {
         ("bit decomposition", |p, x| a2b(p, &x.slice(0, 1 << 13)?, Adder::Ripple).map(|_| ())),
         // Its masks do not depend on the bound, so inputs above it test the view as well.
         ("lift_small", |p, x| lift_small(p, x, &Z32::new()).map(|_| ())),
-        ("two-operand msb", |p, x| {
-            let x = x.slice(0, 1 << 13)?;
-            msb_of(p, x.len(), 16, |i| (x.a[i] as u64, x.b[i] as u64)).map(|_| ())
-        }),
+        ("two-operand msb", |p, x| msb_two_operand(p, &x.slice(0, 1 << 13)?).map(|_| ())),
     ];
     for (name, op) in ops {
         for id in 0..3 {
