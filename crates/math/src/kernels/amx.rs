@@ -465,6 +465,29 @@ unsafe fn gemm_f65519_amx(a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> 
     max < P65519
 }
 
+/// One output tile from its accumulator tiles (`acc`: the ring's lo·lo and cross term, or the
+/// field's lo·lo, lo·hi, hi·lo, hi·hi; `[database row][query]` i32 lanes), as
+/// `[database row][query]` (written to `out` transposed by the caller). Row by row, so that the
+/// compiler vectorises it.
+#[inline(always)]
+fn combine_tile<const FIELD: bool>(acc: &[u8]) -> [[u16; 16]; 16] {
+    let word = |at: usize| u32::from_le_bytes([acc[at], acc[at + 1], acc[at + 2], acc[at + 3]]);
+    let mut tile = [[0u16; 16]; 16];
+    for (r, row) in tile.iter_mut().enumerate() {
+        for (c, v) in row.iter_mut().enumerate() {
+            let at = r * 64 + c * 4;
+            *v = if FIELD {
+                let (lolo, lohi, hilo, hihi) = (word(at), word(at + TILE), word(at + 2 * TILE), word(at + 3 * TILE));
+                let sum = u64::from(lolo) + ((u64::from(lohi) + u64::from(hilo)) << 8) + (u64::from(hihi) << 16);
+                (sum % u64::from(P65519)) as u16
+            } else {
+                word(at).wrapping_add(word(at + TILE) << 8) as u16
+            };
+        }
+    }
+    tile
+}
+
 /// The tile driver (see the module docs). Ring (`FIELD = false`): query tiles in pairs, per
 /// output tile lo·lo and the cross term, `out` = lo·lo + 2^8·cross mod 2^16. Field: one query
 /// tile at a time with four accumulators, `out` = (lo·lo + 2^8·(lo·hi + hi·lo) + 2^16·hi·hi) mod p
@@ -550,27 +573,18 @@ unsafe fn gemm_amx<const FIELD: bool>(a: &[u16], a_rows: &[usize], b: &[u16], le
                 }
             }
             // Combine the accumulators, transposed into out.
-            let acc = &*acc;
-            let word = |at: usize| u32::from_le_bytes([acc[at], acc[at + 1], acc[at + 2], acc[at + 3]]);
             for dt in 0..tiles {
+                let (j, rn) = (j0 + 16 * dt, 16.min(rows_b - (j0 + 16 * dt)));
                 for g in 0..groups {
                     for t in 0..group / 16 {
                         let base = (dt * groups + g) * 4 * TILE + t * 2 * TILE;
                         let i_base = i0 + g * group + 16 * t;
-                        for r in 0..16.min(rows_b - (j0 + 16 * dt)) {
-                            let j = j0 + 16 * dt + r;
-                            for c in 0..16.min((i0 + rows.len()).saturating_sub(i_base)) {
-                                let at = base + r * 64 + c * 4;
-                                out[(i_base + c) * rows_b + j] = if FIELD {
-                                    let (lolo, lohi, hilo, hihi) =
-                                        (word(at), word(at + TILE), word(at + 2 * TILE), word(at + 3 * TILE));
-                                    let sum = u64::from(lolo)
-                                        + ((u64::from(lohi) + u64::from(hilo)) << 8)
-                                        + (u64::from(hihi) << 16);
-                                    (sum % u64::from(P65519)) as u16
-                                } else {
-                                    word(at).wrapping_add(word(at + TILE) << 8) as u16
-                                };
+                        let cn = 16.min((i0 + rows.len()).saturating_sub(i_base));
+                        let tile = combine_tile::<FIELD>(&acc[base..base + (if FIELD { 4 } else { 2 }) * TILE]);
+                        for c in 0..cn {
+                            let dst = &mut out[(i_base + c) * rows_b + j..][..rn];
+                            for (r, d) in dst.iter_mut().enumerate() {
+                                *d = tile[r][c];
                             }
                         }
                     }
