@@ -172,26 +172,6 @@ impl BitVec {
         }
         out
     }
-    /// Consecutive pieces of `len` bits each, given or zero (`None`), in one allocation written
-    /// once: every piece must start on a word (a multiple of 64 bits; empty pieces aside), and
-    /// a given piece must have its `len`.
-    pub fn from_pieces(pieces: &[(usize, Option<&BitVec>)]) -> Result<Self, MathError> {
-        let n: usize = pieces.iter().map(|p| p.0).sum();
-        let mut words = Vec::with_capacity(words_for(n));
-        let mut at = 0;
-        for &(len, piece) in pieces.iter().filter(|p| p.0 > 0) {
-            if at % 64 != 0 {
-                return Err(MathError::LengthMismatch { left: at, right: at.next_multiple_of(64) });
-            }
-            at += len;
-            match piece {
-                Some(v) if v.len != len => return Err(MathError::LengthMismatch { left: v.len, right: len }),
-                Some(v) => words.extend_from_slice(&v.words),
-                None => words.resize(words.len() + words_for(len), 0),
-            }
-        }
-        Ok(BitVec { words, len: n })
-    }
     /// ORs the bits of `src` into `self` starting at bit `at` (the target range must be zero).
     fn write_at(&mut self, at: usize, src: &BitVec) {
         let (w0, sh) = (at / 64, at % 64);
@@ -211,20 +191,13 @@ impl BitVec {
     /// Appends the wire form to `out`.
     pub fn append_bytes(&self, out: &mut Vec<u8>) {
         // Little-endian words are the wire bytes; the tail word is cut to whole bytes.
-        let bytes: &[u8] = bytemuck::cast_slice(&self.words);
-        out.extend_from_slice(&bytes[..self.len.div_ceil(8)]);
+        out.extend_from_slice(&bytemuck::cast_slice(&self.words)[..self.len.div_ceil(8)]);
     }
     /// Parses `ceil(n / 8)` bytes; stray bits past `n` are an error (they would be a malformed message).
     pub fn from_bytes(bytes: &[u8], n: usize) -> Result<Self, MathError> {
-        if bytes.len() != n.div_ceil(8) {
-            return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: 0 });
-        }
-        let mut words = vec![0u64; words_for(n)];
-        bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
-        if n % 64 != 0 && words.last().is_some_and(|&w| w >> (n % 64) != 0) {
-            return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: 0 });
-        }
-        Ok(BitVec { words, len: n })
+        let mut v = Self::zeros(n);
+        v.set_bytes_at(0, n, bytes)?;
+        Ok(v)
     }
     /// Transposes canonical values into `k` bit planes: plane `j` holds bit `j` of every value
     /// (64 values at a time through a 64 x 64 bit-matrix transpose).
@@ -234,8 +207,82 @@ impl BitVec {
     /// [`planes_of`](Self::planes_of) for values given by a function of the index, so callers
     /// transpose straight from their own element type without an intermediate array.
     pub fn planes_from_fn(n: usize, k: usize, value: impl Fn(usize) -> u128) -> Vec<BitVec> {
-        let nw = words_for(n);
-        let mut planes: Vec<Vec<u64>> = vec![vec![0u64; nw]; k];
+        let mut planes = vec![BitVec::zeros(n); k];
+        Self::planes_into(&mut planes, 0, n, value).expect("whole planes");
+        planes
+    }
+    /// The words holding bits `at..at + n` (see [`check_piece`](Self::check_piece)).
+    fn piece(&self, at: usize, n: usize) -> Result<&[u64], MathError> {
+        self.check_piece(at, n)?;
+        Ok(&self.words[at / 64..at / 64 + words_for(n)])
+    }
+    fn piece_mut(&mut self, at: usize, n: usize) -> Result<&mut [u64], MathError> {
+        self.check_piece(at, n)?;
+        Ok(&mut self.words[at / 64..at / 64 + words_for(n)])
+    }
+    /// Random bits `at..at + n` (a piece: see [`planes_into`](Self::planes_into)), drawn as
+    /// [`random`](Self::random)`(rng, n)` draws them, so two holders of one seed fill the same
+    /// pad whether they hold it as a whole vector or as a piece.
+    pub fn fill_random_at<R: RngCore + ?Sized>(&mut self, rng: &mut R, at: usize, n: usize) -> Result<(), MathError> {
+        let words = self.piece_mut(at, n)?;
+        rng.fill_bytes(bytemuck::cast_slice_mut(words));
+        if let (Some(w), r @ 1..) = (words.last_mut(), n % 64) {
+            *w &= (1u64 << r) - 1;
+        }
+        Ok(())
+    }
+    /// `self[at..at + n] ^= o[at..at + n]` (a piece of both).
+    pub fn xor_at(&mut self, o: &BitVec, at: usize, n: usize) -> Result<(), MathError> {
+        let src = o.piece(at, n)?;
+        self.piece_mut(at, n)?.iter_mut().zip(src).for_each(|(d, s)| *d ^= s);
+        Ok(())
+    }
+    /// Appends the wire form of bits `at..at + n` (a piece), as [`append_bytes`](Self::append_bytes)
+    /// of those bits alone.
+    pub fn append_bytes_at(&self, at: usize, n: usize, out: &mut Vec<u8>) -> Result<(), MathError> {
+        out.extend_from_slice(&bytemuck::cast_slice(self.piece(at, n)?)[..n.div_ceil(8)]);
+        Ok(())
+    }
+    /// Sets bits `at..at + n` (a piece) from their wire form (`ceil(n / 8)` bytes); stray bits
+    /// past `n` are an error, as in [`from_bytes`](Self::from_bytes), and change nothing.
+    pub fn set_bytes_at(&mut self, at: usize, n: usize, bytes: &[u8]) -> Result<(), MathError> {
+        if bytes.len() != n.div_ceil(8) || (n % 8 != 0 && bytes.last().is_some_and(|&b| b >> (n % 8) != 0)) {
+            return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: 0 });
+        }
+        bytemuck::cast_slice_mut::<u64, u8>(self.piece_mut(at, n)?)[..bytes.len()].copy_from_slice(bytes);
+        Ok(())
+    }
+    /// A piece is bits `at..at + n` with `at` a multiple of 64 and the end either a multiple of
+    /// 64 or the vector's end, so pieces never share a word and bits past the end stay zero.
+    fn check_piece(&self, at: usize, n: usize) -> Result<(), MathError> {
+        if n == 0 && at <= self.len {
+            return Ok(()); // an empty piece anywhere (say, an empty third at the end)
+        }
+        if at % 64 != 0 {
+            return Err(MathError::LengthMismatch { left: at, right: at.next_multiple_of(64) });
+        }
+        // Either whole words or up to the end, so a piece never shares a word with the next one.
+        let end = at.checked_add(n).filter(|&e| e <= self.len && (e % 64 == 0 || e == self.len));
+        if end.is_none() {
+            return Err(MathError::LengthMismatch { left: at.saturating_add(n), right: self.len });
+        }
+        Ok(())
+    }
+    /// [`planes_from_fn`](Self::planes_from_fn) written into bits `at..at + n` of existing
+    /// planes (`value(i)` for `i < n` goes to bit `at + i`). The bits form a *piece*: `at` a
+    /// multiple of 64 and `at + n` a multiple of 64 or the planes' end, so pieces written apart
+    /// never share a word (the other `*_at` methods take pieces too).
+    /// Only the first `planes.len()` bits of each value are kept.
+    pub fn planes_into(
+        planes: &mut [BitVec],
+        at: usize,
+        n: usize,
+        value: impl Fn(usize) -> u128,
+    ) -> Result<(), MathError> {
+        for p in planes.iter() {
+            p.check_piece(at, n)?;
+        }
+        let (k, nw, w0) = (planes.len(), words_for(n), at / 64);
         let mut block = [0u64; 64];
         if k <= 32 {
             // Two words of values per transpose: values of word w in the low halves, of word
@@ -250,13 +297,13 @@ impl BitVec {
                 }
                 transpose64(&mut block);
                 for (j, plane) in planes.iter_mut().enumerate() {
-                    plane[w] = block[j];
+                    plane.words[w0 + w] = block[j];
                     if w + 1 < nw {
-                        plane[w + 1] = block[32 + j];
+                        plane.words[w0 + w + 1] = block[32 + j];
                     }
                 }
             }
-            return planes.into_iter().map(|words| BitVec { words, len: n }).collect();
+            return Ok(());
         }
         for w in 0..nw {
             let chunk = w * 64..n.min(w * 64 + 64);
@@ -267,11 +314,11 @@ impl BitVec {
                 }
                 transpose64(&mut block);
                 for (j, &row) in block.iter().enumerate().take(k - 64 * limb) {
-                    planes[64 * limb + j][w] = row;
+                    planes[64 * limb + j].words[w0 + w] = row;
                 }
             }
         }
-        planes.into_iter().map(|words| BitVec { words, len: n }).collect()
+        Ok(())
     }
 }
 
@@ -318,19 +365,69 @@ mod tests {
         }
     }
 
-    /// Pieces on word boundaries, given or zero, equal the concatenation; a piece starting
-    /// inside a word or of the wrong length is refused.
+    /// Pieces (word-aligned ranges ending on a word or at the end) written in place equal the
+    /// whole-vector operations on the same bits: transposes at offsets, pads drawn as
+    /// `random(n)` draws them, XOR, the wire form and back; a piece starting inside a word,
+    /// ending inside a word before the end, or past the end is refused, as are stray bits.
     #[test]
-    fn from_pieces_is_concat() {
-        let v = |n: usize, seed: u64| {
-            BitVec::from_bools(&(0..n).map(|i| (i as u64 * 7 + seed) % 3 == 0).collect::<Vec<_>>())
-        };
-        let (a, c) = (v(128, 1), v(37, 2));
-        let got = BitVec::from_pieces(&[(128, Some(&a)), (64, None), (0, None), (37, Some(&c))]).unwrap();
-        assert_eq!(got, BitVec::concat(&[&a, &BitVec::zeros(64), &c]));
-        assert_eq!(BitVec::from_pieces(&[(37, Some(&c)), (0, None)]).unwrap(), c);
-        assert!(BitVec::from_pieces(&[(37, Some(&c)), (64, None)]).is_err());
-        assert!(BitVec::from_pieces(&[(64, Some(&c))]).is_err());
+    fn pieces_in_place_match_whole_vectors() {
+        /// A seeded xorshift stream (the draws only have to repeat).
+        struct Xs(u64);
+        impl rand_core::RngCore for Xs {
+            fn next_u32(&mut self) -> u32 {
+                self.next_u64() as u32
+            }
+            fn next_u64(&mut self) -> u64 {
+                self.0 ^= self.0 << 13;
+                self.0 ^= self.0 >> 7;
+                self.0 ^= self.0 << 17;
+                self.0
+            }
+            fn fill_bytes(&mut self, dest: &mut [u8]) {
+                rand_core::impls::fill_bytes_via_next(self, dest)
+            }
+            fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core::Error> {
+                self.fill_bytes(dest);
+                Ok(())
+            }
+        }
+        let seeded = |s: u64| Xs(0x9E37_79B9_7F4A_7C15 ^ s);
+        let n = 64 * 5 + 37;
+        let vals: Vec<u128> = (0..n as u128).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 3).collect();
+        for (at, len) in [(0, 128), (128, 0), (128, 64 * 3), (64 * 4, 64 + 37), (n, 0)] {
+            for k in [1, 31, 32, 33, 64] {
+                let mut planes = vec![BitVec::zeros(n); k];
+                BitVec::planes_into(&mut planes, at, len, |i| vals[at + i]).unwrap();
+                let whole = BitVec::planes_of(&vals[at..at + len], k);
+                for (p, w) in planes.iter().zip(&whole) {
+                    assert_eq!(p.slice(at, len).unwrap(), *w, "at {at} len {len} k {k}");
+                    assert_eq!(p.count_ones(), w.count_ones(), "nothing written outside the piece");
+                }
+            }
+            let mut v = BitVec::zeros(n);
+            v.fill_random_at(&mut seeded(7), at, len).unwrap();
+            let r = BitVec::random(&mut seeded(7), len);
+            assert_eq!(v.slice(at, len).unwrap(), r);
+            assert_eq!(v.count_ones(), r.count_ones());
+            let mut u = BitVec::ones(n);
+            u.xor_at(&v, at, len).unwrap();
+            assert_eq!(u.slice(at, len).unwrap(), r.not());
+            let mut wire = vec![9];
+            v.append_bytes_at(at, len, &mut wire).unwrap();
+            assert_eq!(wire[1..], r.to_bytes()[..]);
+            let mut w = BitVec::zeros(n);
+            w.set_bytes_at(at, len, &wire[1..]).unwrap();
+            assert_eq!(w, v);
+        }
+        let mut v = BitVec::zeros(n);
+        let mut rng = seeded(1);
+        for (at, len) in [(1, 63), (0, 100), (64, n), (n + 64, 0)] {
+            assert!(v.fill_random_at(&mut rng, at, len).is_err(), "at {at} len {len}");
+            assert!(BitVec::planes_into(std::slice::from_mut(&mut v), at, len, |_| 0).is_err());
+        }
+        assert!(v.set_bytes_at(64 * 4, 64 + 37, &[0xff; 13]).is_err(), "stray bits past the piece");
+        assert!(v.set_bytes_at(0, 64, &[0; 7]).is_err(), "short");
+        assert_eq!(v, BitVec::zeros(n), "refused calls change nothing");
     }
 
     #[test]

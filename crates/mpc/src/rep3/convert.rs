@@ -6,7 +6,7 @@ use argus_math::{BitVec, Modulus, Ring};
 use super::binary::{add_bits, and_local, Adder, Plane};
 use super::{Rep3, Rep3Bits};
 use crate::error::{MpcError, Result};
-use crate::party::{split_bits, Party};
+use crate::party::Party;
 
 /// `k` for a ring Z_2^k, or an error naming the ring.
 pub(crate) fn pow2_bits<R: Ring>(ring: &R) -> Result<u32> {
@@ -155,44 +155,46 @@ pub fn msb_of(p: &mut Party, n: usize, k: usize, comp: impl Fn(usize) -> (u64, u
     let cut = |s: usize| (s * n / 3).next_multiple_of(64).min(n);
     let third = |s: usize| cut(s)..cut(s + 1);
     let (mine, after, before) = (third(me), third(next), third(prev));
+    // The planes of both operands over all n values, each third's piece written in place by my
+    // role there: y = (y_a, y_b) is [r, 0, y ⊕ r] / [0, y_prev ⊕ r_prev, r] over [mine, after,
+    // before], z = (z_a, z_b) is [0, x_me, 0] / [x_prev, 0, 0].
+    let planes = || vec![BitVec::zeros(n); k];
+    let (mut ya, mut yb, mut za, mut zb) = (planes(), planes(), planes(), planes());
     // Pads of the y operand: over my third with the next party (there I am party s, holding y_s
     // = r and y_{s+2} = 0), over the previous third with the previous party (there I am the adder).
-    let r_mine: Vec<BitVec> = (0..k).map(|_| BitVec::random(&mut p.prg.next, mine.len())).collect();
-    let r_before: Vec<BitVec> = (0..k).map(|_| BitVec::random(&mut p.prg.prev, before.len())).collect();
+    for (a, b) in ya.iter_mut().zip(&mut yb) {
+        a.fill_random_at(&mut p.prg.next, mine.start, mine.len())?;
+        b.fill_random_at(&mut p.prg.prev, before.start, before.len())?;
+    }
     // Adder of the previous third: y ⊕ r to the next party; the previous party's arrives for the
     // next third (there I hold y_{s+2} = 0 and y_{s+1} = y ⊕ r).
-    let mut y_sent = BitVec::planes_from_fn(before.len(), k, |i| {
+    BitVec::planes_into(&mut ya, before.start, before.len(), |i| {
         let (a, b) = comp(before.start + i);
         (a.wrapping_add(b) & mask) as u128
-    });
+    })?;
     let mut msg = Vec::with_capacity(k * before.len().div_ceil(8));
-    for (y, r) in y_sent.iter_mut().zip(&r_before) {
-        y.xor_assign(r)?;
-        y.append_bytes(&mut msg);
+    for (a, b) in ya.iter_mut().zip(&yb) {
+        a.xor_at(b, before.start, before.len())?;
+        a.append_bytes_at(before.start, before.len(), &mut msg)?;
     }
     let got = p.pass_next(msg)?;
-    let y_got = split_bits(prev, &got, (0..k).map(|_| after.len()))?;
-    // The other operand x_{s+2}: my `a` over the next third, my `b` over mine.
-    let z_a = BitVec::planes_from_fn(after.len(), k, |i| (comp(after.start + i).0 & mask) as u128);
-    let z_b = BitVec::planes_from_fn(mine.len(), k, |i| (comp(mine.start + i).1 & mask) as u128);
-    // Planes of all n values from their pieces over the thirds, in value order; the pieces are
-    // given by my role in each third: [mine, after, before].
-    let whole = |[at_mine, at_after, at_before]: [Option<&BitVec>; 3]| -> Result<BitVec> {
-        let mut pieces = [(0, None); 3];
-        pieces[me] = (mine.len(), at_mine);
-        pieces[next] = (after.len(), at_after);
-        pieces[prev] = (before.len(), at_before);
-        Ok(BitVec::from_pieces(&pieces)?)
-    };
-    let mut y = Vec::with_capacity(k);
-    let mut z = Vec::with_capacity(k);
-    for j in 0..k {
-        let a = whole([Some(&r_mine[j]), None, Some(&y_sent[j])])?;
-        let b = whole([None, Some(&y_got[j]), Some(&r_before[j])])?;
-        y.push(Some(Rep3Bits { a, b }));
-        let (a, b) = (whole([None, Some(&z_a[j]), None])?, whole([Some(&z_b[j]), None, None])?);
-        z.push(Some(Rep3Bits { a, b }));
+    let nb = after.len().div_ceil(8);
+    if got.len() != k * nb {
+        return Err(MpcError::Malformed {
+            peer: prev,
+            reason: format!("expected {} bytes of planes, got {}", k * nb, got.len()),
+        });
     }
+    for (j, b) in yb.iter_mut().enumerate() {
+        b.set_bytes_at(after.start, after.len(), &got[j * nb..(j + 1) * nb])
+            .map_err(|e| MpcError::Malformed { peer: prev, reason: e.to_string() })?;
+    }
+    // The other operand x_{s+2}: my `a` over the next third, my `b` over mine.
+    BitVec::planes_into(&mut za, after.start, after.len(), |i| (comp(after.start + i).0 & mask) as u128)?;
+    BitVec::planes_into(&mut zb, mine.start, mine.len(), |i| (comp(mine.start + i).1 & mask) as u128)?;
+    let pair = |(a, b)| Some(Rep3Bits { a, b });
+    let y: Vec<_> = ya.into_iter().zip(yb).map(pair).collect();
+    let z: Vec<_> = za.into_iter().zip(zb).map(pair).collect();
     let mut out = add_bits(p, &y, &z, &[k - 1], Adder::Ripple)?;
     Ok(out.pop().flatten().unwrap_or_else(|| Rep3Bits::zeros(n)))
 }
