@@ -246,7 +246,7 @@ impl BitVec {
     /// Sets bits `at..at + n` (a piece) from their wire form (`ceil(n / 8)` bytes); stray bits
     /// past `n` are an error, as in [`from_bytes`](Self::from_bytes), and change nothing.
     pub fn set_bytes_at(&mut self, at: usize, n: usize, bytes: &[u8]) -> Result<(), MathError> {
-        if bytes.len() != n.div_ceil(8) || (n % 8 != 0 && bytes.last().is_some_and(|&b| b >> (n % 8) != 0)) {
+        if bytes.len() != n.div_ceil(8) || (!n.is_multiple_of(8) && bytes.last().is_some_and(|&b| b >> (n % 8) != 0)) {
             return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: 0 });
         }
         bytemuck::cast_slice_mut::<u64, u8>(self.piece_mut(at, n)?)[..bytes.len()].copy_from_slice(bytes);
@@ -258,11 +258,11 @@ impl BitVec {
         if n == 0 && at <= self.len {
             return Ok(()); // an empty piece anywhere (say, an empty third at the end)
         }
-        if at % 64 != 0 {
+        if !at.is_multiple_of(64) {
             return Err(MathError::LengthMismatch { left: at, right: at.next_multiple_of(64) });
         }
         // Either whole words or up to the end, so a piece never shares a word with the next one.
-        let end = at.checked_add(n).filter(|&e| e <= self.len && (e % 64 == 0 || e == self.len));
+        let end = at.checked_add(n).filter(|&e| e <= self.len && (e.is_multiple_of(64) || e == self.len));
         if end.is_none() {
             return Err(MathError::LengthMismatch { left: at.saturating_add(n), right: self.len });
         }
