@@ -53,6 +53,28 @@ fn mpc_check_agrees_with_plaintext() {
     assert_eq!(out, vec![true; 3]);
 }
 
+/// Shares `db` for enrolment and `batch` as queries, and runs the scheme's batch check (in-batch
+/// duplicates resolved) with three parties in memory: each party's result.
+fn check_shared<S: IrisScheme>(
+    scheme: &S,
+    geometry: IrisGeometry,
+    db: &[Template],
+    batch: &[Template],
+    cfg: &MatchConfig,
+) -> Vec<argus_iris::protocol::Checked> {
+    let enrolled: Vec<_> = db.iter().map(|t| scheme.share_enrollment(t, cfg).unwrap()).collect();
+    let qs: Vec<_> = batch.iter().map(|t| scheme.share_query(t, cfg).unwrap()).collect();
+    run3(Backend::Memory, NetConfig::default(), |p| {
+        let mut sdb = scheme.new_db(geometry.bits());
+        for e in &enrolled {
+            scheme.push(&mut sdb, &e[p.id()])?;
+        }
+        let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
+        scheme.check(p, &mine, &sdb, cfg, true)
+    })
+    .unwrap()
+}
+
 /// For every (rule, mask mode): the MPC answer for each query of the batch equals the plaintext
 /// one (unique iff it matches no enrolled template and no earlier query of the batch). The first
 /// mode also reveals the matches, which must be exactly the plaintext matcher's: database
@@ -61,17 +83,7 @@ fn agree<S: IrisScheme>(scheme: &S, db: &[Template], batch: &[Template], modes: 
     let geometry = IrisGeometry::DEPLOYED;
     for (m, &(rule, mask_mode)) in modes.iter().enumerate() {
         let cfg = MatchConfig { rule, mask_mode, reveal_matches: m == 0, ..MatchConfig::default() };
-        let enrolled: Vec<_> = db.iter().map(|t| scheme.share_enrollment(t, &cfg).unwrap()).collect();
-        let qs: Vec<_> = batch.iter().map(|t| scheme.share_query(t, &cfg).unwrap()).collect();
-        let out = run3(Backend::Memory, NetConfig::default(), |p| {
-            let mut sdb = scheme.new_db(geometry.bits());
-            for e in &enrolled {
-                scheme.push(&mut sdb, &e[p.id()])?;
-            }
-            let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
-            scheme.check(p, &mine, &sdb, &cfg, true)
-        })
-        .unwrap();
+        let out = check_shared(scheme, geometry, db, batch, &cfg);
         let want: Vec<bool> = (0..batch.len())
             .map(|i| {
                 find_matches(&batch[i], db, &cfg).unwrap().is_empty()
@@ -227,18 +239,7 @@ fn galois_pipeline_agrees_with_plaintext() {
         fresh.clone(),
         g.genuine_template(&fresh).unwrap(),
     ];
-    let s = MpcLiftGr16;
-    let enrolled: Vec<_> = db.iter().map(|t| s.share_enrollment(t, &cfg).unwrap()).collect();
-    let qs: Vec<_> = batch.iter().map(|t| s.share_query(t, &cfg).unwrap()).collect();
-    let out = run3(Backend::Memory, NetConfig::default(), |p| {
-        let mut d = s.new_db(geometry.bits());
-        for e in &enrolled {
-            s.push(&mut d, &e[p.id()])?;
-        }
-        let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
-        s.check(p, &mine, &d, &cfg, true)
-    })
-    .unwrap();
+    let out = check_shared(&MpcLiftGr16, geometry, &db, &batch, &cfg);
     for (i, q) in batch.iter().enumerate() {
         let mut want = find_matches(q, &db, &cfg).unwrap();
         want.extend(find_matches(q, &batch[..i], &cfg).unwrap().into_iter().map(|j| size + j));
