@@ -207,7 +207,7 @@ impl BitVec {
     /// [`planes_of`](Self::planes_of) for values given by a function of the index, so callers
     /// transpose straight from their own element type without an intermediate array.
     pub fn planes_from_fn(n: usize, k: usize, value: impl Fn(usize) -> u128) -> Vec<BitVec> {
-        let mut planes = vec![BitVec::zeros(n); k];
+        let mut planes: Vec<_> = (0..k).map(|_| BitVec::zeros(n)).collect();
         Self::planes_into(&mut planes, 0, n, value).expect("whole planes");
         planes
     }

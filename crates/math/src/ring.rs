@@ -354,10 +354,17 @@ impl<W: Word> Ring for Z2<W> {
         W::from_u128(u128::from_le_bytes(b))
     }
     fn sample_vec<R: RngCore + ?Sized>(&self, rng: &mut R, n: usize) -> Vec<W> {
-        // One bulk draw straight into the vector: AES-CTR fills large buffers far faster than
-        // per element, and every bit pattern is a valid word.
-        let mut v = vec![W::default(); n];
-        rng.fill_bytes(bytemuck::cast_slice_mut(&mut v));
+        // Bulk draws (AES-CTR fills blocks far faster than per element; every bit pattern is a
+        // valid word) through a cache-resident block appended to the vector: one pass over the
+        // output instead of zeroing it first. The stream is read in order, so the elements are
+        // the same as one draw of `n` words.
+        let mut block = [W::default(); 1024];
+        let mut v = Vec::with_capacity(n);
+        while v.len() < n {
+            let b = &mut block[..(n - v.len()).min(1024)];
+            rng.fill_bytes(bytemuck::cast_slice_mut(b));
+            v.extend_from_slice(b);
+        }
         v
     }
     fn encode(&self, xs: &[W], out: &mut Vec<u8>) {
@@ -369,7 +376,11 @@ impl<W: Word> Ring for Z2<W> {
         if bytes.len() % w != 0 {
             return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: w });
         }
-        Ok(bytemuck::pod_collect_to_vec(bytes))
+        // A message buffer is word-aligned in practice: one copy, no zeroing pass.
+        Ok(match bytemuck::try_cast_slice::<u8, W>(bytes) {
+            Ok(words) => words.to_vec(),
+            Err(_) => bytemuck::pod_collect_to_vec(bytes),
+        })
     }
     fn dot(&self, a: &[W], b: &[W]) -> W {
         W::dot(a, b)
@@ -701,6 +712,50 @@ mod tests {
                 prop_assert_eq!(small.byte_len(), big.byte_len());
             }
         }
+    }
+
+    /// A byte stream whose output does not depend on how it is requested (as the PRG's).
+    struct Counter(u64);
+    impl RngCore for Counter {
+        fn next_u32(&mut self) -> u32 {
+            self.next_u64() as u32
+        }
+        fn next_u64(&mut self) -> u64 {
+            let mut b = [0u8; 8];
+            self.fill_bytes(&mut b);
+            u64::from_le_bytes(b)
+        }
+        fn fill_bytes(&mut self, dest: &mut [u8]) {
+            for d in dest {
+                self.0 += 1;
+                *d = (self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as u8;
+            }
+        }
+        fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core::Error> {
+            self.fill_bytes(dest);
+            Ok(())
+        }
+    }
+
+    /// A vector of random words is the stream read as words, whatever its length (the block
+    /// size of the bulk draw and one past it included), and decoding accepts unaligned bytes.
+    #[test]
+    fn sample_vec_reads_the_stream_in_order() {
+        fn check<W: Word>(r: Z2<W>) {
+            let w = (W::BITS / 8) as usize;
+            for n in [0, 1, 1023, 1024, 1025, 3000] {
+                let mut bytes = vec![0u8; n * w + 1];
+                Counter(0).fill_bytes(&mut bytes[1..]);
+                assert_eq!(r.sample_vec(&mut Counter(0), n), r.decode(&bytes[1..]).unwrap(), "n = {n}");
+                let aligned = bytes[1..].to_vec();
+                assert_eq!(r.decode(&aligned).unwrap(), r.decode(&bytes[1..]).unwrap());
+            }
+        }
+        check(Z8::new());
+        check(Z16::new());
+        check(Z32::new());
+        check(Z64::new());
+        check(Z2::<u128>::new());
     }
 
     #[test]

@@ -62,8 +62,35 @@ impl Party {
     }
     /// Sends elements to the next party and receives as many from the previous one.
     pub(crate) fn pass_elems<R: Ring>(&self, ring: &R, xs: &[R::El]) -> Result<Vec<R::El>> {
-        self.send_elems(ring, self.next(), xs)?;
-        self.recv_elems(ring, self.prev(), xs.len())
+        Ok(self.pass_elem_parts(ring, &[xs])?.pop().expect("one part"))
+    }
+    /// [`pass_elems`](Self::pass_elems) for several vectors in one message (one round): each is
+    /// encoded and decoded on its own, so nobody concatenates or splits the vectors themselves.
+    pub(crate) fn pass_elem_parts<R: Ring>(&self, ring: &R, parts: &[&[R::El]]) -> Result<Vec<Vec<R::El>>> {
+        let sizes: Vec<usize> = parts.iter().map(|x| ring.wire_len(x.len())).collect();
+        let total = sizes.iter().sum();
+        let mut out = Vec::with_capacity(total);
+        for x in parts {
+            ring.wire_encode(x, &mut out);
+        }
+        let got = self.pass_next(out)?;
+        let peer = self.prev();
+        if got.len() != total {
+            let n: usize = parts.iter().map(|x| x.len()).sum();
+            return Err(MpcError::Malformed {
+                peer,
+                reason: format!("expected {n} elements in {total} bytes, got {} bytes", got.len()),
+            });
+        }
+        let mut at = 0;
+        parts
+            .iter()
+            .zip(sizes)
+            .map(|(x, size)| {
+                at += size;
+                decode_exact(ring, peer, &got[at - size..at], x.len())
+            })
+            .collect()
     }
     /// Sends bit vectors (concatenated, each `ceil(len/8)` bytes) to the next party and receives
     /// vectors of the same lengths from the previous one.

@@ -444,9 +444,7 @@ fn compare<R: Ring>(
              got Z_2^{k}, b = {b}, Lemma 2 ring 2^{need}"
         )));
     }
-    let n = dots.len();
-    let mut dot = rep3::reshare(p, ring, [dots, mls].concat())?;
-    let ml = Rep3::from_parts(ring.clone(), dot.a.split_off(n), dot.b.split_off(n))?;
+    let [dot, ml]: [Rep3<R>; 2] = rep3::reshare_parts(p, ring, &[dots, mls])?.try_into().expect("one sharing per part");
     if len >= 1 << (k - 2) {
         // The mask product may reach 2^14: Alg. 14 (16-bit adder and bit injections).
         let ml32 = rep3::lift(p, &ml, &wide, Adder::Ripple)?;

@@ -14,6 +14,17 @@ pub fn reshare<R: Ring>(p: &mut Party, ring: &R, mut z: Vec<R::El>) -> Result<Re
     Ok(Rep3::from_parts(ring.clone(), z, prev)?)
 }
 
+/// [`reshare`] of several additive sharings at once (one round, one message per party): the
+/// same as resharing their concatenation, without building it.
+pub fn reshare_parts<R: Ring>(p: &mut Party, ring: &R, parts: &[&[R::El]]) -> Result<Vec<Rep3<R>>> {
+    let mut zs: Vec<Vec<R::El>> = parts.iter().map(|z| z.to_vec()).collect();
+    for z in &mut zs {
+        p.prg.add_zero_share(ring, z);
+    }
+    let prev = p.pass_elem_parts(ring, &zs.iter().map(Vec::as_slice).collect::<Vec<_>>())?;
+    zs.into_iter().zip(prev).map(|(z, prev)| Rep3::from_parts(ring.clone(), z, prev)).collect()
+}
+
 /// Element-wise product `x ⊙ y` (paper 000 eq. 4): `z_i = x_i y_i + x_{i-1} y_i + x_i y_{i-1} + r_i`.
 pub fn mul<R: Ring>(p: &mut Party, x: &Rep3<R>, y: &Rep3<R>) -> Result<Rep3<R>> {
     x.check_compatible(y)?;

@@ -158,7 +158,7 @@ pub fn msb_of(p: &mut Party, n: usize, k: usize, comp: impl Fn(usize) -> (u64, u
     // The planes of both operands over all n values, each third's piece written in place by my
     // role there: y = (y_a, y_b) is [r, 0, y ⊕ r] / [0, y_prev ⊕ r_prev, r] over [mine, after,
     // before], z = (z_a, z_b) is [0, x_me, 0] / [x_prev, 0, 0].
-    let planes = || vec![BitVec::zeros(n); k];
+    let planes = || (0..k).map(|_| BitVec::zeros(n)).collect::<Vec<_>>();
     let (mut ya, mut yb, mut za, mut zb) = (planes(), planes(), planes(), planes());
     // Pads of the y operand: over my third with the next party (there I am party s, holding y_s
     // = r and y_{s+2} = 0), over the previous third with the previous party (there I am the adder).

@@ -582,3 +582,41 @@ fn matrix_products_match_plaintext() {
     let out = run3(Backend::Memory, cfg(), |p| Ok(matmul(p, &bad, &bad, 3).unwrap_err().to_string())).unwrap();
     assert!(out[0].contains("rows of 3"));
 }
+
+/// Resharing several additive sharings in one message gives each its own replicated sharing
+/// of the sums, in one round and the bytes of each part's wire form (packed rings included:
+/// every part is packed on its own).
+#[test]
+fn reshare_parts_opens_to_the_sums_in_one_round() {
+    fn check<R: Ring>(ring: R, lens: &[usize]) {
+        let add = |p: usize, len: usize| -> Vec<R::El> {
+            let mut rng = StdRng::seed_from_u64(10 * p as u64 + len as u64);
+            ring.sample_vec(&mut rng, len)
+        };
+        let sums: Vec<Vec<R::El>> = lens
+            .iter()
+            .map(|&n| (0..n).map(|i| (0..3).fold(ring.zero(), |s, p| ring.add(s, add(p, n)[i]))).collect())
+            .collect();
+        let out = run3(Backend::Memory, cfg(), |p| {
+            let mine: Vec<Vec<R::El>> = lens.iter().map(|&n| add(p.id(), n)).collect();
+            let before = p.stats();
+            let shared = reshare_parts(p, &ring, &mine.iter().map(Vec::as_slice).collect::<Vec<_>>())?;
+            let opened: Vec<Vec<R::El>> = shared.iter().map(|s| reveal(p, s)).collect::<crate::error::Result<_>>()?;
+            Ok((p.stats() - before, opened))
+        })
+        .unwrap();
+        let bytes: usize = lens.iter().map(|&n| ring.wire_len(n)).sum();
+        // One round for the reshare and one per reveal (maximised over the parties, as a party
+        // whose last act before was a send counts its first round late); each reveal sends its
+        // part once more.
+        let rounds = out.iter().map(|(spent, _)| spent.rounds).max();
+        assert_eq!(rounds, Some(1 + lens.len() as u64));
+        for (spent, opened) in out {
+            assert_eq!(spent.bytes_sent, 2 * bytes as u64);
+            assert_eq!(opened, sums);
+        }
+    }
+    check(Z16::new(), &[0, 1, 1000, 7]);
+    check(Zt::pow2(36).unwrap(), &[3, 5]);
+    check(Zt::new(65519).unwrap(), &[64]);
+}
