@@ -8,14 +8,15 @@
 
 use std::fmt;
 
-use aes::cipher::{BlockEncrypt, KeyInit};
-use aes::{Aes128, Block};
+use aes::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
 use argus_math::{BitVec, Ring};
 use argus_net::{NetError, Network, PartyId};
 use rand_core::{CryptoRng, RngCore};
 
 #[cfg(target_arch = "x86_64")]
 mod vaes;
+
+type Aes128Ctr = ctr::Ctr128LE<aes::Aes128>;
 
 /// A 128-bit PRG seed. Its `Debug` form never shows the bytes.
 #[derive(Clone, PartialEq, Eq)]
@@ -41,9 +42,9 @@ impl fmt::Debug for Seed {
 /// holding the same seed and making the same sequence of calls draw identical bytes.
 ///
 /// Bulk draws run on VAES (four blocks per AVX-512 instruction) where the CPU has it, else on
-/// the `aes` crate's AES-NI or portable code; the stream is the same either way.
+/// the `ctr` and `aes` crates' AES-NI or portable code; the stream is the same either way.
 pub struct Prg {
-    aes: Aes128,
+    ctr: Aes128Ctr,
     #[cfg(target_arch = "x86_64")]
     vaes: Option<vaes::Keys>,
     /// Index of the next keystream block.
@@ -62,7 +63,7 @@ impl Prg {
     /// The stream of `seed` (each seed is used for exactly one stream).
     pub fn new(seed: &Seed) -> Self {
         Prg {
-            aes: Aes128::new(&seed.0.into()),
+            ctr: Aes128Ctr::new(&seed.0.into(), &[0u8; 16].into()),
             #[cfg(target_arch = "x86_64")]
             vaes: vaes::Keys::new(&seed.0),
             counter: 0,
@@ -96,18 +97,14 @@ impl Prg {
         self.keystream_portable(out);
     }
     fn keystream_portable(&mut self, out: &mut [u8]) {
-        let mut par = [Block::default(); 8];
-        for chunk in out.chunks_mut(16 * par.len()) {
-            let n = chunk.len() / 16;
-            for b in &mut par[..n] {
-                *b = self.counter.to_le_bytes().into();
-                self.counter += 1;
-            }
-            self.aes.encrypt_blocks(&mut par[..n]);
-            for (dst, b) in chunk.chunks_exact_mut(16).zip(&par) {
-                dst.copy_from_slice(b);
-            }
+        // Keystream = E(counter) ^ 0: read zeros from a small cache-resident block instead of
+        // clearing the destination in a separate pass.
+        static ZEROS: [u8; 4096] = [0; 4096];
+        self.ctr.seek(self.counter * 16);
+        for chunk in out.chunks_mut(ZEROS.len()) {
+            self.ctr.apply_keystream_b2b(&ZEROS[..chunk.len()], chunk).expect("equal lengths");
         }
+        self.counter += (out.len() / 16) as u128;
     }
 }
 
@@ -277,13 +274,12 @@ mod tests {
     /// and across the counter's 64-bit boundary (where the VAES path hands over).
     #[test]
     fn stream_is_aes_ctr() {
-        use ctr::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
         let sizes = [1usize, 15, 16, 17, 64, 100, 255, 256, 511, 512, 513, 4096, 5000];
         for (key, start) in [([3u8; 16], 0u128), ([9u8; 16], (1u128 << 64) - 40), ([5u8; 16], 7 << 70)] {
             for portable in [false, true] {
                 let total: usize = sizes.iter().sum();
                 let mut want = vec![0u8; total];
-                let mut reference = ctr::Ctr128LE::<Aes128>::new(&key.into(), &[0u8; 16].into());
+                let mut reference = ctr::Ctr128LE::<aes::Aes128>::new(&key.into(), &[0u8; 16].into());
                 reference.seek(start * 16);
                 reference.apply_keystream(&mut want);
                 let mut prg = Prg::new(&Seed(key));

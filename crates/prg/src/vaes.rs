@@ -13,10 +13,13 @@ use std::arch::x86_64::*;
 pub(crate) struct Keys([__m128i; 11]);
 
 impl Keys {
-    /// The round keys of `key` when this CPU has AES-NI, AVX-512F and VAES.
+    /// The round keys of `key` when this CPU has AES-NI, AVX-512F and VAES and the kernels'
+    /// level ([`argus_math::kernels::detected`], lowered by `ARGUS_ISA`) is AVX-512 or above.
     pub(crate) fn new(key: &[u8; 16]) -> Option<Keys> {
-        let ok =
-            is_x86_feature_detected!("aes") && is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("vaes");
+        let ok = argus_math::kernels::detected() >= argus_math::kernels::Isa::Avx512
+            && is_x86_feature_detected!("aes")
+            && is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("vaes");
         // SAFETY: the CPU has AES-NI (checked just above).
         ok.then(|| unsafe { expand(key) })
     }
