@@ -151,6 +151,12 @@ pub trait Ring: Clone + PartialEq + Debug + Send + Sync + 'static {
             out.extend_from_slice(&self.to_u128(x).to_le_bytes()[..w]);
         }
     }
+    /// The elements of a wire form read in place, where the wire form is the memory form (the
+    /// machine-word rings, whose every bit pattern is an element) and `bytes` is aligned for
+    /// them; `None` otherwise (then [`decode`](Self::decode) copies).
+    fn wire_view<'a>(&self, _bytes: &'a [u8]) -> Option<&'a [Self::El]> {
+        None
+    }
     /// Decodes whole elements; rejects a ragged length or a non-canonical value.
     fn decode(&self, bytes: &[u8]) -> Result<Vec<Self::El>, MathError> {
         let w = self.byte_len();
@@ -370,6 +376,9 @@ impl<W: Word> Ring for Z2<W> {
     fn encode(&self, xs: &[W], out: &mut Vec<u8>) {
         // Little-endian targets only (x86-64, aarch64): the in-memory form is the wire form.
         out.extend_from_slice(bytemuck::cast_slice(xs));
+    }
+    fn wire_view<'a>(&self, bytes: &'a [u8]) -> Option<&'a [W]> {
+        bytemuck::try_cast_slice(bytes).ok()
     }
     fn decode(&self, bytes: &[u8]) -> Result<Vec<W>, MathError> {
         let w = (W::BITS / 8) as usize;
@@ -749,6 +758,9 @@ mod tests {
                 assert_eq!(r.sample_vec(&mut Counter(0), n), r.decode(&bytes[1..]).unwrap(), "n = {n}");
                 let aligned = bytes[1..].to_vec();
                 assert_eq!(r.decode(&aligned).unwrap(), r.decode(&bytes[1..]).unwrap());
+                if let Some(view) = r.wire_view(&aligned) {
+                    assert_eq!(view, r.decode(&aligned).unwrap());
+                }
             }
         }
         check(Z8::new());

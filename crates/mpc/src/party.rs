@@ -54,6 +54,23 @@ impl Party {
         let bytes = self.net.recv(peer)?;
         decode_exact(ring, peer, &bytes, n)
     }
+    /// Receives `n` ring elements from `peer` and hands them to `f`, read in place from the
+    /// message where the ring allows ([`Ring::wire_view`]), else decoded first.
+    pub(crate) fn recv_elems_with<R: Ring, T>(
+        &self,
+        ring: &R,
+        peer: PartyId,
+        n: usize,
+        f: impl FnOnce(&[R::El]) -> T,
+    ) -> Result<T> {
+        let bytes = self.net.recv(peer)?;
+        if bytes.len() == ring.wire_len(n) {
+            if let Some(view) = ring.wire_view(&bytes) {
+                return Ok(f(view));
+            }
+        }
+        Ok(f(&decode_exact(ring, peer, &bytes, n)?))
+    }
     /// Sends ring elements to `peer`.
     pub(crate) fn send_elems<R: Ring>(&self, ring: &R, peer: PartyId, xs: &[R::El]) -> Result<()> {
         let mut out = Vec::with_capacity(ring.wire_len(xs.len()));

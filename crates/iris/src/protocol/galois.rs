@@ -326,39 +326,77 @@ pub fn check_batch(
     let id = p.id();
     let eye = |e: usize| eye_products(id, queries, db, e, (rot, r0, cols));
     let ring = Z16::new();
-    let compare = |p: &mut Party, (dots, mls): &(Vec<u16>, Vec<u16>)| {
-        super::in_chunks(p, dots, mls, |p, d, m| super::compare(p, &ring, d, m, factor, cfg, len))
+    let compare = |p: &mut Party, chunks: EyeChunks| -> Result<Rep3Bits, MpcError> {
+        let hits = chunks
+            .into_iter()
+            .map(|(d, m)| super::compare(p, &ring, d, m, factor, cfg, len))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Rep3Bits::concat(&hits.iter().collect::<Vec<_>>()))
     };
     let left = eye(0)?;
     if rot * nq * (s + nq) < super::COMPARE_CHUNK {
         // An eye fits one comparison chunk: both eyes in one phase (half the rounds).
-        let right = eye(1)?;
-        let both = ([left.0, right.0].concat(), [left.1, right.1].concat());
-        let hits = compare(p, &both)?;
+        let mut right = eye(1)?;
+        let both = match (left.into_iter().next(), right.pop()) {
+            (Some((ld, lm)), Some((rd, rm))) => vec![([ld, rd].concat(), [lm, rm].concat())],
+            _ => Vec::new(),
+        };
+        let hits = compare(p, both)?;
         return super::resolve(p, &hits, rot, nq, s, cfg, dedup);
     }
     let (left_hits, right) = std::thread::scope(|scope| {
         let right = scope.spawn(|| eye(1));
-        let hits = compare(p, &left);
+        let hits = compare(p, left);
         // The product thread does not panic; if it did, its panic is re-raised here.
         (hits, right.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
     });
-    let (left_hits, right) = (left_hits?, right?);
-    drop(left);
-    let hits = Rep3Bits::concat(&[&left_hits, &compare(p, &right)?]);
+    let hits = Rep3Bits::concat(&[&left_hits?, &compare(p, right?)?]);
     super::resolve(p, &hits, rot, nq, s, cfg, dedup)
+}
+
+/// One eye's `(dots, mls)` in comparison order, cut into chunks of at most
+/// [`super::COMPARE_CHUNK`] comparisons (each chunk goes through the comparison phase on its own,
+/// which takes the vectors over without copying them).
+type EyeChunks = Vec<(Vec<u16>, Vec<u16>)>;
+
+/// Appends pieces of `dots` and `mls` to [`EyeChunks`], starting a new chunk when one is full.
+struct Chunker {
+    chunks: EyeChunks,
+    left: usize,
+}
+
+impl Chunker {
+    fn new(total: usize) -> Self {
+        Chunker { chunks: Vec::new(), left: total }
+    }
+    fn extend(&mut self, mut d: &[u16], mut m: &[u16]) {
+        while !d.is_empty() {
+            let full = self.chunks.last().is_none_or(|(c, _)| c.len() == super::COMPARE_CHUNK);
+            if full {
+                let cap = self.left.min(super::COMPARE_CHUNK);
+                self.chunks.push((Vec::with_capacity(cap), Vec::with_capacity(cap)));
+            }
+            let (cd, cm) = self.chunks.last_mut().expect("a chunk with room");
+            let take = (super::COMPARE_CHUNK - cd.len()).min(d.len());
+            cd.extend_from_slice(&d[..take]);
+            cm.extend_from_slice(&m[..take]);
+            (d, m) = (&d[take..], &m[take..]);
+            self.left -= take;
+        }
+    }
 }
 
 /// One eye's additive shares of the code and mask dot products of every rotation of every query
 /// against every enrolled entry and every query of the batch (`[rotation][query][target]`, the
-/// targets being the entries and then the batch's unrotated rows): local work only.
+/// targets being the entries and then the batch's unrotated rows), in comparison chunks: local
+/// work only.
 fn eye_products(
     id: usize,
     queries: &[GrTemplateShare],
     db: &GrDb,
     e: usize,
     (rot, r0, cols): (usize, usize, usize),
-) -> Result<(Vec<u16>, Vec<u16>), MpcError> {
+) -> Result<EyeChunks, MpcError> {
     let (nq, s) = (queries.len(), db.count);
     let (len, mlen) = (db.code_len, queries[0].entry[0].mask.len());
     let (wcode, code_rows) = rotation_windows(id, queries.iter().map(|q| q.query[e].code.as_slice()), cols, rot, r0)?;
@@ -370,18 +408,15 @@ fn eye_products(
     let ml_db = products(&wmask, &mask_rows, &db.rows[2 * e + 1], mlen)?;
     let dot_b = products(&wcode, &code_rows, &batch(|x| &x.code), len)?;
     let ml_b = products(&wmask, &mask_rows, &batch(|x| &x.mask), mlen)?;
-    let mut dots = Vec::with_capacity(rot * nq * (s + nq));
-    let mut mls = Vec::with_capacity(rot * nq * (s + nq));
+    let mut out = Chunker::new(rot * nq * (s + nq));
     for k in 0..rot {
         for q in 0..nq {
             let row = product_row(q, k, nq, rot);
-            dots.extend_from_slice(&dot_db[row * s..(row + 1) * s]);
-            dots.extend_from_slice(&dot_b[row * nq..(row + 1) * nq]);
-            mls.extend_from_slice(&ml_db[row * s..(row + 1) * s]);
-            mls.extend_from_slice(&ml_b[row * nq..(row + 1) * nq]);
+            out.extend(&dot_db[row * s..(row + 1) * s], &ml_db[row * s..(row + 1) * s]);
+            out.extend(&dot_b[row * nq..(row + 1) * nq], &ml_b[row * nq..(row + 1) * nq]);
         }
     }
-    Ok((dots, mls))
+    Ok(out.chunks)
 }
 
 #[cfg(test)]

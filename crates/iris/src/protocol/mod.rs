@@ -312,7 +312,7 @@ pub fn check_batch<R: Ring>(
             mls.extend_from_slice(&ml_b[row * nq..(row + 1) * nq]);
         }
     }
-    let hits = in_chunks(p, &dots, &mls, |p, d, m| compare(p, ring, d, m, factor, cfg, len))?;
+    let hits = in_chunks(p, &dots, &mls, |p, d, m| compare(p, ring, d.to_vec(), m.to_vec(), factor, cfg, len))?;
     resolve(p, &hits, rot, nq, s, cfg, dedup)
 }
 
@@ -413,11 +413,11 @@ fn in_chunks_of<E: Copy>(
 ///   combine, one MSB in Z_2^32. The dot products then run on 16-bit lanes.
 ///
 /// The MSBs are two-operand decompositions ([`rep3::msb_of`]: `k − 1` AND gates).
-fn compare<R: Ring>(
+pub(crate) fn compare<R: Ring>(
     p: &mut Party,
     ring: &R,
-    dots: &[R::El],
-    mls: &[R::El],
+    dots: Vec<R::El>,
+    mls: Vec<R::El>,
     factor: i128,
     cfg: &MatchConfig,
     len: usize,
@@ -432,7 +432,7 @@ fn compare<R: Ring>(
     };
     if k >= need {
         let (a, b) = (ring.from_i128(a), ring.from_i128(b));
-        let v = mls.iter().zip(dots).map(|(&m, &d)| ring.sub(ring.mul(a, m), ring.mul(b, d))).collect();
+        let v = mls.iter().zip(&dots).map(|(&m, &d)| ring.sub(ring.mul(a, m), ring.mul(b, d))).collect();
         let v = rep3::reshare(p, ring, v)?;
         return rep3::msb_two_operand(p, &v);
     }
@@ -444,7 +444,8 @@ fn compare<R: Ring>(
              got Z_2^{k}, b = {b}, Lemma 2 ring 2^{need}"
         )));
     }
-    let [dot, ml]: [Rep3<R>; 2] = rep3::reshare_parts(p, ring, &[dots, mls])?.try_into().expect("one sharing per part");
+    let [dot, ml]: [Rep3<R>; 2] =
+        rep3::reshare_parts(p, ring, vec![dots, mls])?.try_into().expect("one sharing per part");
     if len >= 1 << (k - 2) {
         // The mask product may reach 2^14: Alg. 14 (16-bit adder and bit injections).
         let ml32 = rep3::lift(p, &ml, &wide, Adder::Ripple)?;
@@ -509,7 +510,9 @@ mod tests {
                 (0..n).map(|i| if p.id() == 0 { (i as u16).wrapping_mul(977) % 1000 } else { 0 }).collect();
             let mls: Vec<u16> = (0..n).map(|i| if p.id() == 0 { 2000 + (i as u16 * 37) % 500 } else { 0 }).collect();
             let run = |p: &mut Party, chunk| {
-                let bits = in_chunks_of(p, &dots, &mls, chunk, |p, d, m| compare(p, &ring, d, m, 1, &cfg, len))?;
+                let bits = in_chunks_of(p, &dots, &mls, chunk, |p, d, m| {
+                    compare(p, &ring, d.to_vec(), m.to_vec(), 1, &cfg, len)
+                })?;
                 rep3::reveal_bits(p, &bits)
             };
             Ok((run(p, n)?, run(p, 7)?))

@@ -16,8 +16,7 @@ pub fn reshare<R: Ring>(p: &mut Party, ring: &R, mut z: Vec<R::El>) -> Result<Re
 
 /// [`reshare`] of several additive sharings at once (one round, one message per party): the
 /// same as resharing their concatenation, without building it.
-pub fn reshare_parts<R: Ring>(p: &mut Party, ring: &R, parts: &[&[R::El]]) -> Result<Vec<Rep3<R>>> {
-    let mut zs: Vec<Vec<R::El>> = parts.iter().map(|z| z.to_vec()).collect();
+pub fn reshare_parts<R: Ring>(p: &mut Party, ring: &R, mut zs: Vec<Vec<R::El>>) -> Result<Vec<Rep3<R>>> {
     for z in &mut zs {
         p.prg.add_zero_share(ring, z);
     }

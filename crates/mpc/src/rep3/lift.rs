@@ -162,26 +162,29 @@ pub fn carry_count_small<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S)
     // the component I hold as `b`.
     let masks: Vec<S::El> = w_help.chunks_exact(4).zip(&x.b[help.clone()]).map(|(w, &xb)| w[top(xb)]).collect();
     p.send_elems(ring, prev, &masks)?;
-    // Receiver (previous third; the choice is my own component `a`).
-    let got = p.recv_elems(ring, prev, 4 * recv.len())?;
-    let got_masks = p.recv_elems(ring, next, recv.len())?;
-    let y: Vec<S::El> =
-        got.chunks_exact(4).zip(&x.a[recv]).zip(&got_masks).map(|((g, &xa), &m)| ring.sub(g[top(xa)], m)).collect();
+    // Receiver (previous third; the choice is my own component `a`). Both messages are read in
+    // place where the ring allows.
+    let y: Vec<S::El> = p.recv_elems_with(ring, prev, 4 * recv.len(), |got| {
+        p.recv_elems_with(ring, next, recv.len(), |got_masks| {
+            got.chunks_exact(4).zip(&x.a[recv]).zip(got_masks).map(|((g, &xa), &m)| ring.sub(g[top(xa)], m)).collect()
+        })
+    })??;
     // Round 2: the receiver forwards y to the helper (my next party); I get the next third's.
     p.send_elems(ring, next, &y)?;
-    let y_help = p.recv_elems(ring, prev, help.len())?;
     // Components (me, me − 1) per third, in value order.
-    let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    for s in 0..3 {
-        let (ca, cb) = match s {
-            _ if s == me => (&r_own, &r_own2),
-            _ if s == prev => (&y, &r_recv),
-            _ => (&r_help, &y_help),
-        };
-        a.extend_from_slice(ca);
-        b.extend_from_slice(cb);
-    }
-    Rep3::from_parts(ring.clone(), a, b)
+    p.recv_elems_with(ring, prev, help.len(), |y_help| {
+        let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for s in 0..3 {
+            let (ca, cb): (&[S::El], &[S::El]) = match s {
+                _ if s == me => (&r_own, &r_own2),
+                _ if s == prev => (&y, &r_recv),
+                _ => (&r_help, y_help),
+            };
+            a.extend_from_slice(ca);
+            b.extend_from_slice(cb);
+        }
+        Rep3::from_parts(ring.clone(), a, b)
+    })?
 }
 
 /// The components of `x` read as integers in `target`: a sharing of `x_0 + x_1 + x_2` without

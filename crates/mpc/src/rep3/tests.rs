@@ -600,7 +600,7 @@ fn reshare_parts_opens_to_the_sums_in_one_round() {
         let out = run3(Backend::Memory, cfg(), |p| {
             let mine: Vec<Vec<R::El>> = lens.iter().map(|&n| add(p.id(), n)).collect();
             let before = p.stats();
-            let shared = reshare_parts(p, &ring, &mine.iter().map(Vec::as_slice).collect::<Vec<_>>())?;
+            let shared = reshare_parts(p, &ring, mine)?;
             let opened: Vec<Vec<R::El>> = shared.iter().map(|s| reveal(p, s)).collect::<crate::error::Result<_>>()?;
             Ok((p.stats() - before, opened))
         })
