@@ -677,6 +677,7 @@ impl Ring for Zt64 {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use rand_core::RngCore; // named: proptest's prelude exports another RngCore
 
     proptest! {
         #[test]
