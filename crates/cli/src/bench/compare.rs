@@ -51,20 +51,24 @@ pub fn variants() -> Vec<Variant> {
         },
         Variant {
             name: "mpclift-Z",
-            bits: 32,
+            bits: 30,
             paper: &[
                 (50_000, 10.0, 1119.0),
                 (100_000, 10.0, 2238.0),
                 (250_000, 10.3, 5594.0),
                 (500_000, 10.2, 11188.0),
             ],
-            // ml (a mask product, below 2^14 for 12 800-bit codes) lifted 16 -> 32 bits in MPC by
-            // its carry count (2 rounds), b·hd by ConstLift, one 32-bit two-operand MSB: the
-            // service's own comparison (`argus_iris::protocol::mpclift_msb`).
+            // ml (a mask product, below 2^14 for 12 800-bit codes) lifted 16 -> 16 + m bits in MPC
+            // by its carry count (2 rounds), b·hd by ConstLift (b = 2^m), one two-operand MSB: the
+            // service's own comparison (`argus_iris::protocol::mpclift_msb`) with the default
+            // threshold's reduced terms (m = 14: a 30-bit MSB).
             prepare: |p, n| {
                 let ml = bounded_shares(p, Z16::new(), n, 12_801).expect("set-up reshare");
                 let hd = random_shares(p, Z16::new(), n);
-                Box::new(move |p| argus_iris::protocol::mpclift_msb(p, &hd, &ml, 20316).map(|_| ()))
+                let (a, b) = argus_iris::mpc_comparison_terms(argus_iris::MatchConfig::default().threshold);
+                let (a, b, _) = argus_iris::protocol::reduced_terms(a, b);
+                let m = b.trailing_zeros();
+                Box::new(move |p| argus_iris::protocol::mpclift_msb(p, &hd, &ml, a as u32, m).map(|_| ()))
             },
         },
         Variant {

@@ -407,10 +407,11 @@ fn in_chunks_of<E: Copy>(
 /// the sharing ring `R`:
 /// * **NoLift** when `R` is already wide enough for Lemma 2 (Z_2^32 for 12800-bit codes): combine
 ///   locally, reshare once, one MSB.
-/// * **MPCLift** when `R` is Z_2^16: reshare both products (16 bits each), lift `ml` to Z_2^32 in
-///   MPC (codes below 2^14 bits: by its carry count, 2 rounds, fused into the MSB's input by
-///   [`mpclift_msb`]; else Alg. 14), lift `b·dot` for free by ConstLift (b = 2^16, Alg. 13),
-///   combine, one MSB in Z_2^32. The dot products then run on 16-bit lanes.
+/// * **MPCLift** when `R` is Z_2^16: reshare both products (16 bits each), lift `ml` to
+///   Z_2^(16+m) in MPC (codes below 2^14 bits: by its carry count, 2 rounds, fused into the MSB's
+///   input by [`mpclift_msb`]; else Alg. 14 into Z_2^32), lift `b·dot` for free by ConstLift
+///   (b = 2^m, Alg. 13), combine, one MSB in Z_2^(16+m). With the terms reduced
+///   ([`reduced_terms`]) the default threshold has m = 14. The dot products run on 16-bit lanes.
 ///
 /// The MSBs are two-operand decompositions ([`rep3::msb_of`]: `k − 1` AND gates).
 pub(crate) fn compare<R: Ring>(
@@ -436,37 +437,49 @@ pub(crate) fn compare<R: Ring>(
         let v = rep3::reshare(p, ring, v)?;
         return rep3::msb_two_operand(p, &v);
     }
-    let wide = Z32::new();
+    let (a, b, t) = reduced_terms(a, b);
+    let need = need.saturating_sub(t);
     let b_bits = b.trailing_zeros();
-    if k != 16 || need > 32 || b != 1 << b_bits || k + b_bits != 32 || 2 * len >= 1 << k {
+    if k != 16 || b != 1 << b_bits || need > k + b_bits || k + b_bits > 32 || 2 * len >= 1 << k {
         return Err(MpcError::InvalidParameter(format!(
-            "MPCLift supports Z_2^16 dot products lifted to Z_2^32 (b = 2^16, codes below 2^15 bits); \
+            "MPCLift supports Z_2^16 dot products lifted to Z_2^(16+m), m ≤ 16 (b = 2^m, codes below 2^15 bits); \
              got Z_2^{k}, b = {b}, Lemma 2 ring 2^{need}"
         )));
     }
     let [dot, ml]: [Rep3<R>; 2] =
         rep3::reshare_parts(p, ring, vec![dots, mls])?.try_into().expect("one sharing per part");
     if len >= 1 << (k - 2) {
-        // The mask product may reach 2^14: Alg. 14 (16-bit adder and bit injections).
+        // The mask product may reach 2^14: Alg. 14 (16-bit adder and bit injections) into Z_2^32.
+        let wide = Z32::new();
+        let (a, b) = (a << (16 - b_bits), 1u128 << 16);
         let ml32 = rep3::lift(p, &ml, &wide, Adder::Ripple)?;
-        let v = ml32.mul_scalar(wide.from_i128(a)).sub(&rep3::const_lift(&dot, 1 << b_bits, &wide)?)?;
+        let v = ml32.mul_scalar(wide.from_i128(a)).sub(&rep3::const_lift(&dot, b, &wide)?)?;
         return rep3::msb_two_operand(p, &v);
     }
-    mpclift_msb(p, &dot, &ml, wide.from_i128(a))
+    mpclift_msb(p, &dot, &ml, a as u32, b_bits)
+}
+
+/// Lemma 2's terms `(a, b)` without their common power of two `2^t` (keeping `b` even), and `t`.
+/// The match bit is the sign of `a·ml − b·dot`, so the decision is the same, and the comparison
+/// needs `t` fewer bits: with the default threshold (a = 20316, b = 2^16) MPCLift's MSB runs in
+/// Z_2^30, not Z_2^32 (two AND gates and two transposed planes fewer per comparison).
+pub fn reduced_terms(a: i128, b: i128) -> (i128, i128, u32) {
+    let t = a.trailing_zeros().min(b.trailing_zeros().saturating_sub(1));
+    (a >> t, b >> t, t)
 }
 
 /// MPCLift-Z16's last two steps for replicated shares of `dot` and `ml` in Z_2^16 with
-/// `0 ≤ ml < 2^14` and `|dot| < 2^15`: `msb(a·ml − 2^16·dot)` in Z_2^32, the match bit of Lemma 2
-/// with `b = 2^16`. `ml` is lifted by its carry count `j` ([`rep3::carry_count_small`], 2
-/// rounds): `ml = Σ ml_i − 2^16·j`, so per component `v_i = a·ml_i − 2^16·(a·j_i + dot_i)` mod
-/// 2^32 (ConstLift of `j` and of `dot` by 2^16, Alg. 13), and those components go straight into
-/// the two-operand MSB ([`rep3::msb_of`]) without a vector of `v`. Shared by the service's
-/// comparison and `bench iris`'s `mpclift-Z`.
-pub fn mpclift_msb<R: Ring>(p: &mut Party, dot: &Rep3<R>, ml: &Rep3<R>, a: u32) -> Result<Rep3Bits, MpcError> {
+/// `0 ≤ ml < 2^14` and `|dot| < 2^15`: `msb(a·ml − 2^m·dot)` in Z_2^(16+m) (`1 ≤ m ≤ 16`), the
+/// match bit of Lemma 2 with `b = 2^m`. `ml` is lifted by its carry count `j`
+/// ([`rep3::carry_count_small`], 2 rounds): `ml = Σ ml_i − 2^16·j`, so per component
+/// `v_i = a·ml_i − 2^16·a·j_i − 2^m·dot_i` mod 2^(16+m) (ConstLift of `j` by 2^16 and of `dot` by
+/// 2^m, Alg. 13), and those components go straight into the two-operand MSB ([`rep3::msb_of`])
+/// without a vector of `v`. Shared by the service's comparison and `bench iris`'s `mpclift-Z`.
+pub fn mpclift_msb<R: Ring>(p: &mut Party, dot: &Rep3<R>, ml: &Rep3<R>, a: u32, m: u32) -> Result<Rep3Bits, MpcError> {
     let ring = ml.ring();
-    if ring.modulus() != Modulus::Pow2(16) || dot.ring() != ring || dot.len() != ml.len() {
+    if ring.modulus() != Modulus::Pow2(16) || dot.ring() != ring || dot.len() != ml.len() || !(1..=16).contains(&m) {
         return Err(MpcError::InvalidParameter(format!(
-            "MPCLift-Z16 needs equally long Z_2^16 sharings, got {} ({}) and {} ({})",
+            "MPCLift-Z16 needs equally long Z_2^16 sharings and a ConstLift by 2^m, 1 ≤ m ≤ 16; got {} ({}), {} ({}), m = {m}",
             dot.ring().modulus(),
             dot.len(),
             ring.modulus(),
@@ -475,10 +488,11 @@ pub fn mpclift_msb<R: Ring>(p: &mut Party, dot: &Rep3<R>, ml: &Rep3<R>, a: u32) 
     }
     let j = rep3::carry_count_small(p, ml, ring)?;
     let w = |e: R::El| ring.to_u128(e) as u32;
-    let v = |m: R::El, j: R::El, d: R::El| -> u64 {
-        a.wrapping_mul(w(m)).wrapping_sub(a.wrapping_mul(w(j)).wrapping_add(w(d)) << 16) as u64
+    // Computed mod 2^32; msb_of reads the low 16 + m bits.
+    let v = |ml: R::El, j: R::El, d: R::El| -> u64 {
+        a.wrapping_mul(w(ml)).wrapping_sub(a.wrapping_mul(w(j)) << 16).wrapping_sub(w(d) << m) as u64
     };
-    rep3::msb_of(p, ml.len(), 32, |i| (v(ml.a[i], j.a[i], dot.a[i]), v(ml.b[i], j.b[i], dot.b[i])))
+    rep3::msb_of(p, ml.len(), 16 + m as usize, |i| (v(ml.a[i], j.a[i], dot.a[i]), v(ml.b[i], j.b[i], dot.b[i])))
 }
 
 /// Alg. 3 for one query: whether it matches any enrolled entry.
@@ -535,5 +549,59 @@ mod tests {
                 a * ml - b * dot < 0
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod reduced_terms_tests {
+    use super::*;
+    use crate::Threshold;
+    use argus_math::Z16;
+    use argus_mpc::local::{run3, Backend};
+    use argus_net::NetConfig;
+
+    #[test]
+    fn reduced_terms_keep_the_ratio_and_an_even_b() {
+        assert_eq!(reduced_terms(20316, 1 << 16), (5079, 1 << 14, 2));
+        assert_eq!(reduced_terms(20317, 1 << 16), (20317, 1 << 16, 0));
+        assert_eq!(reduced_terms(0, 1 << 16), (0, 2, 15));
+        assert_eq!(reduced_terms(-4, 1 << 16), (-1, 1 << 14, 2));
+    }
+
+    /// MPCLift with the reduced terms decides exactly as the plaintext rule `a·ml − b·dot < 0`,
+    /// at and beside the decision boundary, for thresholds whose terms share 2^1, 2^2 (the
+    /// default: a 30-bit MSB), 2^3 and 2^15 (`a = 0` at 0.5; `a = b` at 0).
+    #[test]
+    fn mpclift_decides_like_the_plaintext_rule_at_the_boundary() {
+        let len = 12800usize;
+        for num in [Threshold::DEFAULT.num(), 22611, 22612, 1 << 15, 1 << 14, 0] {
+            let cfg = MatchConfig { threshold: Threshold::new(num, 16).unwrap(), ..MatchConfig::default() };
+            let (a, b) = crate::mpc_comparison_terms(cfg.threshold);
+            // (ml, dot) with |dot| ≤ ml ≤ len: the boundary dot = a·ml / b and its neighbours.
+            let mut pairs = Vec::new();
+            for ml in [0i128, 1, 2, 3, 100, 6399, 6400, 12799, 12800] {
+                let edge = (a * ml).div_euclid(b);
+                for dot in [edge - 1, edge, edge + 1, -ml, ml, 0] {
+                    if dot.abs() <= ml {
+                        pairs.push((ml, dot));
+                    }
+                }
+            }
+            let n = pairs.len();
+            let want: Vec<bool> = pairs.iter().map(|&(ml, dot)| a * ml - b * dot < 0).collect();
+            let out = run3(Backend::Memory, NetConfig::default(), |p| {
+                let (dots, mls): (Vec<u16>, Vec<u16>) = pairs
+                    .iter()
+                    .map(|&(ml, dot)| if p.id() == 0 { (dot as i16 as u16, ml as u16) } else { (0, 0) })
+                    .unzip();
+                let bits = compare(p, &Z16::new(), dots, mls, 1, &cfg, len)?;
+                rep3::reveal_bits(p, &bits)
+            })
+            .unwrap();
+            for bits in out {
+                assert_eq!(bits.len(), n);
+                assert_eq!(bits.to_bools(), want, "threshold {num}/2^16");
+            }
+        }
     }
 }
