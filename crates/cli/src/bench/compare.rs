@@ -26,8 +26,8 @@ const P: u128 = F65519::P as u128;
 const P32: u128 = 4_294_967_291;
 
 /// The variants of Table 2. With our threshold precision (b = 2^16 rather than the paper's 2^20)
-/// ConstLift's wide ring is Z_2^32 / Z_{p·2^16}, so it ends in the same MSB as MPCLift without the
-/// lift, and NoLift's ring is Z_2^32 / F_(2^32 − 5).
+/// ConstLift's wide ring is Z_2^32 / Z_{p·2^16} and NoLift's Z_2^32 / F_(2^32 − 5); MPCLift-Z, as
+/// the service runs it, first divides out the terms' common power of two and ends in a 30-bit MSB.
 pub fn variants() -> Vec<Variant> {
     vec![
         Variant {
