@@ -386,9 +386,9 @@ impl<W: Word> Ring for Z2<W> {
             return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: w });
         }
         // A message buffer is word-aligned in practice: one copy, no zeroing pass.
-        Ok(match bytemuck::try_cast_slice::<u8, W>(bytes) {
-            Ok(words) => words.to_vec(),
-            Err(_) => bytemuck::pod_collect_to_vec(bytes),
+        Ok(match self.wire_view(bytes) {
+            Some(words) => words.to_vec(),
+            None => bytemuck::pod_collect_to_vec(bytes),
         })
     }
     fn dot(&self, a: &[W], b: &[W]) -> W {

@@ -51,8 +51,7 @@ impl Party {
     }
     /// Receives `n` ring elements from `peer`.
     pub(crate) fn recv_elems<R: Ring>(&self, ring: &R, peer: PartyId, n: usize) -> Result<Vec<R::El>> {
-        let bytes = self.net.recv(peer)?;
-        decode_exact(ring, peer, &bytes, n)
+        self.recv_elems_with(ring, peer, n, <[R::El]>::to_vec)
     }
     /// Receives `n` ring elements from `peer` and hands them to `f`, read in place from the
     /// message where the ring allows ([`Ring::wire_view`]), else decoded first.

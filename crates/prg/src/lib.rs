@@ -44,45 +44,23 @@ impl fmt::Debug for Seed {
 /// Bulk draws run on VAES (four blocks per AVX-512 instruction) where the CPU has it, else on
 /// the `ctr` and `aes` crates' AES-NI or portable code; the stream is the same either way.
 pub struct Prg {
+    stream: Keystream,
+    buf: [u8; 256],
+    pos: usize,
+}
+
+/// The keystream itself, block by block, on whichever path this CPU has.
+struct Keystream {
     ctr: Aes128Ctr,
     #[cfg(target_arch = "x86_64")]
     vaes: Option<vaes::Keys>,
     /// Index of the next keystream block.
     counter: u128,
-    buf: [u8; 256],
-    pos: usize,
 }
 
-impl fmt::Debug for Prg {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Prg(..)")
-    }
-}
-
-impl Prg {
-    /// The stream of `seed` (each seed is used for exactly one stream).
-    pub fn new(seed: &Seed) -> Self {
-        Prg {
-            ctr: Aes128Ctr::new(&seed.0.into(), &[0u8; 16].into()),
-            #[cfg(target_arch = "x86_64")]
-            vaes: vaes::Keys::new(&seed.0),
-            counter: 0,
-            buf: [0; 256],
-            pos: 256,
-        }
-    }
-    /// A private stream seeded from the OS.
-    pub fn from_entropy() -> Self {
-        Self::new(&Seed::random())
-    }
-    /// A fresh seed drawn from this stream (to derive independent sub-streams).
-    pub fn fork(&mut self) -> Seed {
-        let mut s = [0u8; 16];
-        self.fill_bytes(&mut s);
-        Seed(s)
-    }
+impl Keystream {
     /// Writes the next `out.len() / 16` keystream blocks into `out` (whole blocks).
-    fn keystream(&mut self, out: &mut [u8]) {
+    fn fill(&mut self, out: &mut [u8]) {
         let blocks = (out.len() / 16) as u128;
         #[cfg(target_arch = "x86_64")]
         if let Some(k) = &self.vaes {
@@ -94,9 +72,6 @@ impl Prg {
                 return;
             }
         }
-        self.keystream_portable(out);
-    }
-    fn keystream_portable(&mut self, out: &mut [u8]) {
         // Keystream = E(counter) ^ 0: read zeros from a small cache-resident block instead of
         // clearing the destination in a separate pass.
         static ZEROS: [u8; 4096] = [0; 4096];
@@ -104,7 +79,36 @@ impl Prg {
         for chunk in out.chunks_mut(ZEROS.len()) {
             self.ctr.apply_keystream_b2b(&ZEROS[..chunk.len()], chunk).expect("equal lengths");
         }
-        self.counter += (out.len() / 16) as u128;
+        self.counter += blocks;
+    }
+}
+
+impl fmt::Debug for Prg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Prg(..)")
+    }
+}
+
+impl Prg {
+    /// The stream of `seed` (each seed is used for exactly one stream).
+    pub fn new(seed: &Seed) -> Self {
+        let stream = Keystream {
+            ctr: Aes128Ctr::new(&seed.0.into(), &[0u8; 16].into()),
+            #[cfg(target_arch = "x86_64")]
+            vaes: vaes::Keys::new(&seed.0),
+            counter: 0,
+        };
+        Prg { stream, buf: [0; 256], pos: 256 }
+    }
+    /// A private stream seeded from the OS.
+    pub fn from_entropy() -> Self {
+        Self::new(&Seed::random())
+    }
+    /// A fresh seed drawn from this stream (to derive independent sub-streams).
+    pub fn fork(&mut self) -> Seed {
+        let mut s = [0u8; 16];
+        self.fill_bytes(&mut s);
+        Seed(s)
     }
 }
 
@@ -126,13 +130,13 @@ impl RngCore for Prg {
         dest[..take].copy_from_slice(&self.buf[self.pos..self.pos + take]);
         self.pos += take;
         let rest = &mut dest[take..];
-        let whole = rest.len() / 16 * 16;
-        let (blocks, tail) = rest.split_at_mut(whole);
-        self.keystream(blocks);
+        if rest.is_empty() {
+            return; // served from the buffer (the common case for small draws)
+        }
+        let (blocks, tail) = rest.split_at_mut(rest.len() / 16 * 16);
+        self.stream.fill(blocks);
         if !tail.is_empty() {
-            let mut buf = self.buf;
-            self.keystream(&mut buf);
-            self.buf = buf;
+            self.stream.fill(&mut self.buf);
             tail.copy_from_slice(&self.buf[..tail.len()]);
             self.pos = tail.len();
         }
@@ -283,10 +287,10 @@ mod tests {
                 reference.seek(start * 16);
                 reference.apply_keystream(&mut want);
                 let mut prg = Prg::new(&Seed(key));
-                prg.counter = start;
+                prg.stream.counter = start;
                 #[cfg(target_arch = "x86_64")]
                 if portable {
-                    prg.vaes = None;
+                    prg.stream.vaes = None;
                 }
                 let mut got = vec![0u8; total];
                 let mut at = 0;
