@@ -299,8 +299,8 @@ pub(crate) type Incoming = Result<Arrived, NetError>;
 pub(crate) enum Outgoing {
     /// In-memory: straight into the peer's incoming queue.
     Mem(Sender<Incoming>),
-    /// TCP: into the queue of the link's writer task.
-    Tcp(tokio::sync::mpsc::UnboundedSender<Vec<u8>>),
+    /// TCP: written by the party's own thread (see [`tcp`]).
+    Tcp(Arc<tcp::Shared>),
 }
 
 /// One party's link to one peer.
@@ -353,15 +353,18 @@ pub struct Network {
     /// True before the first send and after every completed recv.
     round_open: AtomicBool,
     /// Copies of received messages while a test records this party's view (see `record_view`).
-    view: std::sync::Mutex<Option<Vec<(PartyId, Vec<u8>)>>>,
+    view: std::sync::Mutex<Option<View>>,
     recording: AtomicBool,
     _backend: Backend,
 }
 
+/// Received messages with their senders, in order (a party's view).
+type View = Vec<(PartyId, Vec<u8>)>;
+
 /// Backend resources owned by a [`Network`] (dropped after the links).
 pub(crate) enum Backend {
     Mem,
-    /// Held for its `Drop` (flushing writers, stopping the runtime).
+    /// Held for its `Drop` (flushing queued messages, closing the sessions).
     #[allow(dead_code)]
     Tcp(tcp::TcpBackend),
 }
@@ -465,7 +468,7 @@ impl Network {
         let len = msg.len() as u64;
         let ok = match &link.out {
             Outgoing::Mem(tx) => tx.send(Ok(Arrived { data: msg, at: Instant::now() })).is_ok(),
-            Outgoing::Tcp(tx) => tx.send(msg).is_ok(),
+            Outgoing::Tcp(links) => links.send(to, msg),
         };
         if !ok {
             link.dead.store(true, Ordering::Release);
@@ -507,7 +510,11 @@ impl Network {
     fn recv_waiting(&self, from: PartyId, timeout: Duration) -> Result<Vec<u8>, NetError> {
         let link = self.link(from)?;
         let mut state = link.recv_state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let arrived = match link.inbox.recv_timeout(timeout) {
+        let next = match &link.out {
+            Outgoing::Mem(_) => link.inbox.recv_timeout(timeout),
+            Outgoing::Tcp(links) => links.recv_timeout(from, &link.inbox, timeout),
+        };
+        let arrived = match next {
             Ok(Ok(arrived)) => arrived,
             Ok(Err(e)) => {
                 link.dead.store(true, Ordering::Release);

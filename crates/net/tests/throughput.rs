@@ -40,3 +40,43 @@ fn tcp_tls_64_mib_throughput() {
         LEN as f64 / t / 1e9
     );
 }
+
+/// Round latency of three parties in a ring (each sends `len` bytes to the next and receives from
+/// the previous, as a reshare does), median and mean over 2000 rounds, in memory and over TCP+TLS.
+#[test]
+#[ignore = "benchmark; run explicitly with --ignored --nocapture"]
+fn ring_round_latency() {
+    fn rounds(nets: Vec<argus_net::Network>, len: usize) -> (f64, f64) {
+        const ROUNDS: usize = 2000;
+        let times: Vec<Vec<f64>> = std::thread::scope(|s| {
+            let hs: Vec<_> = nets
+                .iter()
+                .map(|net| {
+                    s.spawn(move || {
+                        let mut t = Vec::with_capacity(ROUNDS);
+                        for _ in 0..ROUNDS {
+                            let start = Instant::now();
+                            net.send(net.next(), vec![7; len]).unwrap();
+                            net.recv(net.prev()).unwrap();
+                            t.push(start.elapsed().as_secs_f64() * 1e6);
+                        }
+                        t
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let mut all: Vec<f64> = times.into_iter().flatten().collect();
+        all.sort_by(f64::total_cmp);
+        (all[all.len() / 2], all.iter().sum::<f64>() / all.len() as f64)
+    }
+    let cfg = || NetConfig::with_timeout(Duration::from_secs(30));
+    for len in [8, 4096, 65536] {
+        let mem = rounds(argus_net::mem::connect(3, cfg()), len);
+        let tcp = rounds(tcp::connect_local(3, cfg()).unwrap(), len);
+        println!(
+            "ring round of {len} B: memory {:.1} µs (mean {:.1}), tcp+tls {:.1} µs (mean {:.1}), medians",
+            mem.0, mem.1, tcp.0, tcp.1
+        );
+    }
+}

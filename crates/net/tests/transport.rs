@@ -297,3 +297,27 @@ fn concurrent_use_from_several_threads() {
         }
     }
 }
+
+#[test]
+fn messages_sent_right_after_connecting_arrive() {
+    // The first messages may reach a party while its set-up is still reading the handshake's
+    // last reply (and rustls has decrypted them already): they must not be lost there.
+    use argus_net::tcp;
+    use std::net::{Ipv4Addr, TcpListener};
+    for round in 0..30 {
+        let pki = tcp::Pki::generate(2);
+        let listeners: Vec<TcpListener> =
+            (0..2).map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap()).collect();
+        let addrs: Vec<_> = listeners.iter().map(|l| l.local_addr().unwrap()).collect();
+        std::thread::scope(|s| {
+            for (id, listener) in listeners.into_iter().enumerate() {
+                let (addrs, identity) = (&addrs, pki.identity(id));
+                s.spawn(move || {
+                    let net = tcp::connect_with_listener(id, listener, addrs, &identity, cfg(5_000)).unwrap();
+                    net.send(1 - id, vec![id as u8; 3]).unwrap();
+                    assert_eq!(net.recv(1 - id).unwrap(), vec![1 - id as u8; 3], "round {round}");
+                });
+            }
+        });
+    }
+}

@@ -1,28 +1,36 @@
-//! Per-link I/O tasks: a writer fed by the unbounded send queue, and a reader
-//! pushing complete frames into the queue that [`crate::Network::recv`] waits
-//! on.
+//! One link's connection state: the TLS session and its socket, read and
+//! written directly by the party's own threads (no I/O threads in between: a
+//! message costs one wake-up of the receiver, the latency of a round).
 //!
 //! Framing: each message is a `u32` little-endian payload length followed by
 //! the payload. A header announcing more than [`crate::MAX_MESSAGE_LEN`]
 //! bytes is a protocol violation ([`NetError::Frame`]) and closes the link.
+//!
+//! The socket is non-blocking. Writing stops where the socket is full and
+//! leaves the rest of the message in [`Conn::out`] for the flusher thread
+//! (see [`super`]); reading takes what the socket holds, decrypts it and
+//! pushes every complete frame into the link's incoming queue.
 
-use std::io;
+use std::collections::VecDeque;
+use std::io::{self, IoSlice, Read, Write};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use crossbeam_channel::Sender;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
-use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::{Arrived, Incoming, NetError, PartyId, MAX_MESSAGE_LEN};
 
-/// Messages up to this size are copied into a batch buffer together with
-/// their header (and following small messages); larger ones are written
-/// straight from the caller's buffer.
-const SMALL: usize = 64 * 1024;
-/// Stop batching small messages once the batch is this large.
-const BATCH_LIMIT: usize = 1 << 20;
+/// Ciphertext read from the socket per system call (rustls itself asks for
+/// a few KiB at a time).
+const READ_BUFFER: usize = 256 * 1024;
+/// Asked for as the socket's send buffer: a message this large leaves in
+/// one write, without waiting for the flusher (the kernel caps the request at
+/// `net.core.wmem_max`).
+const SEND_BUFFER: usize = 4 << 20;
+/// At most this much ciphertext is encrypted ahead of the socket.
+const TLS_BUFFER: usize = 256 * 1024;
 
 /// Checks a frame header's length.
 pub(crate) fn check_frame_len(peer: PartyId, len: usize) -> Result<(), NetError> {
@@ -87,110 +95,315 @@ fn advise_huge_pages(v: &mut Vec<u8>) {
     }
 }
 
-/// Reads frames until EOF or error. `_done` is dropped when the task ends.
-///
-/// After the local endpoint is dropped (the queue's receiver is gone) the
-/// reader keeps reading and discarding until the peer closes, so that the
-/// socket is never closed with unread data (which would reset the connection
-/// and could destroy our own last messages in flight).
-pub(crate) async fn reader<R: AsyncRead>(
-    peer: PartyId,
-    mut rd: ReadHalf<R>,
-    inbox: Sender<Incoming>,
-    dead: Arc<AtomicBool>,
-    _done: Sender<()>,
-) {
-    let mut local_open = true;
-    loop {
-        let mut header = [0u8; 4];
-        if let Err(e) = rd.read_exact(&mut header).await {
-            if !is_disconnect(&e) && local_open {
-                let _ = inbox.send(Err(read_error(peer, e)));
-            }
-            break;
-        }
-        let len = u32::from_le_bytes(header) as usize;
-        if let Err(e) = check_frame_len(peer, len) {
-            tracing::warn!(peer, len, "oversize frame, closing the link");
-            let _ = inbox.send(Err(e));
-            break;
-        }
-        let mut data = alloc_frame(len);
-        let filled = async {
-            while data.len() < len {
-                let want = (len - data.len()) as u64;
-                if (&mut rd).take(want).read_buf(&mut data).await? == 0 {
-                    return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
-                }
-            }
-            Ok(())
-        };
-        if let Err(e) = filled.await {
-            if !is_disconnect(&e) && local_open {
-                let _ = inbox.send(Err(read_error(peer, e)));
-            }
-            break;
-        }
-        if local_open && inbox.send(Ok(Arrived { data, at: Instant::now() })).is_err() {
-            local_open = false;
-        }
+fn set_send_buffer(sock: &TcpStream, bytes: usize) {
+    use std::os::fd::AsRawFd;
+    let size = bytes.min(i32::MAX as usize) as libc::c_int;
+    // SAFETY: a valid socket and a pointer to a c_int of the length given.
+    let r = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            (&size as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        tracing::debug!(error = %io::Error::last_os_error(), "could not enlarge the send buffer");
     }
-    dead.store(true, Ordering::Release);
-    tracing::debug!(peer, "incoming link closed");
 }
 
-/// Writes queued messages until the queue is closed (the endpoint was
-/// dropped), then flushes and closes the TLS session (close_notify + FIN).
-/// On a write error the link is marked dead and the task ends.
-pub(crate) async fn writer<W: AsyncWrite>(
+/// A message on its way out: its frame header and payload, and how much of
+/// both rustls has taken.
+pub(crate) struct OutMsg {
+    header: [u8; 4],
+    body: Vec<u8>,
+    taken: usize,
+}
+
+impl OutMsg {
+    pub(crate) fn new(body: Vec<u8>) -> Self {
+        OutMsg { header: (body.len() as u32).to_le_bytes(), body, taken: 0 }
+    }
+
+    fn rest(&self) -> [IoSlice<'_>; 2] {
+        let h = self.taken.min(4);
+        let b = self.taken.saturating_sub(4);
+        [IoSlice::new(&self.header[h..]), IoSlice::new(&self.body[b..])]
+    }
+
+    fn done(&self) -> bool {
+        self.taken == 4 + self.body.len()
+    }
+}
+
+/// The frame being received: its header, then its payload.
+#[derive(Default)]
+struct Frame {
+    header: [u8; 4],
+    header_len: usize,
+    body: Option<(Vec<u8>, usize)>,
+}
+
+/// One link's TLS session and socket, behind the link's lock.
+pub(crate) struct Conn {
     peer: PartyId,
-    mut wr: WriteHalf<W>,
-    mut queue: UnboundedReceiver<Vec<u8>>,
+    tls: rustls::Connection,
+    pub(crate) sock: TcpStream,
+    /// Ciphertext read from the socket, `rbuf[rpos..rlen]` not yet given to rustls.
+    rbuf: Box<[u8]>,
+    rpos: usize,
+    rlen: usize,
+    /// Decrypted bytes waiting in rustls.
+    plaintext: usize,
+    frame: Frame,
+    /// The link's incoming queue; `None` once the link is closed for reading.
+    inbox: Option<Sender<Incoming>>,
     dead: Arc<AtomicBool>,
-    _done: Sender<()>,
-) {
-    let result: io::Result<()> = async {
-        let mut batch: Vec<u8> = Vec::with_capacity(SMALL + 4);
-        while let Some(msg) = queue.recv().await {
-            push(&mut wr, &mut batch, msg).await?;
-            while batch.len() < BATCH_LIMIT {
-                match queue.try_recv() {
-                    Ok(msg) => push(&mut wr, &mut batch, msg).await?,
-                    Err(_) => break,
+    /// Messages the socket has not taken yet, oldest first (the first may be
+    /// partly written); the flusher thread writes them.
+    pub(crate) out: VecDeque<OutMsg>,
+    /// Set after a write error: nothing more is written.
+    pub(crate) write_failed: bool,
+}
+
+impl Conn {
+    /// Takes over an established session. `leftover` is ciphertext already
+    /// read from the socket (during the set-up) but not yet given to rustls.
+    pub(crate) fn new(
+        peer: PartyId,
+        mut tls: rustls::Connection,
+        sock: TcpStream,
+        leftover: &[u8],
+        inbox: Sender<Incoming>,
+        dead: Arc<AtomicBool>,
+    ) -> io::Result<Self> {
+        sock.set_nonblocking(true)?;
+        sock.set_nodelay(true)?;
+        set_send_buffer(&sock, SEND_BUFFER);
+        tls.set_buffer_limit(Some(TLS_BUFFER));
+        // The set-up may have read (and rustls decrypted) the first messages already.
+        let plaintext = tls.process_new_packets().map_err(io::Error::other)?.plaintext_bytes_to_read();
+        let mut rbuf = vec![0u8; READ_BUFFER.max(leftover.len())].into_boxed_slice();
+        rbuf[..leftover.len()].copy_from_slice(leftover);
+        Ok(Conn {
+            peer,
+            tls,
+            sock,
+            rbuf,
+            rpos: 0,
+            rlen: leftover.len(),
+            plaintext,
+            frame: Frame::default(),
+            inbox: Some(inbox),
+            dead,
+            out: VecDeque::new(),
+            write_failed: false,
+        })
+    }
+
+    /// Whether the link is still open for reading.
+    pub(crate) fn readable(&self) -> bool {
+        self.inbox.is_some()
+    }
+
+    /// Writes as much of `msg` as the socket takes now; `Ok(true)` once all
+    /// of it (and everything rustls holds) has been handed to the socket.
+    pub(crate) fn write(&mut self, msg: &mut OutMsg) -> io::Result<bool> {
+        loop {
+            while self.tls.wants_write() {
+                match self.tls.write_tls(&mut self.sock) {
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
                 }
             }
-            if !batch.is_empty() {
-                wr.write_all(&batch).await?;
-                batch.clear();
+            if msg.done() {
+                return Ok(true);
             }
-            wr.flush().await?;
-            if batch.capacity() > BATCH_LIMIT * 2 {
-                batch = Vec::with_capacity(SMALL + 4);
+            let n = self.tls.writer().write_vectored(&msg.rest())?;
+            msg.taken += n;
+        }
+    }
+
+    /// Writes the queued messages until the socket is full; `Ok(true)` when
+    /// the queue is empty.
+    pub(crate) fn flush_queue(&mut self) -> io::Result<bool> {
+        while let Some(mut msg) = self.out.pop_front() {
+            let done = self.write(&mut msg);
+            if !matches!(done, Ok(true)) {
+                self.out.push_front(msg);
+                return done;
             }
         }
-        wr.shutdown().await
+        Ok(true)
     }
-    .await;
-    if let Err(e) = result {
-        dead.store(true, Ordering::Release);
-        if is_disconnect(&e) {
-            tracing::debug!(peer, "outgoing link closed by the peer");
+
+    /// Marks the link dead after a write error; queued messages are dropped.
+    pub(crate) fn fail_write(&mut self, e: &io::Error) {
+        self.write_failed = true;
+        self.out.clear();
+        self.dead.store(true, Ordering::Release);
+        if is_disconnect(e) {
+            tracing::debug!(peer = self.peer, "outgoing link closed by the peer");
         } else {
-            tracing::warn!(peer, error = %e, "sending failed, closing the link");
+            tracing::warn!(peer = self.peer, error = %e, "sending failed, closing the link");
         }
     }
-}
 
-async fn push<W: AsyncWrite>(wr: &mut WriteHalf<W>, batch: &mut Vec<u8>, msg: Vec<u8>) -> io::Result<()> {
-    batch.extend_from_slice(&(msg.len() as u32).to_le_bytes());
-    if msg.len() <= SMALL {
-        batch.extend_from_slice(&msg);
-    } else {
-        wr.write_all(batch).await?;
-        batch.clear();
-        wr.write_all(&msg).await?;
+    /// Reads what the socket holds and queues every complete frame. Returns
+    /// whether anything was queued (or the link closed).
+    pub(crate) fn read_available(&mut self) -> bool {
+        if self.inbox.is_none() {
+            return false;
+        }
+        match self.read_frames() {
+            Ok(queued) => queued,
+            Err(e) => {
+                if let Some(e) = e {
+                    self.push(Err(e));
+                }
+                self.close_read();
+                true
+            }
+        }
     }
-    Ok(())
+
+    /// The read loop: `Err(None)` for a quiet close (EOF), `Err(Some(e))` for
+    /// a fatal error to report.
+    fn read_frames(&mut self) -> Result<bool, Option<NetError>> {
+        let peer = self.peer;
+        let mut queued = false;
+        loop {
+            queued |= self.take_plaintext()?;
+            if self.rpos < self.rlen {
+                let n =
+                    self.tls.read_tls(&mut &self.rbuf[self.rpos..self.rlen]).map_err(|e| Some(read_error(peer, e)))?;
+                self.rpos += n;
+                self.process()?;
+                continue;
+            }
+            match self.sock.read(&mut self.rbuf) {
+                Ok(0) => {
+                    // EOF: a close_notify before it was a clean close, either way the
+                    // link is done (a partial frame is lost with the peer).
+                    return Err(None);
+                }
+                Ok(n) => (self.rpos, self.rlen) = (0, n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(queued),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if is_disconnect(&e) => return Err(None),
+                Err(e) => return Err(Some(read_error(peer, e))),
+            }
+        }
+    }
+
+    fn process(&mut self) -> Result<(), Option<NetError>> {
+        let state = self.tls.process_new_packets().map_err(|e| {
+            Some(NetError::Tls { peer: Some(self.peer), reason: format!("receiving from party {}: {e}", self.peer) })
+        })?;
+        self.plaintext = state.plaintext_bytes_to_read();
+        if self.plaintext == 0 && state.peer_has_closed() {
+            return Err(None);
+        }
+        Ok(())
+    }
+
+    /// Moves decrypted bytes into the current frame; queues complete frames.
+    fn take_plaintext(&mut self) -> Result<bool, Option<NetError>> {
+        let mut queued = false;
+        while self.plaintext > 0 {
+            let f = &mut self.frame;
+            let n = match &mut f.body {
+                None => {
+                    let n = self
+                        .tls
+                        .reader()
+                        .read(&mut f.header[f.header_len..])
+                        .map_err(|e| Some(read_error(self.peer, e)))?;
+                    f.header_len += n;
+                    if f.header_len == 4 {
+                        let len = u32::from_le_bytes(f.header) as usize;
+                        if let Err(e) = check_frame_len(self.peer, len) {
+                            tracing::warn!(peer = self.peer, len, "oversize frame, closing the link");
+                            return Err(Some(e));
+                        }
+                        f.body = Some((alloc_frame(len), len));
+                    }
+                    n
+                }
+                Some((data, len)) => {
+                    let start = data.len();
+                    let take = (*len - start).min(self.plaintext);
+                    data.resize(start + take, 0);
+                    let n = self.tls.reader().read(&mut data[start..]).map_err(|e| Some(read_error(self.peer, e)))?;
+                    data.truncate(start + n);
+                    n
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            self.plaintext -= n;
+            if let Some((data, len)) = &self.frame.body {
+                if data.len() == *len {
+                    let (data, _) = self.frame.body.take().expect("checked above");
+                    self.frame.header_len = 0;
+                    self.push(Ok(Arrived { data, at: Instant::now() }));
+                    queued = true;
+                }
+            }
+        }
+        Ok(queued)
+    }
+
+    fn push(&mut self, item: Incoming) {
+        // After the local endpoint is gone the frames are dropped (the socket is
+        // still drained, so that it is not reset with unread data).
+        if let Some(inbox) = &self.inbox {
+            let _ = inbox.send(item);
+        }
+    }
+
+    fn close_read(&mut self) {
+        self.inbox = None;
+        self.dead.store(true, Ordering::Release);
+        tracing::debug!(peer = self.peer, "incoming link closed");
+    }
+
+    /// Stops sending: queues the TLS close_notify alert and writes what the
+    /// socket takes now, then half-closes the socket (FIN) if all went out.
+    pub(crate) fn close_write(&mut self) -> bool {
+        if self.write_failed {
+            return true;
+        }
+        self.tls.send_close_notify();
+        let mut nothing = OutMsg::new(Vec::new());
+        nothing.taken = 4;
+        match self.write(&mut nothing) {
+            Ok(true) => {
+                let _ = self.sock.shutdown(std::net::Shutdown::Write);
+                true
+            }
+            Ok(false) => false,
+            Err(_) => true,
+        }
+    }
+
+    /// Reads and discards until EOF; `true` once the peer has closed.
+    pub(crate) fn discard(&mut self) -> bool {
+        self.inbox = None;
+        loop {
+            match self.sock.read(&mut self.rbuf) {
+                Ok(0) => return true,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
+                Err(_) => return true,
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -216,5 +429,70 @@ mod tests {
             assert_eq!(v.capacity(), len);
             assert!(v.is_empty());
         }
+    }
+
+    /// Moves what `from` has to send into `to` and lets `to` process it.
+    fn shuttle(from: &mut rustls::Connection, to: &mut rustls::Connection) {
+        let mut wire = Vec::new();
+        while from.wants_write() {
+            from.write_tls(&mut wire).unwrap();
+        }
+        let mut rd = &wire[..];
+        while !rd.is_empty() {
+            to.read_tls(&mut rd).unwrap();
+            to.process_new_packets().unwrap();
+        }
+    }
+
+    fn framed(payload: &[u8]) -> Vec<u8> {
+        [&(payload.len() as u32).to_le_bytes()[..], payload].concat()
+    }
+
+    #[test]
+    fn frames_that_arrived_during_the_set_up_are_kept() {
+        // The set-up's last read may bring the peer's first messages along: already decrypted
+        // inside rustls, and maybe more still ciphertext in the set-up's read buffer.
+        for with_leftover in [false, true] {
+            let pki = crate::tcp::Pki::generate(2);
+            let (server_cfg, _) = crate::tcp::tls_configs(&pki.identity(0)).unwrap();
+            let (_, client_cfg) = crate::tcp::tls_configs(&pki.identity(1)).unwrap();
+            let name = rustls::pki_types::ServerName::try_from("party-0").unwrap();
+            let mut client: rustls::Connection = rustls::ClientConnection::new(client_cfg, name).unwrap().into();
+            let mut server: rustls::Connection = rustls::ServerConnection::new(server_cfg).unwrap().into();
+            while client.is_handshaking() || server.is_handshaking() {
+                shuttle(&mut client, &mut server);
+                shuttle(&mut server, &mut client);
+            }
+            server.writer().write_all(&framed(b"early")).unwrap();
+            shuttle(&mut server, &mut client);
+            let mut leftover = Vec::new();
+            if with_leftover {
+                server.writer().write_all(&framed(b"later")).unwrap();
+                while server.wants_write() {
+                    server.write_tls(&mut leftover).unwrap();
+                }
+            }
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let sock = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let _other_end = listener.accept().unwrap();
+            let (tx, rx) = crossbeam_channel::unbounded();
+            let mut conn = Conn::new(0, client, sock, &leftover, tx, Arc::new(AtomicBool::new(false))).unwrap();
+            assert!(conn.read_available());
+            let got: Vec<Vec<u8>> = rx.try_iter().map(|m| m.unwrap().data).collect();
+            let want: &[&[u8]] = if with_leftover { &[b"early", b"later"] } else { &[b"early"] };
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn out_msg_slices_follow_progress() {
+        let mut m = OutMsg::new(vec![9; 10]);
+        assert_eq!(m.rest().iter().map(|s| s.len()).sum::<usize>(), 14);
+        m.taken = 2;
+        assert_eq!((m.rest()[0].len(), m.rest()[1].len()), (2, 10));
+        m.taken = 7;
+        assert_eq!((m.rest()[0].len(), m.rest()[1].len()), (0, 7));
+        m.taken = 14;
+        assert!(m.done());
     }
 }

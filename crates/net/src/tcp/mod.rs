@@ -26,11 +26,16 @@
 //!
 //! # Threads
 //!
-//! Each [`Network`] owns a small tokio runtime with [`IO_THREADS`] worker
-//! threads, shared by all its links. Per peer it runs a writer task, fed by
-//! an unbounded queue (so [`Network::send`] never blocks), and a reader task
-//! that pushes complete messages into the queue that [`Network::recv`] waits
-//! on. Messages are framed as a `u32` little-endian length and the payload.
+//! No I/O threads sit between a party and its sockets: [`Network::send`]
+//! encrypts and writes on the caller's thread, and a [`Network::recv`] that
+//! finds nothing queued polls the party's sockets itself and reads (the
+//! *reader* role: one thread of the party at a time; other threads waiting in
+//! `recv` are woken when their message has been queued, or take the role
+//! over). A round thus costs one wake-up per message, as a bare socket does.
+//! Where a socket is full, the rest of the message waits in the link's queue
+//! for the party's flusher thread, so that [`Network::send`] never blocks on
+//! the peer. Messages are framed as a `u32` little-endian length and the
+//! payload. A tokio runtime is used only while the connections are set up.
 //!
 //! # Failures
 //!
@@ -38,16 +43,16 @@
 //! messages received before it); a peer that goes silent gives
 //! [`NetError::Timeout`] after the receive timeout. Dropping a `Network`
 //! waits (at most the timeout) for its queued messages to be written, then
-//! closes its TLS sessions.
+//! closes its TLS sessions and, in the background, reads until the peers
+//! close theirs (a socket closed with unread data would be reset, which can
+//! destroy our own last messages in flight).
 
 use std::net::{SocketAddr, TcpListener as StdTcpListener};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Receiver;
 use tokio::net::TcpStream;
-use tokio::runtime::Runtime;
 use tokio::task::JoinSet;
 
 use crate::{Backend, Link, NetConfig, NetError, Network, Outgoing, PartyId};
@@ -55,24 +60,41 @@ use crate::{Backend, Link, NetConfig, NetError, Network, Outgoing, PartyId};
 mod link;
 mod pki;
 mod setup;
+mod sockets;
+
+pub(crate) use sockets::Shared;
 
 pub use pki::{client_name, party_name, PemPaths, Pki, TlsIdentity};
 pub use setup::{cert_names, tls_configs};
 
-/// Number of tokio worker threads of each TCP [`Network`].
-pub const IO_THREADS: usize = 2;
+/// Read buffer under TLS during the set-up: rustls asks the socket for a few
+/// KiB at a time; reading in large chunks instead saves most of the system calls.
+const SOCKET_READ_BUFFER: usize = 64 * 1024;
 
-/// Read buffer under TLS: rustls asks the socket for a few KiB at a time;
-/// reading in large chunks instead saves most of the system calls.
-const SOCKET_READ_BUFFER: usize = 256 * 1024;
-
-/// The transport under TLS.
+/// The transport under TLS during the set-up.
 pub(crate) type Io = tokio::io::BufReader<TcpStream>;
 
 /// Wraps a connected socket for use under TLS.
 pub(crate) fn wrap_io(tcp: TcpStream) -> Io {
     let _ = tcp.set_nodelay(true);
     tokio::io::BufReader::with_capacity(SOCKET_READ_BUFFER, tcp)
+}
+
+/// Takes an established session apart for the synchronous data path: the
+/// TLS state, the socket, and ciphertext already read into the set-up's buffer.
+fn into_parts(stream: Stream) -> std::io::Result<(rustls::Connection, std::net::TcpStream, Vec<u8>)> {
+    let (io, tls): (Io, rustls::Connection) = match stream {
+        tokio_rustls::TlsStream::Client(s) => {
+            let (io, c) = s.into_inner();
+            (io, c.into())
+        }
+        tokio_rustls::TlsStream::Server(s) => {
+            let (io, c) = s.into_inner();
+            (io, c.into())
+        }
+    };
+    let leftover = io.buffer().to_vec();
+    Ok((tls, io.into_inner().into_std()?, leftover))
 }
 /// An established, authenticated connection.
 pub(crate) type Stream = tokio_rustls::TlsStream<Io>;
@@ -120,13 +142,13 @@ pub fn connect_with_listener(
     }
     let start = Instant::now();
     let ctx = Arc::new(setup::TlsContext::new(identity)?);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(IO_THREADS)
-        .thread_name(format!("argus-net-{id}"))
+    // The set-up (dialling, accepting, handshakes, with deadlines) runs on a
+    // small runtime that is dropped once the links are established.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
         .build()
-        .map_err(|e| io_err("starting the network runtime", e))?;
+        .map_err(|e| io_err("starting the set-up runtime", e))?;
     listener.set_nonblocking(true).map_err(|e| io_err("configuring the listener", e))?;
 
     let plan = Arc::new(setup::Plan {
@@ -135,7 +157,7 @@ pub fn connect_with_listener(
         timeout: cfg.timeout,
         deadline: tokio::time::Instant::from_std(start + cfg.timeout),
     });
-    let streams = runtime.block_on(async {
+    let parts = runtime.block_on(async {
         let listener =
             tokio::net::TcpListener::from_std(listener).map_err(|e| io_err("registering the listener", e))?;
         let mut tasks = JoinSet::new();
@@ -164,27 +186,44 @@ pub fn connect_with_listener(
                 }
             }
         }
-        Ok(streams)
+        streams
+            .into_iter()
+            .map(|s| s.map(into_parts).transpose().map_err(|e| io_err("taking over an established link", e)))
+            .collect::<Result<Vec<_>, _>>()
     })?;
+    drop(runtime);
     tracing::debug!(party = id, n, elapsed = ?start.elapsed(), "all links established");
 
-    let (writers_tx, writers_done) = crossbeam_channel::bounded::<()>(0);
-    let (readers_tx, readers_done) = crossbeam_channel::bounded::<()>(0);
-    let mut links = Vec::with_capacity(n);
-    for (peer, stream) in streams.into_iter().enumerate() {
-        let Some(stream) = stream else {
-            links.push(None);
+    let mut conns = Vec::with_capacity(n);
+    let mut inboxes = Vec::with_capacity(n);
+    for (peer, part) in parts.into_iter().enumerate() {
+        let Some((tls, sock, leftover)) = part else {
+            conns.push(None);
+            inboxes.push(None);
             continue;
         };
         let (inbox_tx, inbox_rx) = crossbeam_channel::unbounded();
-        let (out_tx, out_rx) = tokio::sync::mpsc::unbounded_channel();
         let dead = Arc::new(AtomicBool::new(false));
-        let (rd, wr) = tokio::io::split(stream);
-        runtime.spawn(link::reader(peer, rd, inbox_tx, dead.clone(), readers_tx.clone()));
-        runtime.spawn(link::writer(peer, wr, out_rx, dead.clone(), writers_tx.clone()));
-        links.push(Some(Link::new(Outgoing::Tcp(out_tx), inbox_rx, dead)));
+        let mut conn = link::Conn::new(peer, tls, sock, &leftover, inbox_tx, dead.clone())
+            .map_err(|e| io_err("configuring a link's socket", e))?;
+        // Whatever arrived with the set-up's last messages.
+        conn.read_available();
+        conns.push(Some(conn));
+        inboxes.push(Some((inbox_rx, dead)));
     }
-    let backend = TcpBackend { runtime: Some(runtime), writers_done, readers_done, linger: cfg.timeout };
+    let shared = Arc::new(sockets::Shared::new(conns).map_err(|e| io_err("creating the flusher's wake-up pipe", e))?);
+    let flusher = {
+        let shared = shared.clone();
+        std::thread::Builder::new()
+            .name(format!("argus-net-{id}-flush"))
+            .spawn(move || shared.flusher())
+            .map_err(|e| io_err("starting the flusher thread", e))?
+    };
+    let links = inboxes
+        .into_iter()
+        .map(|l| l.map(|(inbox, dead)| Link::new(Outgoing::Tcp(shared.clone()), inbox, dead)))
+        .collect();
+    let backend = TcpBackend { shared, flusher: Some(flusher), linger: cfg.timeout };
     Ok(Network::new(id, &cfg, links, Backend::Tcp(backend)))
 }
 
@@ -217,33 +256,29 @@ pub fn connect_local(n: usize, cfg: NetConfig) -> Result<Vec<Network>, NetError>
     results.into_iter().collect()
 }
 
-/// Runtime and shutdown bookkeeping of a TCP [`Network`].
+/// Shutdown bookkeeping of a TCP [`Network`].
 pub(crate) struct TcpBackend {
-    runtime: Option<Runtime>,
-    /// Disconnected once every writer task has ended.
-    writers_done: Receiver<()>,
-    /// Disconnected once every reader task has ended.
-    readers_done: Receiver<()>,
+    shared: Arc<sockets::Shared>,
+    flusher: Option<std::thread::JoinHandle<()>>,
     linger: Duration,
 }
 
 impl Drop for TcpBackend {
     fn drop(&mut self) {
-        // The links (and so the send queues) are dropped before the backend:
-        // the writers now flush what is queued and close their TLS sessions.
+        // The links are dropped before the backend: the flusher now writes
+        // what is queued (at most until the deadline) and ends.
         let deadline = Instant::now() + self.linger;
-        let _ = self.writers_done.recv_deadline(deadline);
-        let Some(runtime) = self.runtime.take() else {
-            return;
-        };
+        self.shared.stop(deadline);
+        if let Some(flusher) = self.flusher.take() {
+            let _ = flusher.join();
+        }
+        self.shared.close_write(deadline);
         // Keep reading (and discarding) until the peers close too, so that
         // our sockets are not reset with unread data; in the background, so
         // that the drop does not wait for the peers.
-        let readers_done = self.readers_done.clone();
-        let lingering = std::thread::Builder::new().name("argus-net-linger".into()).spawn(move || {
-            let _ = readers_done.recv_deadline(deadline);
-            runtime.shutdown_background();
-        });
+        let shared = self.shared.clone();
+        let lingering =
+            std::thread::Builder::new().name("argus-net-linger".into()).spawn(move || shared.drain(deadline));
         if let Err(e) = lingering {
             tracing::warn!(error = %e, "could not start the linger thread");
         }
