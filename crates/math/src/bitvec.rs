@@ -124,17 +124,15 @@ impl BitVec {
         self.words.iter_mut().zip(&o.words).for_each(|(a, b)| *a &= b);
         Ok(())
     }
-    /// `self ^ o`.
+    /// `self ^ o` (one pass: no copy of `self` first).
     pub fn xor(&self, o: &Self) -> Result<Self, MathError> {
-        let mut r = self.clone();
-        r.xor_assign(o)?;
-        Ok(r)
+        self.check_len(o)?;
+        Ok(BitVec { words: self.words.iter().zip(&o.words).map(|(a, b)| a ^ b).collect(), len: self.len })
     }
-    /// `self & o`.
+    /// `self & o` (one pass).
     pub fn and(&self, o: &Self) -> Result<Self, MathError> {
-        let mut r = self.clone();
-        r.and_assign(o)?;
-        Ok(r)
+        self.check_len(o)?;
+        Ok(BitVec { words: self.words.iter().zip(&o.words).map(|(a, b)| a & b).collect(), len: self.len })
     }
     /// Bitwise complement.
     pub fn not(&self) -> Self {

@@ -649,7 +649,7 @@ impl Ring for Zt64 {
         if self.is_pow2() {
             a.wrapping_mul(b) & self.max
         } else {
-            ((a as u128 * b as u128) % self.t()) as u64
+            reduce_u128(a as u128 * b as u128, self.t()) as u64
         }
     }
     fn from_u128(&self, x: u128) -> u64 {

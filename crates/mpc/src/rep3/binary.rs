@@ -39,6 +39,30 @@ pub fn and_many(p: &mut Party, pairs: &[(&Rep3Bits, &Rep3Bits)]) -> Result<Vec<R
     Ok(local.into_iter().zip(prev).map(|(a, b)| Rep3Bits { a, b }).collect())
 }
 
+/// A layer of majority gates in one round: for each `(x, y, c)` the carry `maj(x, y, c) = ((x ^ c)
+/// & (y ^ c)) ^ c` of a ripple adder, one AND gate each. The gate inputs are formed word by word
+/// inside the AND (no vectors for `x ^ c` and `y ^ c`), and `c` is added in place.
+pub(crate) fn maj_many(p: &mut Party, gates: &[(&Rep3Bits, &Rep3Bits, &Rep3Bits)]) -> Result<Vec<Rep3Bits>> {
+    let mut local = Vec::with_capacity(gates.len());
+    for (x, y, c) in gates {
+        super::check_len(x.len(), y.len())?;
+        super::check_len(x.len(), c.len())?;
+        let (xa, xb, ya, yb, ca, cb) = (x.a.words(), x.b.words(), y.a.words(), y.b.words(), c.a.words(), c.b.words());
+        local.push(and_local(p, x.len(), |k| (xa[k] ^ ca[k], xb[k] ^ cb[k], ya[k] ^ ca[k], yb[k] ^ cb[k])));
+    }
+    let prev = p.pass_bits(&local)?;
+    local
+        .into_iter()
+        .zip(prev)
+        .zip(gates)
+        .map(|((mut a, mut b), (_, _, c))| {
+            a.xor_assign(&c.a)?;
+            b.xor_assign(&c.b)?;
+            Ok(Rep3Bits { a, b })
+        })
+        .collect()
+}
+
 /// This party's additive share `z_i` of an AND gate (before the reshare), word by word from the
 /// words `(x_i, x_{i-1}, y_i, y_{i-1})` that `words(k)` returns for word `k`.
 pub(crate) fn and_local(p: &mut Party, n: usize, words: impl Fn(usize) -> (u64, u64, u64, u64)) -> BitVec {

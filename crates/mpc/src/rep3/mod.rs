@@ -14,6 +14,7 @@ mod share;
 
 pub(crate) use arith::rows_of;
 pub use arith::{dot, dot_pre, matmul, matmul_local, mul, reshare, reshare_parts, Rep3Pre};
+pub(crate) use binary::maj_many;
 pub use binary::{add_bits, and, and_many, Adder, Plane};
 pub use convert::{
     a2b, bit_extract, bit_extract_components, lemma1, lemma2, lt, lt_bounded, msb, msb_many, msb_of, msb_two_operand,

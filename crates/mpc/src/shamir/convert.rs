@@ -1,7 +1,7 @@
 //! Conversions: Shamir to and from replicated sharing mod p (paper 000 section 4.3.2), bit
 //! extraction mod p (Alg. 12) and lifting from F_p to Z_{p·2^m} (section 5.1, Alg. 15).
 
-use argus_math::{BitVec, Field, Modulus, Ring, Zt};
+use argus_math::{BitVec, Field, Modulus, Ring, Zt, Zt64, Z16, Z32, Z64, Z8};
 use argus_net::PartyId;
 
 use super::{check_len, consts, Degree, Shamir};
@@ -184,36 +184,30 @@ fn parallel_mod_add(
     let need_s = need_s || outputs.iter().any(|&j| j >= z);
     let steps_g = top;
     let steps_h = if need_s { k } else { 0 };
-    let mut g = Rep3Bits::zeros(n);
-    let mut h = Rep3Bits::zeros(n);
-    let mut gs = vec![g.clone()];
-    let mut hs = vec![h.clone()];
+    // gs[j] / hs[j]: the carries into bit j (the last one is the running carry).
+    let mut gs = vec![Rep3Bits::zeros(n)];
+    let mut hs = vec![Rep3Bits::zeros(n)];
     for j in 0..steps_g.max(steps_h) {
+        let (g, h) = (&gs[j], &hs[j]);
         if j < z {
             // B'_j = B_j and g_j = h_j: one gate for both carries.
-            let (t1, t2) = (a[j].xor(&g)?, bt[j].xor(&g)?);
-            let prod = rep3::and_many(p, &[(&t1, &t2)])?.pop().expect("one gate");
-            g = prod.xor(&g)?;
-            h = g.clone();
+            let next = rep3::maj_many(p, &[(&a[j], &bt[j], g)])?.pop().expect("one gate");
+            hs.push(next.clone());
+            gs.push(next);
         } else {
-            let mut ins = Vec::with_capacity(2);
+            let mut gates = Vec::with_capacity(2);
             if j < steps_g {
-                ins.push((a[j].xor(&g)?, b[j].xor(&g)?));
+                gates.push((&a[j], &b[j], g));
             }
             if j < steps_h {
-                ins.push((a[j].xor(&h)?, bt[j].xor(&h)?));
+                gates.push((&a[j], &bt[j], h));
             }
-            let pairs: Vec<(&Rep3Bits, &Rep3Bits)> = ins.iter().map(|(x, y)| (x, y)).collect();
-            let mut prods = rep3::and_many(p, &pairs)?.into_iter();
-            if j < steps_g {
-                g = prods.next().expect("g gate").xor(&g)?;
-            }
-            if j < steps_h {
-                h = prods.next().expect("h gate").xor(&h)?;
-            }
+            let mut next = rep3::maj_many(p, &gates)?.into_iter();
+            let next_g = if j < steps_g { next.next().expect("g gate") } else { g.clone() };
+            let next_h = if j < steps_h { next.next().expect("h gate") } else { h.clone() };
+            gs.push(next_g);
+            hs.push(next_h);
         }
-        gs.push(g.clone());
-        hs.push(h.clone());
     }
     let s = need_s.then(|| hs[k].clone());
     // r_j = c_j ^ s & (c_j ^ d_j), with c_j ^ d_j = B_j ^ B'_j ^ g_j ^ h_j.
@@ -350,7 +344,7 @@ pub fn lift_p_with<R: Ring, T: Ring>(
     target: &T,
     circuit: Circuit,
 ) -> Result<Rep3<T>> {
-    let (t, l) = modulus_bits(x.ring())?;
+    let (t, _) = modulus_bits(x.ring())?;
     let want = (1..128).contains(&m).then(|| t.checked_mul(1u128 << m)).flatten();
     let have = match target.modulus() {
         Modulus::Pow2(k) if k < 128 => Some(1u128 << k),
@@ -364,10 +358,33 @@ pub fn lift_p_with<R: Ring, T: Ring>(
             target.modulus()
         )));
     }
-    let z2m = Zt::pow2(m)?;
-    let (me, n, r) = (p.id(), x.len(), x.ring());
+    let r = x.ring();
     let big = |v: &[R::El]| v.iter().map(|&e| target.from_u128(r.to_u128(e))).collect();
     let sum = Rep3::from_parts(target.clone(), big(&x.a), big(&x.b))?;
+    // The overflow count in Z_2^m: machine words where m allows (m = 16 for the iris check's
+    // Z_{p·2^16}), else Z_t with u64 (m <= 64) or u128 elements.
+    let scaled = match m {
+        8 => scaled_overflow(p, x, Z8::new(), target, circuit)?,
+        16 => scaled_overflow(p, x, Z16::new(), target, circuit)?,
+        32 => scaled_overflow(p, x, Z32::new(), target, circuit)?,
+        64 => scaled_overflow(p, x, Z64::new(), target, circuit)?,
+        m if m < 64 => scaled_overflow(p, x, Zt64::pow2(m)?, target, circuit)?,
+        m => scaled_overflow(p, x, Zt::pow2(m)?, target, circuit)?,
+    };
+    sum.sub(&scaled)
+}
+
+/// `t·o` in `target` for LiftP's overflow count `o` ∈ {0, 1, 2} of `x`'s components (computed in
+/// `z2m` = Z_2^m, then ConstLifted by t).
+fn scaled_overflow<R: Ring, S: Ring, T: Ring>(
+    p: &mut Party,
+    x: &Rep3<R>,
+    z2m: S,
+    target: &T,
+    circuit: Circuit,
+) -> Result<Rep3<T>> {
+    let (t, l) = modulus_bits(x.ring())?;
+    let (me, n, r) = (p.id(), x.len(), x.ring());
     let o = match circuit {
         Circuit::Paper => {
             let w = l + 2;
@@ -390,14 +407,14 @@ pub fn lift_p_with<R: Ring, T: Ring>(
                 rep3::bit_extract_components(p, &ca, &cb, w, &[l + 1], Adder::Ripple)?.pop().expect("one output");
             let over = sign.not(me);
             let (o1, o2) = (over.slice(0, n)?, over.slice(n, n)?);
-            let inj = rep3::bit_inject_many(p, &[(&o1, z2m), (&o2, z2m)])?;
+            let inj = rep3::bit_inject_many(p, &[(&o1, z2m.clone()), (&o2, z2m.clone())])?;
             inj[0].add(&inj[1])?
         }
         Circuit::Parallel => {
             let Split { a, b } = split(me, x, t);
             let (a_vals, o01) = a.unzip();
             let pa = input_planes(p, a_vals.as_deref(), l, n)?;
-            let o01: Option<Vec<u128>> = o01.map(|v| v.into_iter().map(u128::from).collect());
+            let o01: Option<Vec<S::El>> = o01.map(|v| v.into_iter().map(|o| z2m.from_u128(o.into())).collect());
             let first = rep3::input(p, &z2m, 1, o01.as_deref(), n)?;
             let pb = component2_planes(me, b.as_deref(), l, n);
             let bt: Option<Vec<u128>> = b.map(|v| v.iter().map(|&x| x.wrapping_sub(t) & mask(l)).collect());
@@ -409,5 +426,5 @@ pub fn lift_p_with<R: Ring, T: Ring>(
         }
     };
     check_len(o.len(), n)?;
-    sum.sub(&rep3::const_lift(&o, t, target)?)
+    rep3::const_lift(&o, t, target)
 }
