@@ -231,11 +231,18 @@ pub struct NetConfig {
     pub timeout: Duration,
     /// Optional link simulation (latency, bandwidth). Default none.
     pub shaper: Option<Shaper>,
+    /// TCP: how many times a waiting [`Network::recv`] checks its sockets, yielding the CPU in
+    /// between, before it sleeps until one is readable. A message arriving meanwhile costs no
+    /// wake-up: three parties on two cores then complete a round in ~5 µs (median) instead of
+    /// ~15 µs, which decides round-bound protocols (the OR-tree, small batches). The yields
+    /// leave the core to any other runnable thread, so the spin costs little even when cores are
+    /// busy; 0 turns it off (a party idle for long then burns nothing). Default 100.
+    pub spin_polls: u32,
 }
 
 impl Default for NetConfig {
     fn default() -> Self {
-        NetConfig { timeout: Duration::from_secs(30), shaper: None }
+        NetConfig { timeout: Duration::from_secs(30), shaper: None, spin_polls: 100 }
     }
 }
 

@@ -74,9 +74,11 @@ fn ring_round_latency() {
     for len in [8, 4096, 65536] {
         let mem = rounds(argus_net::mem::connect(3, cfg()), len);
         let tcp = rounds(tcp::connect_local(3, cfg()).unwrap(), len);
+        let asleep = rounds(tcp::connect_local(3, NetConfig { spin_polls: 0, ..cfg() }).unwrap(), len);
         println!(
-            "ring round of {len} B: memory {:.1} µs (mean {:.1}), tcp+tls {:.1} µs (mean {:.1}), medians",
-            mem.0, mem.1, tcp.0, tcp.1
+            "ring round of {len} B: memory {:.1} µs (mean {:.1}), tcp+tls {:.1} µs (mean {:.1}), \
+             tcp+tls without spinning {:.1} µs (mean {:.1}), medians",
+            mem.0, mem.1, tcp.0, tcp.1, asleep.0, asleep.1
         );
     }
 }

@@ -237,6 +237,7 @@ fn shaper_latency_and_bandwidth() {
         let cfg_latency = NetConfig {
             timeout: Duration::from_secs(10),
             shaper: Some(Shaper { latency: Duration::from_millis(50), bandwidth_bytes_per_sec: None }),
+            ..NetConfig::default()
         };
         let nets = connect(2, cfg_latency);
         let rtts = run_parties(nets, |net| {
@@ -258,6 +259,7 @@ fn shaper_latency_and_bandwidth() {
         let cfg_bw = NetConfig {
             timeout: Duration::from_secs(10),
             shaper: Some(Shaper { latency: Duration::ZERO, bandwidth_bytes_per_sec: Some(10_000_000) }),
+            ..NetConfig::default()
         };
         let nets = connect(2, cfg_bw);
         let start = Instant::now();

@@ -211,7 +211,9 @@ pub fn connect_with_listener(
         conns.push(Some(conn));
         inboxes.push(Some((inbox_rx, dead)));
     }
-    let shared = Arc::new(sockets::Shared::new(conns).map_err(|e| io_err("creating the flusher's wake-up pipe", e))?);
+    let shared = Arc::new(
+        sockets::Shared::new(conns, cfg.spin_polls).map_err(|e| io_err("creating the flusher's wake-up pipe", e))?,
+    );
     let flusher = {
         let shared = shared.clone();
         std::thread::Builder::new()

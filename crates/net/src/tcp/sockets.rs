@@ -58,10 +58,12 @@ pub(crate) struct Shared {
     kicked: UnixStream,
     /// Set by [`Shared::stop`]: the flusher writes what is queued until then and ends.
     stop_at: Mutex<Option<Instant>>,
+    /// Checks of the sockets before the reader sleeps ([`crate::NetConfig::spin_polls`]).
+    spin_polls: u32,
 }
 
 impl Shared {
-    pub(crate) fn new(conns: Vec<Option<Conn>>) -> io::Result<Self> {
+    pub(crate) fn new(conns: Vec<Option<Conn>>, spin_polls: u32) -> io::Result<Self> {
         let (kick, kicked) = UnixStream::pair()?;
         kick.set_nonblocking(true)?;
         kicked.set_nonblocking(true)?;
@@ -75,6 +77,7 @@ impl Shared {
             kick,
             kicked,
             stop_at: Mutex::new(None),
+            spin_polls,
         })
     }
 
@@ -184,7 +187,7 @@ impl Shared {
             if now >= deadline {
                 return;
             }
-            if let Err(e) = poll(&mut fds, Some(deadline - now)) {
+            if let Err(e) = self.wait_readable(&mut fds, deadline - now) {
                 tracing::warn!(error = %e, "polling the links failed");
                 std::thread::sleep(Duration::from_millis(1));
                 continue;
@@ -201,6 +204,19 @@ impl Shared {
                 self.turn.notify_all();
             }
         }
+    }
+
+    /// Waits until one of `fds` is readable: first `spin_polls` checks with a yield of the CPU
+    /// between them, then asleep in poll(2) for at most `timeout`.
+    fn wait_readable(&self, fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<()> {
+        for _ in 0..self.spin_polls {
+            poll(fds, Some(Duration::ZERO))?;
+            if fds.iter().any(|f| f.revents != 0) {
+                return Ok(());
+            }
+            std::thread::yield_now();
+        }
+        poll(fds, Some(timeout))
     }
 
     /// The flusher thread: writes queued messages as their sockets drain.
