@@ -83,9 +83,9 @@ fn mask(k: usize) -> u128 {
 
 /// Bit planes of a value held by parties 2 (as `a`) and 0 (as `b`): component `x_2` of a
 /// replicated boolean sharing whose other components are 0 (free).
-fn component2_planes(me: PartyId, vals: Option<&[u128]>, k: usize, n: usize) -> Vec<Rep3Bits> {
+fn component2_planes(me: PartyId, vals: Option<impl Fn(usize) -> u128>, k: usize, n: usize) -> Vec<Rep3Bits> {
     match vals {
-        Some(v) if me != 1 => BitVec::planes_of(v, k)
+        Some(v) if me != 1 => BitVec::planes_from_fn(n, k, v)
             .into_iter()
             .map(|pl| {
                 if me == 2 {
@@ -106,9 +106,9 @@ fn public_plane(me: PartyId, bit: bool, n: usize) -> Result<Rep3Bits> {
 
 /// Party 1's values as shared bit planes via [`rep3::input_bits`]: only party 1 sends, `k` bits
 /// per value, one message.
-fn input_planes(p: &mut Party, vals: Option<&[u128]>, k: usize, n: usize) -> Result<Vec<Rep3Bits>> {
+fn input_planes(p: &mut Party, vals: Option<impl Fn(usize) -> u128>, k: usize, n: usize) -> Result<Vec<Rep3Bits>> {
     let all = vals.map(|v| {
-        let planes = BitVec::planes_of(v, k);
+        let planes = BitVec::planes_from_fn(n, k, v);
         BitVec::concat(&planes.iter().collect::<Vec<_>>())
     });
     let shared = rep3::input_bits(p, 1, all.as_ref(), k * n)?;
@@ -137,26 +137,30 @@ struct Split {
 
 fn split<R: Ring>(me: PartyId, x: &Rep3<R>, t: u128) -> Split {
     let r = x.ring();
-    let a = (me == 1).then(|| {
-        x.a.iter()
-            .zip(&x.b)
-            .map(|(&x1, &x0)| {
-                // x_0 + x_1 < 2t may pass 2^128 (for a 128-bit t): keep the carry.
-                let (s, carry) = r.to_u128(x0).overflowing_add(r.to_u128(x1));
-                if carry || s >= t {
-                    (s.wrapping_sub(t), true)
-                } else {
-                    (s, false)
-                }
-            })
-            .unzip()
-    });
-    let b = match me {
-        2 => Some(x.a.iter().map(|&v| r.to_u128(v)).collect()),
-        0 => Some(x.b.iter().map(|&v| r.to_u128(v)).collect()),
-        _ => None,
-    };
+    let a = (me == 1).then(|| x.a.iter().zip(&x.b).map(|(&x1, &x0)| sum_mod(r.to_u128(x0), r.to_u128(x1), t)).unzip());
+    let b = component2(me, x).map(|v| v.iter().map(|&e| r.to_u128(e)).collect());
     Split { a, b }
+}
+
+/// `(x_0 + x_1) mod t` and whether the sum reached t, for `x_0, x_1 < t`.
+#[inline]
+fn sum_mod(x0: u128, x1: u128, t: u128) -> (u128, bool) {
+    // x_0 + x_1 < 2t may pass 2^128 (for a 128-bit t): keep the carry.
+    let (s, carry) = x0.overflowing_add(x1);
+    if carry || s >= t {
+        (s.wrapping_sub(t), true)
+    } else {
+        (s, false)
+    }
+}
+
+/// Component `x_2` where this party holds it (party 2 as `a`, party 0 as `b`).
+fn component2<R: Ring>(me: PartyId, x: &Rep3<R>) -> Option<&[R::El]> {
+    match me {
+        2 => Some(&x.a),
+        0 => Some(&x.b),
+        _ => None,
+    }
 }
 
 /// The core of [`Circuit::Parallel`]: with shared bit planes of `A`, `B` and `B' = (B - t) mod
@@ -292,19 +296,22 @@ pub fn bit_extract_p_with<R: Ring>(
     if outputs.is_empty() {
         return Ok(Vec::new());
     }
-    let (me, n) = (p.id(), x.len());
-    let Split { a, b } = split(me, x, t);
-    let a = a.map(|(v, _)| v);
-    let pb = component2_planes(me, b.as_deref(), k, n);
+    let (me, n, r) = (p.id(), x.len(), x.ring());
+    // B = x_2 (parties 2 and 0) and A = (x_0 + x_1) mod t (party 1), transposed straight from the
+    // shares (no vectors of integers in between).
+    let b = component2(me, x);
+    let pb = component2_planes(me, b.map(|v| |i: usize| r.to_u128(v[i])), k, n);
     match circuit {
         Circuit::Paper => {
+            let a = split(me, x, t).a.map(|(v, _)| v);
             let pa = reshare_planes(p, a.as_deref(), k, n)?;
             paper_mod_add(p, &pa, &pb, t, k, outputs, n)
         }
         Circuit::Parallel => {
-            let pa = input_planes(p, a.as_deref(), k, n)?;
-            let bt: Option<Vec<u128>> = b.map(|v| v.iter().map(|&x| x.wrapping_sub(t) & mask(k)).collect());
-            let pbt = component2_planes(me, bt.as_deref(), k, n);
+            let a = (me == 1).then(|| |i: usize| sum_mod(r.to_u128(x.b[i]), r.to_u128(x.a[i]), t).0);
+            let pa = input_planes(p, a, k, n)?;
+            let bt = b.map(|v| |i: usize| r.to_u128(v[i]).wrapping_sub(t) & mask(k));
+            let pbt = component2_planes(me, bt, k, n);
             let z = (t.trailing_zeros() as usize).min(k);
             Ok(parallel_mod_add(p, &pa, &pb, &pbt, k, z, outputs, false, n)?.0)
         }
@@ -413,12 +420,12 @@ fn scaled_overflow<R: Ring, S: Ring, T: Ring>(
         Circuit::Parallel => {
             let Split { a, b } = split(me, x, t);
             let (a_vals, o01) = a.unzip();
-            let pa = input_planes(p, a_vals.as_deref(), l, n)?;
+            let pa = input_planes(p, a_vals.as_deref().map(|v| |i: usize| v[i]), l, n)?;
             let o01: Option<Vec<S::El>> = o01.map(|v| v.into_iter().map(|o| z2m.from_u128(o.into())).collect());
             let first = rep3::input(p, &z2m, 1, o01.as_deref(), n)?;
-            let pb = component2_planes(me, b.as_deref(), l, n);
-            let bt: Option<Vec<u128>> = b.map(|v| v.iter().map(|&x| x.wrapping_sub(t) & mask(l)).collect());
-            let pbt = component2_planes(me, bt.as_deref(), l, n);
+            let pb = component2_planes(me, b.as_deref().map(|v| |i: usize| v[i]), l, n);
+            let bt = b.as_deref().map(|v| |i: usize| v[i].wrapping_sub(t) & mask(l));
+            let pbt = component2_planes(me, bt, l, n);
             let z = (t.trailing_zeros() as usize).min(l);
             let (_, s) = parallel_mod_add(p, &pa, &pb, &pbt, l, z, &[], true, n)?;
             let second = rep3::bit_inject(p, &s.expect("requested"), &z2m)?;
