@@ -568,6 +568,8 @@ pub struct Zt64 {
     /// t − 1 (so that t = 2^64 fits).
     max: u64,
     bits: u32,
+    /// floor((2^64 − 1) / t): Barrett's multiplier for reducing 64-bit values (non-powers of two).
+    barrett: u64,
 }
 
 impl Debug for Zt64 {
@@ -582,7 +584,7 @@ impl Zt64 {
         if !(2..=1u128 << 64).contains(&t) {
             return Err(MathError::InvalidModulus { reason: format!("Zt64 needs 2 <= t <= 2^64, got {t}") });
         }
-        Ok(Zt64 { max: (t - 1) as u64, bits: 128 - (t - 1).leading_zeros() })
+        Ok(Zt64 { max: (t - 1) as u64, bits: 128 - (t - 1).leading_zeros(), barrett: (u64::MAX as u128 / t) as u64 })
     }
     /// Z_{2^k} for 1 <= k <= 64.
     pub fn pow2(k: u32) -> Result<Self, MathError> {
@@ -598,6 +600,23 @@ impl Zt64 {
     #[inline(always)]
     fn is_pow2(&self) -> bool {
         self.max & self.max.wrapping_add(1) == 0
+    }
+    /// `x mod t` for a non-power-of-two t: Barrett reduction for 64-bit `x` (a multiply and at
+    /// most two corrections instead of a division), a division otherwise.
+    #[inline]
+    fn reduce(&self, x: u128) -> u64 {
+        let t = self.max + 1;
+        if x >> 64 != 0 {
+            return (x % t as u128) as u64;
+        }
+        let x = x as u64;
+        // q <= x / t < q + 3, so r < 3t (and r <= x fits).
+        let q = ((x as u128 * self.barrett as u128) >> 64) as u64;
+        let mut r = x - q * t;
+        while r >= t {
+            r -= t;
+        }
+        r
     }
 }
 
@@ -649,11 +668,17 @@ impl Ring for Zt64 {
         if self.is_pow2() {
             a.wrapping_mul(b) & self.max
         } else {
-            reduce_u128(a as u128 * b as u128, self.t()) as u64
+            self.reduce(a as u128 * b as u128)
         }
     }
     fn from_u128(&self, x: u128) -> u64 {
-        reduce_u128(x, self.t()) as u64
+        if x <= self.max as u128 {
+            x as u64
+        } else if self.is_pow2() {
+            x as u64 & self.max
+        } else {
+            self.reduce(x)
+        }
     }
     fn to_u128(&self, a: u64) -> u128 {
         a as u128
@@ -718,8 +743,28 @@ mod tests {
                 prop_assert_eq!(small.add(a, b) as u128, big.add(a as u128, b as u128));
                 prop_assert_eq!(small.sub(a, b) as u128, big.sub(a as u128, b as u128));
                 prop_assert_eq!(small.mul(a, b) as u128, big.mul(a as u128, b as u128));
+                let wide = (a as u128) << 64 | b as u128;
+                for x in [a as u128, b as u128 * 3, a as u128 * b as u128, wide, u64::MAX as u128, u128::MAX] {
+                    prop_assert_eq!(small.from_u128(x) as u128, x % t);
+                }
                 prop_assert_eq!(small.modulus(), big.modulus());
                 prop_assert_eq!(small.byte_len(), big.byte_len());
+            }
+        }
+    }
+
+    /// Barrett reduction at the edges: small and large odd moduli, values just below and above
+    /// multiples of t, and the 64-bit boundary where the division takes over.
+    #[test]
+    fn zt64_reduces_at_the_edges() {
+        for t in [3u128, 5, 65_519, 65_519 << 16, (1 << 63) + 1, (1 << 64) - 59] {
+            let r = Zt64::new(t).unwrap();
+            let m = t - 1;
+            for x in [0, 1, m, t, t + 1, 2 * t - 1, 2 * t, 3 * t + 2, u64::MAX as u128, 1 << 64, u128::MAX] {
+                assert_eq!(r.from_u128(x) as u128, x % t, "t = {t}, x = {x}");
+            }
+            for (a, b) in [(m, m), (m, 1), (m / 2, 3), (0, m)] {
+                assert_eq!(r.mul(a as u64, b as u64) as u128, a * b % t, "t = {t}: {a}·{b}");
             }
         }
     }
