@@ -5,7 +5,6 @@
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -42,6 +41,9 @@ fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
 #[derive(Default)]
 struct ReaderRole {
     busy: bool,
+    /// Threads waiting on `turn`. Counted under this lock, and the reader checks it under the lock
+    /// after queueing, so a thread between its look at its queue and its wait is never missed.
+    waiters: usize,
 }
 
 /// The links of one party (`conns[j]` is the link to party `j`).
@@ -51,8 +53,6 @@ pub(crate) struct Shared {
     reader: Mutex<ReaderRole>,
     /// Signalled when the reader queued messages or gave the role up.
     turn: Condvar,
-    /// Threads waiting on `turn`.
-    waiters: AtomicUsize,
     /// Wakes the flusher: a byte written to `kick` makes `kicked` readable.
     kick: UnixStream,
     kicked: UnixStream,
@@ -73,7 +73,6 @@ impl Shared {
             fds,
             reader: Mutex::new(ReaderRole::default()),
             turn: Condvar::new(),
-            waiters: AtomicUsize::new(0),
             kick,
             kicked,
             stop_at: Mutex::new(None),
@@ -138,19 +137,20 @@ impl Shared {
                 role.busy = true;
                 drop(role);
                 self.read_until(from, inbox, deadline);
-                lock(&self.reader).busy = false;
-                if self.waiters.load(Ordering::Acquire) > 0 {
+                let mut role = lock(&self.reader);
+                role.busy = false;
+                if role.waiters > 0 {
                     self.turn.notify_all();
                 }
             } else {
                 // Another thread reads; it wakes us when it queued something or leaves.
-                self.waiters.fetch_add(1, Ordering::AcqRel);
+                role.waiters += 1;
                 let queued = !inbox.is_empty();
                 let now = Instant::now();
                 if !queued && now < deadline {
                     role = self.turn.wait_timeout(role, deadline - now).unwrap_or_else(|p| p.into_inner()).0;
                 }
-                self.waiters.fetch_sub(1, Ordering::AcqRel);
+                role.waiters -= 1;
                 drop(role);
             }
             if Instant::now() >= deadline && inbox.is_empty() {
@@ -198,9 +198,7 @@ impl Shared {
                     queued |= lock(self.conn(peer)).read_available();
                 }
             }
-            if queued && self.waiters.load(Ordering::Acquire) > 0 {
-                // Under the lock, so that a thread between its check and its wait is not missed.
-                let _role = lock(&self.reader);
+            if queued && lock(&self.reader).waiters > 0 {
                 self.turn.notify_all();
             }
         }
