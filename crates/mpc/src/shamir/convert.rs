@@ -308,7 +308,7 @@ pub fn bit_extract_p_with<R: Ring>(
             paper_mod_add(p, &pa, &pb, t, k, outputs, n)
         }
         Circuit::Parallel => {
-            let a = (me == 1).then(|| |i: usize| sum_mod(r.to_u128(x.b[i]), r.to_u128(x.a[i]), t).0);
+            let a = (me == 1).then_some(|i: usize| sum_mod(r.to_u128(x.b[i]), r.to_u128(x.a[i]), t).0);
             let pa = input_planes(p, a, k, n)?;
             let bt = b.map(|v| |i: usize| r.to_u128(v[i]).wrapping_sub(t) & mask(k));
             let pbt = component2_planes(me, bt, k, n);

@@ -223,6 +223,10 @@ impl Conn {
                 return Ok(true);
             }
             let n = self.tls.writer().write_vectored(&msg.rest())?;
+            if n == 0 {
+                // Nothing buffered and still nothing taken: the session is not writable.
+                return Err(io::Error::new(io::ErrorKind::BrokenPipe, "the TLS session takes no more data"));
+            }
             msg.taken += n;
         }
     }

@@ -46,6 +46,20 @@ struct ReaderRole {
     waiters: usize,
 }
 
+/// Holds the reader role; gives it up when dropped (also if the reader panics) and wakes the
+/// waiting threads, one of which takes it over.
+struct ReaderGuard<'a>(&'a Shared);
+
+impl Drop for ReaderGuard<'_> {
+    fn drop(&mut self) {
+        let mut role = lock(&self.0.reader);
+        role.busy = false;
+        if role.waiters > 0 {
+            self.0.turn.notify_all();
+        }
+    }
+}
+
 /// The links of one party (`conns[j]` is the link to party `j`).
 pub(crate) struct Shared {
     conns: Vec<Option<Mutex<Conn>>>,
@@ -136,12 +150,8 @@ impl Shared {
             if !role.busy {
                 role.busy = true;
                 drop(role);
+                let _reading = ReaderGuard(self);
                 self.read_until(from, inbox, deadline);
-                let mut role = lock(&self.reader);
-                role.busy = false;
-                if role.waiters > 0 {
-                    self.turn.notify_all();
-                }
             } else {
                 // Another thread reads; it wakes us when it queued something or leaves.
                 role.waiters += 1;
