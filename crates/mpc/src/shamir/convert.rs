@@ -81,11 +81,13 @@ fn mask(k: usize) -> u128 {
     }
 }
 
-/// Bit planes of a value held by parties 2 (as `a`) and 0 (as `b`): component `x_2` of a
-/// replicated boolean sharing whose other components are 0 (free).
-fn component2_planes(me: PartyId, vals: Option<impl Fn(usize) -> u128>, k: usize, n: usize) -> Vec<Rep3Bits> {
-    match vals {
-        Some(v) if me != 1 => BitVec::planes_from_fn(n, k, v)
+/// Bit planes `0..k` of `(x_2 − c) mod 2^k` (`B = x_2` for c = 0, `B' = x_2 − t` for c = t),
+/// transposed straight from the shares of parties 2 (as `a`) and 0 (as `b`): component `x_2` of
+/// a replicated boolean sharing whose other components are 0 (free).
+fn component2_planes<R: Ring>(me: PartyId, x: &Rep3<R>, c: u128, k: usize) -> Vec<Rep3Bits> {
+    let (r, n) = (x.ring(), x.len());
+    match component2(me, x) {
+        Some(v) => BitVec::planes_from_fn(n, k, |i| r.to_u128(v[i]).wrapping_sub(c) & mask(k))
             .into_iter()
             .map(|pl| {
                 if me == 2 {
@@ -128,18 +130,11 @@ fn reshare_planes(p: &mut Party, vals: Option<&[u128]>, k: usize, n: usize) -> R
     parts.into_iter().zip(prev).map(|(a, b)| Rep3Bits::from_parts(a, b)).collect()
 }
 
-/// The values `A = x_0 + x_1 mod t` (party 1, with the overflow bits `[x_0 + x_1 >= t]`) and
-/// `B = x_2` (parties 2 and 0) of a replicated sharing mod t, as integers.
-struct Split {
-    a: Option<(Vec<u128>, Vec<bool>)>,
-    b: Option<Vec<u128>>,
-}
-
-fn split<R: Ring>(me: PartyId, x: &Rep3<R>, t: u128) -> Split {
+/// Party 1's values `A = x_0 + x_1 mod t` of a replicated sharing mod t, as integers, with the
+/// overflow bits `[x_0 + x_1 >= t]` (`None` at the other parties).
+fn party1_sums<R: Ring>(me: PartyId, x: &Rep3<R>, t: u128) -> Option<(Vec<u128>, Vec<bool>)> {
     let r = x.ring();
-    let a = (me == 1).then(|| x.a.iter().zip(&x.b).map(|(&x1, &x0)| sum_mod(r.to_u128(x0), r.to_u128(x1), t)).unzip());
-    let b = component2(me, x).map(|v| v.iter().map(|&e| r.to_u128(e)).collect());
-    Split { a, b }
+    (me == 1).then(|| x.a.iter().zip(&x.b).map(|(&x1, &x0)| sum_mod(r.to_u128(x0), r.to_u128(x1), t)).unzip())
 }
 
 /// `(x_0 + x_1) mod t` and whether the sum reached t, for `x_0, x_1 < t`.
@@ -299,19 +294,17 @@ pub fn bit_extract_p_with<R: Ring>(
     let (me, n, r) = (p.id(), x.len(), x.ring());
     // B = x_2 (parties 2 and 0) and A = (x_0 + x_1) mod t (party 1), transposed straight from the
     // shares (no vectors of integers in between).
-    let b = component2(me, x);
-    let pb = component2_planes(me, b.map(|v| |i: usize| r.to_u128(v[i])), k, n);
+    let pb = component2_planes(me, x, 0, k);
     match circuit {
         Circuit::Paper => {
-            let a = split(me, x, t).a.map(|(v, _)| v);
+            let a = party1_sums(me, x, t).map(|(v, _)| v);
             let pa = reshare_planes(p, a.as_deref(), k, n)?;
             paper_mod_add(p, &pa, &pb, t, k, outputs, n)
         }
         Circuit::Parallel => {
             let a = (me == 1).then_some(|i: usize| sum_mod(r.to_u128(x.b[i]), r.to_u128(x.a[i]), t).0);
             let pa = input_planes(p, a, k, n)?;
-            let bt = b.map(|v| |i: usize| r.to_u128(v[i]).wrapping_sub(t) & mask(k));
-            let pbt = component2_planes(me, bt, k, n);
+            let pbt = component2_planes(me, x, t, k);
             let z = (t.trailing_zeros() as usize).min(k);
             Ok(parallel_mod_add(p, &pa, &pb, &pbt, k, z, outputs, false, n)?.0)
         }
@@ -418,14 +411,11 @@ fn scaled_overflow<R: Ring, S: Ring, T: Ring>(
             inj[0].add(&inj[1])?
         }
         Circuit::Parallel => {
-            let Split { a, b } = split(me, x, t);
-            let (a_vals, o01) = a.unzip();
+            let (a_vals, o01) = party1_sums(me, x, t).unzip();
             let pa = input_planes(p, a_vals.as_deref().map(|v| |i: usize| v[i]), l, n)?;
             let o01: Option<Vec<S::El>> = o01.map(|v| v.into_iter().map(|o| z2m.from_u128(o.into())).collect());
             let first = rep3::input(p, &z2m, 1, o01.as_deref(), n)?;
-            let pb = component2_planes(me, b.as_deref().map(|v| |i: usize| v[i]), l, n);
-            let bt = b.as_deref().map(|v| |i: usize| v[i].wrapping_sub(t) & mask(l));
-            let pbt = component2_planes(me, bt, l, n);
+            let (pb, pbt) = (component2_planes(me, x, 0, l), component2_planes(me, x, t, l));
             let z = (t.trailing_zeros() as usize).min(l);
             let (_, s) = parallel_mod_add(p, &pa, &pb, &pbt, l, z, &[], true, n)?;
             let second = rep3::bit_inject(p, &s.expect("requested"), &z2m)?;
