@@ -17,6 +17,7 @@
 //!   side gives additive shares mod 2^16 of `dot` and `ml`. From there the check is
 //!   MPCLift-Z16's (reshare with a zero sharing, lift `ml` to Z_2^32, ConstLift `b·dot`, one MSB).
 
+use argus_math::kernels::{correlate_u16, Correlation};
 use argus_math::Z16;
 use argus_mpc::galois::{self as gr, Basis};
 use argus_mpc::rep3::Rep3Bits;
@@ -235,6 +236,19 @@ fn products(a: &[u16], a_rows: &[usize], b: &[u16], len: usize) -> Result<Vec<u1
     Ok(out)
 }
 
+/// Every rotation of every query (`signals`: the buffer of [`rotation_windows`], each query's
+/// weights extended to `cols + rot − 1` columns) against every database row (`len` values), by
+/// Karatsuba's middle product ([`argus_math::kernels::correlate_u16`]: 0.42 of the multiplies of
+/// the windowed matrix product at the iris shape). Row `ℓ·nq + q` of the result is lag `ℓ`,
+/// the window starting at extended column `ℓ`, i.e. rotation index `rot − 1 − ℓ`.
+fn rotations(signals: &[u16], cols: usize, rot: usize, db: &[u16], len: usize) -> Result<Vec<u16>, MpcError> {
+    let shape = Correlation { positions: cols, width: len / cols, lags: rot };
+    let nq = signals.len() / shape.signal_len();
+    let mut out = vec![0u16; rot * nq * (db.len() / len)];
+    correlate_u16(shape, None, signals, db, &mut out).map_err(|e| MpcError::InvalidParameter(e.to_string()))?;
+    Ok(out)
+}
+
 /// The product row of rotation index `k` of query `q` among `nq` queries: queries in blocks of
 /// 16 and, inside a block, rotation-major. A 16-row tile of the matrix-product kernel then holds
 /// one rotation of up to 16 queries, the tiles of a block are the same windows shifted by whole
@@ -404,15 +418,16 @@ fn eye_products(
     let batch = |part: fn(&GrEyeShare) -> &Vec<u16>| {
         queries.iter().flat_map(|q| part(&q.entry[e]).iter().copied()).collect::<Vec<u16>>()
     };
-    let dot_db = products(&wcode, &code_rows, &db.rows[2 * e], len)?;
-    let ml_db = products(&wmask, &mask_rows, &db.rows[2 * e + 1], mlen)?;
+    let dot_db = rotations(&wcode, cols, rot, &db.rows[2 * e], len)?;
+    let ml_db = rotations(&wmask, cols, rot, &db.rows[2 * e + 1], mlen)?;
     let dot_b = products(&wcode, &code_rows, &batch(|x| &x.code), len)?;
     let ml_b = products(&wmask, &mask_rows, &batch(|x| &x.mask), mlen)?;
     let mut out = Chunker::new(rot * nq * (s + nq));
     for k in 0..rot {
         for q in 0..nq {
+            let lag = (rot - 1 - k) * nq + q;
+            out.extend(&dot_db[lag * s..(lag + 1) * s], &ml_db[lag * s..(lag + 1) * s]);
             let row = product_row(q, k, nq, rot);
-            out.extend(&dot_db[row * s..(row + 1) * s], &ml_db[row * s..(row + 1) * s]);
             out.extend(&dot_b[row * nq..(row + 1) * nq], &ml_b[row * nq..(row + 1) * nq]);
         }
     }

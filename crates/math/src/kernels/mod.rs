@@ -19,6 +19,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod api;
+mod correlate;
 mod dispatch;
 mod error;
 mod f65519;
@@ -42,6 +43,7 @@ mod simd;
 mod tests;
 
 pub use api::*;
+pub use correlate::{Correlation, MAX_LEVELS as MAX_CORRELATION_LEVELS};
 pub use error::KernelError;
 pub use f65519::P65519;
 pub use isa::{available, detected, Isa, ISA_ENV};

@@ -1,0 +1,369 @@
+//! Cross-correlations at many lags mod 2^16 — every rotation of every query against every
+//! database row — by Karatsuba's transposed algorithm (the "middle product", Hanrot, Quercia and
+//! Zimmermann 2004), on top of the matrix-product kernel.
+//!
+//! A signal `a` (one query, `n + L − 1` positions) against taps `b` (one database row, `n`
+//! positions) at lags `0..L` is `y_ℓ = Σ_c ⟨a[c + ℓ], b[c]⟩`, each position a vector of `width`
+//! values. Done directly that is `L · n · width` multiplies per pair. For two lags and two taps,
+//!
+//! ```text
+//! y_0 = a_0 b_0 + a_1 b_1 = m1 + m2      m1 = a_1 (b_0 + b_1)
+//! y_1 = a_1 b_0 + a_2 b_1 = m1 + m3      m2 = (a_0 − a_1) b_0     m3 = (a_2 − a_1) b_1
+//! ```
+//!
+//! three multiplies instead of four, with no division, so it is exact in any ring. Applied to
+//! even/odd lags and taps, one level turns the problem into three of half the lags and half the
+//! taps: taps `S = b_even + b_odd`, `E = b_even`, `O = b_odd`; signals `a_odd`, `a_even − a_odd`
+//! and `a_even(+1) − a_odd`; then `y_{2s} = P_S[s] + P_E[s]` and `y_{2s+1} = P_S[s] + P_O[s]`.
+//! `levels` levels cost `(3/4)^levels` of the multiplies (0.42 at 3 levels, 0.32 at 4) and
+//! leave `3^levels` small matrix products, each run by the ordinary kernel with overlapping
+//! query windows. The taps are transformed block by block of database rows, in cache, so the
+//! database keeps its plain layout; odd tap counts are padded with a zero tap, lags are padded
+//! to a multiple of `2^levels` and the extra ones dropped.
+
+use super::dispatch::Kernels;
+
+/// The shape of a many-lag correlation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Correlation {
+    /// Tap positions per database row (for iris codes: angular columns).
+    pub positions: usize,
+    /// Values per position (an angular column's cells), summed in each position's inner product.
+    pub width: usize,
+    /// Lags `0..lags` (rotations).
+    pub lags: usize,
+}
+
+impl Correlation {
+    /// Positions of one signal: `positions + lags − 1`.
+    pub fn signal_positions(&self) -> usize {
+        self.positions + self.lags - 1
+    }
+
+    /// Values of one signal.
+    pub fn signal_len(&self) -> usize {
+        self.signal_positions() * self.width
+    }
+
+    /// Values of one database row.
+    pub fn row_len(&self) -> usize {
+        self.positions * self.width
+    }
+
+    /// The levels [`super::correlate_u16`] uses when it is not told: as many as halve the lags
+    /// while every small product keeps at least 16 tap positions (below that the leaf products
+    /// get too short for the kernel and the transforms' overhead eats the saving; measured at
+    /// the iris shape, 200 columns of 64 values and 31 lags, where this gives 3).
+    pub fn default_levels(&self) -> usize {
+        let mut levels = 0;
+        let (mut n, mut lags) = (self.positions, self.lags);
+        while lags >= 2 && n.div_ceil(2) >= 16 && levels < MAX_LEVELS {
+            (n, lags) = (n.div_ceil(2), lags.div_ceil(2));
+            levels += 1;
+        }
+        levels
+    }
+}
+
+/// Most levels accepted (3^8 leaf products is far past any saving).
+pub const MAX_LEVELS: usize = 8;
+
+/// Database rows transformed at a time: their leaf taps (`(3/2)^levels` of the rows' size, 1.4 MB
+/// for 16 iris rows at 3 levels) stay in cache while the leaf products read them (16, 32, 64
+/// and 128 measured at the iris shape: 16 was fastest, by 3–10 %).
+const BLOCK_ROWS: usize = 16;
+
+/// Sizes at every level, root (0) to leaves (`levels`).
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    width: usize,
+    nq: usize,
+    lags: usize,
+    /// Tap positions at each level (an odd count is padded by one zero tap before halving).
+    n: Vec<usize>,
+    /// Lags at each level (the root's padded to a multiple of 2^levels).
+    l: Vec<usize>,
+}
+
+impl Plan {
+    pub(crate) fn new(shape: Correlation, nq: usize, levels: usize) -> Plan {
+        let lags0 = shape.lags.next_multiple_of(1 << levels);
+        let (mut n, mut l) = (vec![shape.positions], vec![lags0]);
+        for _ in 0..levels {
+            n.push(n.last().expect("root").div_ceil(2));
+            l.push(l.last().expect("root") / 2);
+        }
+        Plan { width: shape.width, nq, lags: shape.lags, n, l }
+    }
+
+    fn levels(&self) -> usize {
+        self.n.len() - 1
+    }
+
+    fn leaves(&self) -> usize {
+        3usize.pow(self.levels() as u32)
+    }
+
+    /// Values of one signal at level `i`.
+    fn sig_len(&self, i: usize) -> usize {
+        (self.n[i] + self.l[i] - 1) * self.width
+    }
+
+    /// Values of one tap row at level `i`.
+    fn tap_len(&self, i: usize) -> usize {
+        self.n[i] * self.width
+    }
+}
+
+/// `a`, read as zero past its end.
+fn at(a: &[u16], i: usize) -> u16 {
+    a.get(i).copied().unwrap_or(0)
+}
+
+/// One level of the signal transform: the three child signals of `a` (level `i`), each
+/// `sig_len(i + 1)` values, appended to `out[0..3]`.
+fn split_signal(a: &[u16], width: usize, child_positions: usize, out: &mut [Vec<u16>; 3]) {
+    for j in 0..child_positions {
+        let (even, odd, next) = (2 * j * width, (2 * j + 1) * width, (2 * j + 2) * width);
+        for t in 0..width {
+            let (e, o, x) = (at(a, even + t), at(a, odd + t), at(a, next + t));
+            out[0].push(o);
+            out[1].push(e.wrapping_sub(o));
+            out[2].push(x.wrapping_sub(o));
+        }
+    }
+}
+
+/// Every query's leaf signals: `leaves × nq` signals of `sig_len(levels)` values, leaf-major.
+/// Leaf `f`'s path from the root is `f` in base 3, most significant digit first (S, E, O).
+pub(crate) fn leaf_signals(plan: &Plan, signals: &[u16], sig_len0: usize) -> Vec<u16> {
+    // Level 0: each query's signal padded (with zeros, by `at`) to the padded lags.
+    let mut level: Vec<Vec<u16>> = signals.chunks_exact(sig_len0).map(|s| s.to_vec()).collect();
+    for i in 0..plan.levels() {
+        let child = plan.n[i + 1] + plan.l[i + 1] - 1;
+        let mut next = Vec::with_capacity(level.len() * 3);
+        for a in &level {
+            let mut out: [Vec<u16>; 3] = Default::default();
+            split_signal(a, plan.width, child, &mut out);
+            next.extend(out);
+        }
+        level = next;
+    }
+    // `level` is [query][leaf] (each query's subtree in order); the products want [leaf][query].
+    let leaves = plan.leaves();
+    let mut out = Vec::with_capacity(leaves * plan.nq * plan.sig_len(plan.levels()));
+    for f in 0..leaves {
+        for q in 0..plan.nq {
+            out.extend_from_slice(&level[q * leaves + f]);
+        }
+    }
+    out
+}
+
+/// One level of the tap transform for `rows` rows: node after node of level `i` in `src`
+/// (`nodes × rows × tap_len(i)`), children S, E, O after each other in `dst` (every value of
+/// `dst` is written, so it is only grown, never cleared).
+fn split_taps(plan: &Plan, i: usize, rows: usize, src: &[u16], dst: &mut Vec<u16>) {
+    let (w, n, half) = (plan.width, plan.n[i], plan.n[i + 1]);
+    let child = rows * half * w;
+    let nodes = src.len() / (rows * n * w);
+    grow(dst, 3 * nodes * child);
+    for (node, out) in src.chunks_exact(rows * n * w).zip(dst.chunks_exact_mut(3 * child)) {
+        let (s, rest) = out.split_at_mut(child);
+        let (e, o) = rest.split_at_mut(child);
+        for (((row, s), e), o) in node
+            .chunks_exact(n * w)
+            .zip(s.chunks_exact_mut(half * w))
+            .zip(e.chunks_exact_mut(half * w))
+            .zip(o.chunks_exact_mut(half * w))
+        {
+            // Whole pairs of positions in one pass; an odd count's last tap pairs with a zero.
+            let pairs = n / 2;
+            let (row_pairs, last) = row.split_at(2 * pairs * w);
+            for (((pair, s), e), o) in row_pairs
+                .chunks_exact(2 * w)
+                .zip(s.chunks_exact_mut(w))
+                .zip(e.chunks_exact_mut(w))
+                .zip(o.chunks_exact_mut(w))
+            {
+                let (even, odd) = pair.split_at(w);
+                for t in 0..w {
+                    let (x, y) = (even[t], odd[t]);
+                    e[t] = x;
+                    o[t] = y;
+                    s[t] = x.wrapping_add(y);
+                }
+            }
+            if !last.is_empty() {
+                s[pairs * w..].copy_from_slice(last);
+                e[pairs * w..].copy_from_slice(last);
+                o[pairs * w..].fill(0);
+            }
+        }
+    }
+}
+
+/// Makes `v` at least `n` long. The buffers are reused for levels of different sizes; growing
+/// only (never truncating) keeps them from being zero-filled again block after block.
+fn grow(v: &mut Vec<u16>, n: usize) {
+    if v.len() < n {
+        v.resize(n, 0);
+    }
+}
+
+/// Per-thread buffers of [`correlate_part`], reused across blocks.
+#[derive(Default)]
+struct Scratch {
+    taps: [Vec<u16>; 2],
+    outs: [Vec<u16>; 2],
+}
+
+/// The correlation of every query against the rows of `b` (a part of the database), into
+/// `out` (`lags · nq` rows of `b.len() / row_len` values, lag-major, then query).
+pub(crate) fn correlate_part(k: &dyn Kernels, plan: &Plan, leaf_sigs: &[u16], b: &[u16], out: &mut [u16]) {
+    let levels = plan.levels();
+    let row_len = plan.tap_len(0);
+    let rows_b = b.len() / row_len;
+    let leaf_sig = plan.sig_len(levels);
+    let leaf_taps = plan.tap_len(levels);
+    let leaf_rows = plan.l[levels] * plan.nq;
+    // Query row (λ, q) of a leaf product is the window of lag λ in query q's leaf signal.
+    let a_rows: Vec<usize> =
+        (0..plan.l[levels]).flat_map(|lag| (0..plan.nq).map(move |q| q * leaf_sig + lag * plan.width)).collect();
+    let mut sc = Scratch::default();
+    for j0 in (0..rows_b).step_by(BLOCK_ROWS) {
+        let rows = BLOCK_ROWS.min(rows_b - j0);
+        let block = &b[j0 * row_len..(j0 + rows) * row_len];
+        // Taps down to the leaves (ping-pong between two buffers; level 0 is the block itself).
+        let mut cur = None;
+        for i in 0..levels {
+            let [t0, t1] = &mut sc.taps;
+            let len = 3usize.pow(i as u32) * rows * plan.tap_len(i);
+            let (src, dst): (&[u16], _) = match cur {
+                None => (block, t0),
+                Some(0) => (&t0[..len], t1),
+                Some(_) => (&t1[..len], t0),
+            };
+            split_taps(plan, i, rows, src, dst);
+            cur = Some(cur.map_or(0, |c| c ^ 1));
+        }
+        let taps: &[u16] = match cur {
+            None => block,
+            Some(c) => &sc.taps[c],
+        };
+        // One product per leaf: [leaf][λ][q][row].
+        let outs = &mut sc.outs[0];
+        grow(outs, plan.leaves() * leaf_rows * rows);
+        for (f, o) in outs[..plan.leaves() * leaf_rows * rows].chunks_exact_mut(leaf_rows * rows).enumerate() {
+            let a = &leaf_sigs[f * plan.nq * leaf_sig..][..plan.nq * leaf_sig];
+            k.gemm_u16(a, &a_rows, &taps[f * rows * leaf_taps..][..rows * leaf_taps], leaf_taps, o);
+        }
+        // Results up to the root: y[2s] = P_S[s] + P_E[s], y[2s+1] = P_S[s] + P_O[s].
+        let slab = plan.nq * rows;
+        let mut cur = 0;
+        for i in (0..levels).rev() {
+            let [o0, o1] = &mut sc.outs;
+            let (src, dst) = if cur == 0 { (&o0[..], o1) } else { (&o1[..], o0) };
+            let (child, parent) = (plan.l[i + 1] * slab, plan.l[i] * slab);
+            let nodes = 3usize.pow(i as u32);
+            grow(dst, nodes * parent);
+            for (node, y) in
+                src[..3 * nodes * child].chunks_exact(3 * child).zip(dst[..nodes * parent].chunks_exact_mut(parent))
+            {
+                let (ps, rest) = node.split_at(child);
+                let (pe, po) = rest.split_at(child);
+                for (((y, ps), pe), po) in y
+                    .chunks_exact_mut(2 * slab)
+                    .zip(ps.chunks_exact(slab))
+                    .zip(pe.chunks_exact(slab))
+                    .zip(po.chunks_exact(slab))
+                {
+                    let (y0, y1) = y.split_at_mut(slab);
+                    for ((y0, &x), &e) in y0.iter_mut().zip(ps).zip(pe) {
+                        *y0 = x.wrapping_add(e);
+                    }
+                    for ((y1, &x), &o) in y1.iter_mut().zip(ps).zip(po) {
+                        *y1 = x.wrapping_add(o);
+                    }
+                }
+            }
+            cur ^= 1;
+        }
+        // The root's lags that were asked for, into the part's output columns j0..j0 + rows.
+        let root = &sc.outs[cur][..plan.l[0] * slab];
+        for (r, y) in root.chunks_exact(rows).take(plan.lags * plan.nq).enumerate() {
+            out[r * rows_b + j0..][..rows].copy_from_slice(y);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{correlate_u16_with, Isa};
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The definition: `y[(ℓ·nq + q)·rows + j] = Σ_c ⟨a_q[c + ℓ], b_j[c]⟩`.
+    fn direct(shape: Correlation, a: &[u16], b: &[u16]) -> Vec<u16> {
+        let (sl, rl) = (shape.signal_len(), shape.row_len());
+        let (nq, rows) = (a.len() / sl, b.len() / rl);
+        let mut y = vec![0u16; shape.lags * nq * rows];
+        for l in 0..shape.lags {
+            for q in 0..nq {
+                for j in 0..rows {
+                    let x = &a[q * sl + l * shape.width..][..rl];
+                    y[(l * nq + q) * rows + j] =
+                        x.iter().zip(&b[j * rl..][..rl]).fold(0u16, |s, (u, v)| s.wrapping_add(u.wrapping_mul(*v)));
+                }
+            }
+        }
+        y
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        /// Every level count, odd and even tap and lag counts, several blocks of rows: exactly
+        /// the direct correlation, on every kernel level.
+        #[test]
+        fn karatsuba_correlation_is_exact(
+            positions in 1usize..40, width in 1usize..6, lags in 1usize..40, nq in 1usize..5,
+            rows in 0usize..150, levels in 0usize..6, seed in any::<u64>(),
+        ) {
+            let shape = Correlation { positions, width, lags };
+            let mut x = seed | 1;
+            let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x as u16 };
+            let a: Vec<u16> = (0..nq * shape.signal_len()).map(|_| next()).collect();
+            let b: Vec<u16> = (0..rows * shape.row_len()).map(|_| next()).collect();
+            let want = direct(shape, &a, &b);
+            for isa in [Isa::Portable, super::super::detected()] {
+                let mut got = vec![0u16; want.len()];
+                correlate_u16_with(isa, shape, Some(levels), &a, &b, &mut got).unwrap();
+                prop_assert_eq!(&got, &want, "{:?} levels {} isa {:?}", shape, levels, isa);
+            }
+        }
+    }
+
+    /// Edge values: all ones (−1), the largest products, and zero.
+    #[test]
+    fn extreme_values() {
+        let shape = Correlation { positions: 25, width: 64, lags: 31 };
+        for v in [0u16, 1, 0x7fff, 0x8000, 0xffff] {
+            let a = vec![v; 3 * shape.signal_len()];
+            let b = vec![v; 70 * shape.row_len()];
+            let want = direct(shape, &a, &b);
+            for levels in 0..=4 {
+                let mut got = vec![0u16; want.len()];
+                correlate_u16_with(super::super::detected(), shape, Some(levels), &a, &b, &mut got).unwrap();
+                assert_eq!(got, want, "value {v:#x} levels {levels}");
+            }
+        }
+    }
+
+    #[test]
+    fn default_levels_at_the_iris_shapes() {
+        assert_eq!(Correlation { positions: 200, width: 64, lags: 31 }.default_levels(), 3);
+        assert_eq!(Correlation { positions: 256, width: 64, lags: 31 }.default_levels(), 4);
+        assert_eq!(Correlation { positions: 200, width: 64, lags: 1 }.default_levels(), 0);
+        assert_eq!(Correlation { positions: 8, width: 4, lags: 31 }.default_levels(), 0);
+    }
+}
