@@ -137,7 +137,7 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
 /// for replicated sharing (eq. 6), one for Shamir; GR(2^16, 4) includes the weights of the query
 /// rows. The paper's figures are its 64-core Graviton3 rates divided by 64.
 fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
-    use argus_math::{kernels, Fp, Ring, Z16, Z32};
+    use argus_math::{kernels, Ring, Zt64, Z16, Z32};
     const LEN: usize = 12800;
     let (mq, nr) = (64usize, 2048usize);
     let reps = a.reps.max(1);
@@ -146,8 +146,12 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
     let f16: Vec<u16> = q16.iter().map(|&v| v % 65519).collect();
     let g16: Vec<u16> = d16.iter().map(|&v| v % 65519).collect();
     let (q32, d32) = (Z32::new().sample_vec(&mut rng, mq * LEN), Z32::new().sample_vec(&mut rng, nr * LEN));
-    let p32 = Fp::new(4_294_967_291).map_err(|e| e.to_string())?; // 2^32 − 5
-    let (fq, fd) = (p32.sample_vec(&mut rng, mq * LEN), p32.sample_vec(&mut rng, nr * LEN));
+    const P32: u32 = 4_294_967_291; // 2^32 − 5
+    let f32_field = Zt64::new(P32.into()).map_err(|e| e.to_string())?;
+    let share32 = |n: usize| -> Vec<u32> {
+        f32_field.sample_vec(&mut rand::rngs::OsRng, n).into_iter().map(|v| v as u32).collect()
+    };
+    let (fq, fd) = (share32(mq * LEN), share32(nr * LEN));
     let err = |e: kernels::KernelError| e.to_string();
     type Run<'a> = Box<dyn Fn() -> Result<(), String> + 'a>;
     // (variant, modulus bits, paper per core (M/s), one block of local work)
@@ -191,10 +195,7 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
             "F32",
             32,
             21.0 / 64.0,
-            Box::new(|| {
-                p32.gemm(&fq, &fd, LEN, &mut vec![0u128; mq * nr]);
-                Ok(())
-            }),
+            Box::new(|| kernels::gemm_mod_p32(P32, &fq, &fd, LEN, &mut vec![0u32; mq * nr]).map_err(err)),
         ),
     ];
     println!(

@@ -363,3 +363,33 @@ pub fn correlate_u16_with(
     });
     Ok(())
 }
+
+/// Matrix product modulo `p` (any `2 <= p < 2^32`, e.g. the prime 2^32 − 5 of Shamir sharing
+/// over a 32-bit field) on `u32` values: `out[i·rows_b + j] = Σ_k a_i[k]·b_j[k] mod p`, exact for
+/// any inputs (they need not be below `p`). Shapes as in [`gemm_u16`].
+///
+/// Errors: [`KernelError::ShapeMismatch`] as there, or if `p < 2`; nothing is written then.
+pub fn gemm_mod_p32(p: u32, a: &[u32], b: &[u32], len: usize, out: &mut [u32]) -> Result<(), KernelError> {
+    gemm_mod_p32_with(detected(), p, a, b, len, out)
+}
+
+/// [`gemm_mod_p32`] at a forced level: the best available one ≤ `isa`.
+pub fn gemm_mod_p32_with(
+    isa: Isa,
+    p: u32,
+    a: &[u32],
+    b: &[u32],
+    len: usize,
+    out: &mut [u32],
+) -> Result<(), KernelError> {
+    if p < 2 {
+        return Err(KernelError::ShapeMismatch { what: "modulus p (at least)", expected: 2, got: p as usize });
+    }
+    gemm_shape(a.len(), b.len(), len, out.len())?;
+    let level = backend(isa).isa();
+    split_rows(a.len() / len, b, len, out, |b, out| {
+        super::p32::gemm(level, p, a, b, len, out);
+        true
+    });
+    Ok(())
+}

@@ -11,7 +11,6 @@ use super::{f65519, portable};
 /// where noted.
 pub(crate) trait Kernels: Sync {
     /// The level this implementation represents.
-    #[cfg_attr(not(test), allow(dead_code))]
     fn isa(&self) -> Isa;
 
     fn add_u16(&self, dst: &mut [u16], src: &[u16]);

@@ -25,6 +25,7 @@ mod error;
 mod f65519;
 mod isa;
 mod measure;
+mod p32;
 mod portable;
 mod threads;
 
