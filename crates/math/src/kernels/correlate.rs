@@ -74,6 +74,9 @@ pub const MAX_LEVELS: usize = 8;
 /// shape 12, 18 and 24 measured 160 ms per 16 × 31 × 4000 products, 16 measured 177, 36–48 166.
 const BLOCK_ROWS: usize = 24;
 
+/// The same for the packed kernel: two groups of 16 rows.
+const PACKED_BLOCK_ROWS: usize = 32;
+
 /// Sizes at every level, root (0) to leaves (`levels`).
 #[derive(Clone, Debug)]
 pub(crate) struct Plan {
@@ -137,7 +140,7 @@ fn split_signal(a: &[u16], width: usize, child_positions: usize, out: &mut [Vec<
 
 /// Every query's leaf signals: `leaves × nq` signals of `sig_len(levels)` values, leaf-major.
 /// Leaf `f`'s path from the root is `f` in base 3, most significant digit first (S, E, O).
-pub(crate) fn leaf_signals(plan: &Plan, signals: &[u16], sig_len0: usize) -> Vec<u16> {
+fn leaf_signals(plan: &Plan, signals: &[u16], sig_len0: usize) -> Vec<u16> {
     // Level 0: each query's signal padded (with zeros, by `at`) to the padded lags.
     let mut level: Vec<Vec<u16>> = signals.chunks_exact(sig_len0).map(|s| s.to_vec()).collect();
     for i in 0..plan.levels() {
@@ -219,21 +222,63 @@ struct Scratch {
     outs: [Vec<u16>; 2],
 }
 
+/// The query side of the leaf products, made once per correlation: each leaf's query rows as
+/// windows of its signals (`Rows`), or packed 16 rows side by side for the AVX-512 VNNI kernel
+/// of `packed.rs` (`Packed`), whose one multiply-accumulate serves 16 dot products with no
+/// horizontal sums — what the short leaf products need. AMX keeps its own tile kernel.
+pub(crate) enum LeafQueries {
+    /// `leaves × nq` signals of `sig_len(levels)` values, leaf-major.
+    Rows(Vec<u16>),
+    /// Per leaf, [`super::packed::packed_len`] values.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    Packed(Vec<u16>),
+}
+
+impl LeafQueries {
+    pub(crate) fn new(k: &dyn Kernels, plan: &Plan, signals: &[u16], sig_len0: usize) -> LeafQueries {
+        let sigs = leaf_signals(plan, signals, sig_len0);
+        #[cfg(target_arch = "x86_64")]
+        if k.isa() == super::Isa::Avx512Vnni {
+            let (rows, len) = (plan.leaf_rows(), plan.tap_len(plan.levels()));
+            let mut packed = Vec::with_capacity(plan.leaves() * super::packed::packed_len(rows.len(), len));
+            for leaf in sigs.chunks_exact(plan.nq * plan.sig_len(plan.levels())) {
+                super::packed::pack_rows(leaf, &rows, len, &mut packed);
+            }
+            return LeafQueries::Packed(packed);
+        }
+        let _ = k;
+        LeafQueries::Rows(sigs)
+    }
+}
+
+impl Plan {
+    /// Where query row (λ, q) of a leaf product starts in its leaf's signals: the window of lag
+    /// λ in query q's leaf signal.
+    fn leaf_rows(&self) -> Vec<usize> {
+        let (lags, sig) = (self.l[self.levels()], self.sig_len(self.levels()));
+        (0..lags).flat_map(|lag| (0..self.nq).map(move |q| q * sig + lag * self.width)).collect()
+    }
+}
+
 /// The correlation of every query against the rows of `b` (a part of the database), into
 /// `out` (`lags · nq` rows of `b.len() / row_len` values, lag-major, then query).
-pub(crate) fn correlate_part(k: &dyn Kernels, plan: &Plan, leaf_sigs: &[u16], b: &[u16], out: &mut [u16]) {
+///
+/// Per block of database rows: the taps down to the leaves, one product per leaf, the leaves'
+/// results up to the root. The results of a node are `[outer][lag][slab]`: `outer = 1`,
+/// `slab = nq · rows` as the backend's products write them (`[lag][q][row]`), or `outer =
+/// rows`, `slab = nq` as the packed kernel writes them (`[row][lag][q]`).
+pub(crate) fn correlate_part(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &[u16], out: &mut [u16]) {
     let levels = plan.levels();
     let row_len = plan.tap_len(0);
     let rows_b = b.len() / row_len;
-    let leaf_sig = plan.sig_len(levels);
     let leaf_taps = plan.tap_len(levels);
-    let leaf_rows = plan.l[levels] * plan.nq;
-    // Query row (λ, q) of a leaf product is the window of lag λ in query q's leaf signal.
-    let a_rows: Vec<usize> =
-        (0..plan.l[levels]).flat_map(|lag| (0..plan.nq).map(move |q| q * leaf_sig + lag * plan.width)).collect();
+    let a_rows = plan.leaf_rows();
+    let leaf_rows = a_rows.len();
     let mut sc = Scratch::default();
-    for j0 in (0..rows_b).step_by(BLOCK_ROWS) {
-        let rows = BLOCK_ROWS.min(rows_b - j0);
+    let packed = matches!(queries, LeafQueries::Packed(_));
+    let block_rows = if packed { PACKED_BLOCK_ROWS } else { BLOCK_ROWS };
+    for j0 in (0..rows_b).step_by(block_rows) {
+        let rows = block_rows.min(rows_b - j0);
         let block = &b[j0 * row_len..(j0 + rows) * row_len];
         // Taps down to the leaves (ping-pong between two buffers; level 0 is the block itself).
         let mut cur = None;
@@ -252,48 +297,69 @@ pub(crate) fn correlate_part(k: &dyn Kernels, plan: &Plan, leaf_sigs: &[u16], b:
             None => block,
             Some(c) => &sc.taps[c],
         };
-        // One product per leaf: [leaf][λ][q][row].
+        // One product per leaf.
         let outs = &mut sc.outs[0];
         grow(outs, plan.leaves() * leaf_rows * rows);
-        for (f, o) in outs[..plan.leaves() * leaf_rows * rows].chunks_exact_mut(leaf_rows * rows).enumerate() {
-            let a = &leaf_sigs[f * plan.nq * leaf_sig..][..plan.nq * leaf_sig];
-            k.gemm_u16(a, &a_rows, &taps[f * rows * leaf_taps..][..rows * leaf_taps], leaf_taps, o);
+        let leaf_outs = outs[..plan.leaves() * leaf_rows * rows].chunks_exact_mut(leaf_rows * rows);
+        for (f, o) in leaf_outs.enumerate() {
+            let taps = &taps[f * rows * leaf_taps..][..rows * leaf_taps];
+            match queries {
+                LeafQueries::Rows(sigs) => {
+                    let sig = plan.nq * plan.sig_len(levels);
+                    k.gemm_u16(&sigs[f * sig..][..sig], &a_rows, taps, leaf_taps, o)
+                }
+                #[cfg(target_arch = "x86_64")]
+                LeafQueries::Packed(ap) => {
+                    let n = super::packed::packed_len(leaf_rows, leaf_taps);
+                    // SAFETY: `Packed` is made only at the AVX-512 VNNI level, which the CPU has.
+                    unsafe { super::packed::gemm_packed(&ap[f * n..][..n], leaf_rows, taps, leaf_taps, o, leaf_rows) }
+                }
+                #[cfg(not(target_arch = "x86_64"))]
+                LeafQueries::Packed(_) => unreachable!("packed leaves are made on x86-64 only"),
+            }
         }
         // Results up to the root: y[2s] = P_S[s] + P_E[s], y[2s+1] = P_S[s] + P_O[s].
-        let slab = plan.nq * rows;
+        let (outer, slab) = if packed { (rows, plan.nq) } else { (1, plan.nq * rows) };
         let mut cur = 0;
         for i in (0..levels).rev() {
             let [o0, o1] = &mut sc.outs;
             let (src, dst) = if cur == 0 { (&o0[..], o1) } else { (&o1[..], o0) };
             let (child, parent) = (plan.l[i + 1] * slab, plan.l[i] * slab);
             let nodes = 3usize.pow(i as u32);
-            grow(dst, nodes * parent);
-            for (node, y) in
-                src[..3 * nodes * child].chunks_exact(3 * child).zip(dst[..nodes * parent].chunks_exact_mut(parent))
-            {
-                let (ps, rest) = node.split_at(child);
-                let (pe, po) = rest.split_at(child);
-                for (((y, ps), pe), po) in y
-                    .chunks_exact_mut(2 * slab)
-                    .zip(ps.chunks_exact(slab))
-                    .zip(pe.chunks_exact(slab))
-                    .zip(po.chunks_exact(slab))
-                {
-                    let (y0, y1) = y.split_at_mut(slab);
-                    for ((y0, &x), &e) in y0.iter_mut().zip(ps).zip(pe) {
-                        *y0 = x.wrapping_add(e);
-                    }
-                    for ((y1, &x), &o) in y1.iter_mut().zip(ps).zip(po) {
-                        *y1 = x.wrapping_add(o);
+            grow(dst, nodes * outer * parent);
+            let src = src[..3 * nodes * outer * child].chunks_exact(3 * outer * child);
+            for (node, y) in src.zip(dst[..nodes * outer * parent].chunks_exact_mut(outer * parent)) {
+                let (ps, rest) = node.split_at(outer * child);
+                let (pe, po) = rest.split_at(outer * child);
+                let parts = ps.chunks_exact(child).zip(pe.chunks_exact(child)).zip(po.chunks_exact(child));
+                for (y, ((ps, pe), po)) in y.chunks_exact_mut(parent).zip(parts) {
+                    let lags = ps.chunks_exact(slab).zip(pe.chunks_exact(slab)).zip(po.chunks_exact(slab));
+                    for (y, ((ps, pe), po)) in y.chunks_exact_mut(2 * slab).zip(lags) {
+                        let (y0, y1) = y.split_at_mut(slab);
+                        for ((y0, &x), &e) in y0.iter_mut().zip(ps).zip(pe) {
+                            *y0 = x.wrapping_add(e);
+                        }
+                        for ((y1, &x), &o) in y1.iter_mut().zip(ps).zip(po) {
+                            *y1 = x.wrapping_add(o);
+                        }
                     }
                 }
             }
             cur ^= 1;
         }
         // The root's lags that were asked for, into the part's output columns j0..j0 + rows.
-        let root = &sc.outs[cur][..plan.l[0] * slab];
-        for (r, y) in root.chunks_exact(rows).take(plan.lags * plan.nq).enumerate() {
-            out[r * rows_b + j0..][..rows].copy_from_slice(y);
+        let root = &sc.outs[cur][..outer * plan.l[0] * slab];
+        let wanted = plan.lags * plan.nq;
+        if packed {
+            for (j, y) in root.chunks_exact(plan.l[0] * plan.nq).enumerate() {
+                for (r, &v) in y[..wanted].iter().enumerate() {
+                    out[r * rows_b + j0 + j] = v;
+                }
+            }
+        } else {
+            for (r, y) in root.chunks_exact(rows).take(wanted).enumerate() {
+                out[r * rows_b + j0..][..rows].copy_from_slice(y);
+            }
         }
     }
 }

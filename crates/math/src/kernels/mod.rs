@@ -38,6 +38,8 @@ mod avx512;
 #[cfg(target_arch = "x86_64")]
 mod gemm;
 #[cfg(target_arch = "x86_64")]
+mod packed;
+#[cfg(target_arch = "x86_64")]
 mod simd;
 
 #[cfg(test)]
