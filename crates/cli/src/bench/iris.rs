@@ -277,8 +277,8 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
         Box::new(|| kernels::gemm_u16_rows(&wide, &starts, &d16, LEN, &mut vec![0u16; rows * nr]).map_err(err));
     let what = "the same as 31 rotation windows of 16 queries (the service's layout)";
     records.push(one_core("GR16-windows496", what, windows)?);
-    // The same rotations by Karatsuba's middle product (what the service runs): 0.42 of the
-    // multiplies at 3 levels.
+    // The same rotations by Karatsuba's middle product (what the service runs): (3/4)^levels of
+    // the multiplies.
     let shape = kernels::Correlation { positions: 200, width, lags: rot };
     let karatsuba: Run =
         Box::new(|| kernels::correlate_u16(shape, None, &wide, &d16, &mut vec![0u16; rows * nr]).map_err(err));

@@ -303,7 +303,7 @@ pub fn gemm_f65519_with(isa: Isa, a: &[u16], b: &[u16], len: usize, out: &mut [u
 /// `positions + lags − 1` positions of `width` values), `taps` holds `rows = taps.len() /
 /// shape.row_len()` database rows; afterwards `out[(ℓ·nq + q)·rows + j] = Σ_c ⟨signal_q[c + ℓ],
 /// row_j[c]⟩` (positions as vectors of `width` values, wrapping). `levels`: `None` for
-/// [`Correlation::default_levels`], 0 for the direct product.
+/// [`Correlation::default_levels_at`] the level used, 0 for the direct product.
 ///
 /// Errors: [`KernelError::ShapeMismatch`] if a dimension is 0, if `levels` exceeds
 /// [`MAX_CORRELATION_LEVELS`], if `signals` or `taps` is not a whole number of signals or rows,
@@ -331,7 +331,7 @@ pub fn correlate_u16_with(
     if let Some((what, _)) = dims.iter().find(|(_, v)| *v == 0) {
         return Err(KernelError::ShapeMismatch { what: *what, expected: 1, got: 0 });
     }
-    let levels = levels.unwrap_or_else(|| shape.default_levels());
+    let levels = levels.unwrap_or_else(|| shape.default_levels_at(backend(isa).isa()));
     if levels > MAX_CORRELATION_LEVELS {
         return Err(KernelError::ShapeMismatch {
             what: "levels (at most)",
