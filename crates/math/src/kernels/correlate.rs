@@ -176,6 +176,7 @@ fn leaf_signals(plan: &Plan, signals: &[u16], sig_len0: usize) -> Vec<u16> {
 /// One level of the tap transform for `rows` rows: node after node of level `i` in `src`
 /// (`nodes × rows × tap_len(i)`), children S, E, O after each other in `dst` (every value of
 /// `dst` is written, so it is only grown, never cleared).
+#[inline(always)]
 fn split_taps(plan: &Plan, i: usize, rows: usize, src: &[u16], dst: &mut Vec<u16>) {
     let (w, n, half) = (plan.width, plan.n[i], plan.n[i + 1]);
     let child = rows * half * w;
@@ -218,6 +219,7 @@ fn split_taps(plan: &Plan, i: usize, rows: usize, src: &[u16], dst: &mut Vec<u16
 
 /// Makes `v` at least `n` long. The buffers are reused for levels of different sizes; growing
 /// only (never truncating) keeps them from being zero-filled again block after block.
+#[inline(always)]
 fn grow(v: &mut Vec<u16>, n: usize) {
     if v.len() < n {
         v.resize(n, 0);
@@ -277,6 +279,24 @@ impl Plan {
 /// `slab = nq · rows` as the backend's products write them (`[lag][q][row]`), or `outer =
 /// rows`, `slab = nq` as the packed kernel writes them (`[row][lag][q]`).
 pub(crate) fn correlate_part(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &[u16], out: &mut [u16]) {
+    #[cfg(target_arch = "x86_64")]
+    if matches!(queries, LeafQueries::Packed(_)) {
+        // SAFETY: `Packed` is made only at the AVX-512 VNNI level, which the CPU has.
+        return unsafe { correlate_part_avx512(k, plan, queries, b, out) };
+    }
+    correlate_part_body(k, plan, queries, b, out)
+}
+
+/// [`correlate_part_body`] compiled for AVX-512: its transforms and sums are plain loops, which
+/// the compiler then vectorises 32 values at a time instead of 8.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn correlate_part_avx512(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &[u16], out: &mut [u16]) {
+    correlate_part_body(k, plan, queries, b, out)
+}
+
+#[inline(always)]
+fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &[u16], out: &mut [u16]) {
     let levels = plan.levels();
     let row_len = plan.tap_len(0);
     let rows_b = b.len() / row_len;
