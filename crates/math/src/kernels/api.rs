@@ -329,7 +329,7 @@ pub fn correlate_u16_with(
 ) -> Result<(), KernelError> {
     let dims = [("positions", shape.positions), ("width", shape.width), ("lags", shape.lags)];
     if let Some((what, _)) = dims.iter().find(|(_, v)| *v == 0) {
-        return Err(KernelError::ShapeMismatch { what: *what, expected: 1, got: 0 });
+        return Err(KernelError::ShapeMismatch { what, expected: 1, got: 0 });
     }
     let levels = levels.unwrap_or_else(|| shape.default_levels_at(backend(isa).isa()));
     if levels > MAX_CORRELATION_LEVELS {
