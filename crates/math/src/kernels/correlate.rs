@@ -16,8 +16,8 @@
 //! taps: taps `S = b_even + b_odd`, `E = b_even`, `O = b_odd`; signals `a_odd`, `a_even − a_odd`
 //! and `a_even(+1) − a_odd`; then `y_{2s} = P_S[s] + P_E[s]` and `y_{2s+1} = P_S[s] + P_O[s]`.
 //! `levels` levels cost `(3/4)^levels` of the multiplies (0.42 at 3 levels, 0.32 at 4) and
-//! leave `3^levels` small matrix products, each run by the ordinary kernel with overlapping
-//! query windows. The taps are transformed block by block of database rows, in cache, so the
+//! leave `3^levels` small matrix products: the backend's kernel with overlapping query windows,
+//! or at the AVX-512 VNNI level the packed-queries kernel of `packed.rs`. The taps are transformed block by block of database rows, in cache, so the
 //! database keeps its plain layout; odd tap counts are padded with a zero tap, lags are padded
 //! to a multiple of `2^levels` and the extra ones dropped.
 
@@ -37,7 +37,7 @@ pub struct Correlation {
 impl Correlation {
     /// Positions of one signal: `positions + lags − 1`.
     pub fn signal_positions(&self) -> usize {
-        self.positions + self.lags - 1
+        (self.positions + self.lags).saturating_sub(1)
     }
 
     /// Values of one signal.
@@ -59,9 +59,9 @@ impl Correlation {
     /// The levels used at kernel level `isa`: as many as halve the lags while every leaf
     /// product keeps enough tap positions — 12 with the packed AVX-512 VNNI kernel, 16 with the
     /// others, whose horizontal sum per dot product weighs on short products. At the iris shape
-    /// (200 columns of 64 values, 31 lags) that is 4 levels (0.32 of the multiplies; 5 % faster
-    /// end to end than 3 at batches of 32, even at 16) and 3 levels (0.42; 4 measured 9 %
-    /// slower there).
+    /// (200 columns of 64 values, 31 lags): 4 levels on the packed kernel (0.32 of the
+    /// multiplies; 5 % faster end to end than 3 at batches of 32, even at 16), 3 on the others
+    /// (0.42; 4 measured 9 % slower with the row kernel).
     pub fn default_levels_at(&self, isa: super::Isa) -> usize {
         let min = if isa == super::Isa::Avx512Vnni { 12 } else { 16 };
         let mut levels = 0;
@@ -83,7 +83,8 @@ pub const MAX_LEVELS: usize = 8;
 /// shape 12, 18 and 24 measured 160 ms per 16 × 31 × 4000 products, 16 measured 177, 36–48 166.
 const BLOCK_ROWS: usize = 24;
 
-/// The same for the packed kernel: two groups of 16 rows.
+/// The same for the packed kernel, whose tiles take 8 or 16 database rows (16 and 32 measured
+/// alike, 64 3–7 % slower).
 const PACKED_BLOCK_ROWS: usize = 32;
 
 /// Sizes at every level, root (0) to leaves (`levels`).
