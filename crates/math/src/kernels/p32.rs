@@ -1,8 +1,8 @@
 //! Matrix product modulo any `p < 2^32` on 32-bit values (Shamir over a 32-bit prime, paper 000
-//! Table 1's F32): every 64-bit product is split into its low and high 32-bit halves, which are
-//! summed in separate 64-bit accumulators — exact for rows below 2^32 elements — and reduced mod
-//! p once per dot product. The loop is written so that the compiler turns it into `vpmuludq`
-//! (8 products per AVX-512 instruction); it is compiled once per level.
+//! Table 1's F32): the 64-bit products are summed twice — wrapping, and their high halves exactly
+//! — which gives the exact sum for rows below 2^32 elements (see [`sums`]), reduced mod p once per
+//! dot product. On AVX-512 the sums are `vpmuludq` on the even and the odd 32-bit lanes (16
+//! products per step); the other levels compile the same plain loop for their vectors.
 
 use super::Isa;
 
