@@ -14,9 +14,10 @@
 //! * Each party turns a query row into weights (λ_i and the constant-coefficient form, once per
 //!   batch), extends them cyclically by the window, and the rotations are overlapping windows of
 //!   that buffer: against the database by Karatsuba's middle product
-//!   ([`argus_math::kernels::correlate_u16`], (3/4)^levels of the multiplies: 0.32 at 200 columns with AVX-512 VNNI), against
-//!   the batch's own rows by [`argus_math::kernels::gemm_u16_rows`] (no copies). Either gives
-//!   additive shares mod 2^16 of `dot` and `ml`. From there the check is
+//!   ([`argus_math::kernels::correlate_u16`], (3/4)^levels of the multiplies: 0.32 at 200
+//!   columns with AVX-512 VNNI), against the batch's own rows by
+//!   [`argus_math::kernels::gemm_u16_rows`] (no copies). Either gives additive shares mod 2^16
+//!   of `dot` and `ml`. From there the check is
 //!   MPCLift-Z16's (reshare with a zero sharing, lift `ml` to Z_2^32, ConstLift `b·dot`, one MSB).
 
 use argus_math::kernels::{correlate_u16, Correlation};
@@ -240,9 +241,10 @@ fn products(a: &[u16], a_rows: &[usize], b: &[u16], len: usize) -> Result<Vec<u1
 
 /// Every rotation of every query (`signals`: the buffer of [`rotation_windows`], each query's
 /// weights extended to `cols + rot − 1` columns) against every database row (`len` values), by
-/// Karatsuba's middle product ([`argus_math::kernels::correlate_u16`]: 0.32–0.42 of the multiplies
-/// of the windowed matrix product at the iris shape, by kernel level). Row `ℓ·nq + q` of the result is lag `ℓ`,
-/// the window starting at extended column `ℓ`, i.e. rotation index `rot − 1 − ℓ`.
+/// Karatsuba's middle product ([`argus_math::kernels::correlate_u16`]: 0.32–0.42 of the
+/// multiplies of the windowed matrix product at the iris shape, by kernel level). Row
+/// `ℓ·nq + q` of the result is lag `ℓ`, the window starting at extended column `ℓ`, i.e.
+/// rotation index `rot − 1 − ℓ`.
 fn rotations(signals: &[u16], cols: usize, rot: usize, db: &[u16], len: usize) -> Result<Vec<u16>, MpcError> {
     let shape = Correlation { positions: cols, width: len / cols, lags: rot };
     let nq = signals.len() / shape.signal_len();

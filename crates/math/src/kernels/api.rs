@@ -340,12 +340,13 @@ pub fn correlate_u16_with(
         });
     }
     let (sl, rl) = (shape.signal_len(), shape.row_len());
-    gemm_shape(0, signals.len(), sl, 0).map_err(|_| KernelError::ShapeMismatch {
-        what: "signals.len() % signal_len",
-        expected: 0,
-        got: signals.len() % sl,
-    })?;
-    gemm_shape(0, taps.len(), rl, 0)?;
+    for (what, len, unit) in
+        [("signals.len() % signal_len", signals.len(), sl), ("taps.len() % row_len", taps.len(), rl)]
+    {
+        if !len.is_multiple_of(unit) {
+            return Err(KernelError::ShapeMismatch { what, expected: 0, got: len % unit });
+        }
+    }
     let (nq, rows) = (signals.len() / sl, taps.len() / rl);
     let expected = shape.lags.saturating_mul(nq).saturating_mul(rows);
     if out.len() != expected {

@@ -17,9 +17,10 @@
 //! and `a_even(+1) − a_odd`; then `y_{2s} = P_S[s] + P_E[s]` and `y_{2s+1} = P_S[s] + P_O[s]`.
 //! `levels` levels cost `(3/4)^levels` of the multiplies (0.42 at 3 levels, 0.32 at 4) and
 //! leave `3^levels` small matrix products: the backend's kernel with overlapping query windows,
-//! or at the AVX-512 VNNI level the packed-queries kernel of `packed.rs`. The taps are transformed block by block of database rows, in cache, so the
-//! database keeps its plain layout; odd tap counts are padded with a zero tap, lags are padded
-//! to a multiple of `2^levels` and the extra ones dropped.
+//! or at the AVX-512 VNNI level the packed-queries kernel of `packed.rs`. The taps are
+//! transformed block by block of database rows, in cache, so the database keeps its plain
+//! layout; odd tap counts are padded with a zero tap, lags are padded to a multiple of
+//! `2^levels` and the extra ones dropped.
 
 use super::dispatch::Kernels;
 
