@@ -457,6 +457,29 @@ mod tests {
         }
     }
 
+    /// Bad shapes are refused with the offending quantity named, and `out` is left as it was.
+    #[test]
+    fn bad_shapes_are_refused_and_nothing_is_written() {
+        let ok = Correlation { positions: 4, width: 2, lags: 3 };
+        let (a, b) = (vec![1u16; 2 * ok.signal_len()], vec![1u16; 5 * ok.row_len()]);
+        let cases: [(Correlation, Option<usize>, usize, usize, usize, &str); 6] = [
+            (Correlation { positions: 0, ..ok }, None, a.len(), b.len(), 30, "positions"),
+            (Correlation { width: 0, ..ok }, None, a.len(), b.len(), 30, "width"),
+            (ok, Some(MAX_LEVELS + 1), a.len(), b.len(), 30, "levels"),
+            (ok, None, a.len() - 1, b.len(), 30, "signals"),
+            (ok, None, a.len(), b.len() - 1, 30, "taps"),
+            (ok, None, a.len(), b.len(), 29, "out.len()"),
+        ];
+        for (shape, levels, na, nb, nout, what) in cases {
+            let mut out = vec![7u16; nout];
+            let e = correlate_u16_with(Isa::Portable, shape, levels, &a[..na], &b[..nb], &mut out).unwrap_err();
+            assert!(e.to_string().contains(what), "{what}: {e}");
+            assert!(out.iter().all(|&v| v == 7), "{what}: out was written");
+        }
+        let mut out = vec![7u16; 30];
+        correlate_u16_with(Isa::Portable, ok, None, &a, &b, &mut out).unwrap();
+    }
+
     #[test]
     fn default_levels_at_the_iris_shapes() {
         use super::super::Isa;
