@@ -28,7 +28,12 @@ impl Drop for Cluster {
         for i in 0..3 {
             self.kill(i);
         }
-        if !std::thread::panicking() {
+        if std::thread::panicking() {
+            // The nodes' own account of a failure (CI keeps nothing else).
+            for i in 0..3 {
+                eprintln!("---- node {i} log ({}) ----\n{}", self.dir.display(), self.log(i));
+            }
+        } else {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
@@ -94,7 +99,9 @@ impl Cluster {
         let log =
             std::fs::OpenOptions::new().create(true).append(true).open(self.dir.join(format!("node{i}.log"))).unwrap();
         let mut cmd = Command::new(EXE);
-        cmd.args(["node", "--config"]).arg(self.dir.join(format!("party{i}.toml"))).env("RUST_LOG", "info");
+        cmd.args(["node", "--config"])
+            .arg(self.dir.join(format!("party{i}.toml")))
+            .env("RUST_LOG", "info,argus_net=debug");
         cmd.stdout(Stdio::null()).stderr(log);
         match failpoint {
             Some(f) => cmd.env("ARGUS_FAILPOINT", f),

@@ -58,6 +58,53 @@ fn parties_may_start_in_any_order() {
     assert_eq!(nets[1].recv(0).unwrap(), b"hi");
 }
 
+/// Attempts out of phase, as restarted nodes make them: party 1 connects to party 0, gives up
+/// waiting for party 2 (its attempt times out at 300 ms) and dials party 0 again at 500 ms, while
+/// party 0 is still in its first attempt. Party 1 keeps its listener, so party 2 (starting at
+/// `party2_ms`) finds it between attempts.
+fn out_of_phase(party2_ms: u64) {
+    let pki = Pki::generate(3);
+    let (mut ls, addrs) = listeners(3);
+    let l2 = ls.pop().unwrap();
+    let l1 = ls.pop().unwrap();
+    let l0 = ls.pop().unwrap();
+    let cfg = |ms| NetConfig::with_timeout(Duration::from_millis(ms));
+    let nets = std::thread::scope(|s| {
+        let addrs = &addrs;
+        let h0 = s.spawn(|| tcp::connect_with_listener(0, l0, addrs, &pki.identity(0), cfg(10_000)));
+        let h1 = s.spawn(|| {
+            let first = tcp::connect_with_listener(1, l1.try_clone().unwrap(), addrs, &pki.identity(1), cfg(300));
+            assert!(matches!(first, Err(NetError::Timeout { peer: 2, .. })), "{first:?}");
+            std::thread::sleep(Duration::from_millis(200));
+            tcp::connect_with_listener(1, l1, addrs, &pki.identity(1), cfg(10_000))
+        });
+        std::thread::sleep(Duration::from_millis(party2_ms));
+        let n2 = tcp::connect_with_listener(2, l2, addrs, &pki.identity(2), cfg(10_000));
+        [h0.join().unwrap(), h1.join().unwrap(), n2]
+    });
+    let nets: Vec<Network> = nets.into_iter().map(|r| r.unwrap()).collect();
+    nets[1].send(0, b"live".to_vec()).unwrap();
+    assert_eq!(nets[0].recv(1).unwrap(), b"live");
+    nets[2].send(1, b"also".to_vec()).unwrap();
+    assert_eq!(nets[1].recv(2).unwrap(), b"also");
+    nets[0].send(2, b"too".to_vec()).unwrap();
+    assert_eq!(nets[2].recv(0).unwrap(), b"too");
+}
+
+/// Party 1 dials again before party 2 arrives: party 0 takes the newer connection (it used to
+/// refuse "connected twice", failing both attempts).
+#[test]
+fn a_party_that_dials_again_replaces_its_earlier_connection() {
+    out_of_phase(800);
+}
+
+/// Party 2 arrives at party 0 before party 1 dials again: party 0 notices that party 1 closed its
+/// first connection and waits for the next instead of returning a dead link.
+#[test]
+fn a_connection_its_party_abandoned_is_not_returned() {
+    out_of_phase(400);
+}
+
 #[test]
 fn stray_connections_are_ignored() {
     // A port scanner that sends junk, one that connects and closes, and one

@@ -148,18 +148,33 @@ impl<S: IrisScheme> Core<S> {
     pub fn run(mut self) -> Result<(), NodeError> {
         let identity = tcp::TlsIdentity::from_pem_dir(&self.cfg.pki, self.cfg.id)?;
         let id = self.cfg.id;
+        // One listener for the node's life: a peer that dials between two of our attempts waits
+        // in its backlog instead of being refused, so attempts out of phase still meet.
+        let addr = self.cfg.peers[id];
+        let listener = std::net::TcpListener::bind(addr)
+            .map_err(|e| NodeError::Io { context: format!("listening for peers on {addr}"), source: e })?;
+        let mut pause = RETRY_MIN;
         while !self.stop.load(Ordering::Relaxed) {
             tracing::info!(node = id, "connecting to peers");
-            let net =
-                match tcp::connect(id, &self.cfg.peers, &identity, NetConfig::with_timeout(Duration::from_secs(10))) {
-                    Ok(n) => n,
-                    Err(e) => {
-                        tracing::warn!(node = id, "peers not reachable: {e}");
-                        self.drain(Duration::ZERO);
-                        self.fail_queue("this node is not connected to its peers");
-                        continue;
+            let attempt =
+                listener.try_clone().map_err(|e| NodeError::Io { context: "peer listener".into(), source: e });
+            let net = match attempt.and_then(|l| {
+                Ok(tcp::connect_with_listener(id, l, &self.cfg.peers, &identity, NetConfig::with_timeout(CONNECT))?)
+            }) {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!(node = id, "peers not reachable: {e}");
+                    self.fail_queue("this node is not connected to its peers");
+                    // Some failures are immediate (a refused identity): pause, answering clients.
+                    let until = Instant::now() + pause;
+                    while let Some(left) = until.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) {
+                        self.drain(left);
                     }
-                };
+                    pause = (pause * 2).min(RETRY_MAX);
+                    continue;
+                }
+            };
+            pause = RETRY_MIN;
             net.set_timeout(self.cfg.peer_timeout());
             let mut p = Party::new(net)?;
             let end = self.session(&mut p);
@@ -587,6 +602,12 @@ impl<S: IrisScheme> Core<S> {
         }
     }
 }
+
+/// How long one attempt to connect to the peers may take.
+const CONNECT: Duration = Duration::from_secs(10);
+/// The pause after a failed attempt, doubling up to the maximum.
+const RETRY_MIN: Duration = Duration::from_millis(100);
+const RETRY_MAX: Duration = Duration::from_secs(2);
 
 /// A request answered without queueing.
 struct Handled(Box<Reply>);

@@ -24,6 +24,14 @@
 //! connections are retried until the overall deadline [`NetConfig::timeout`],
 //! so the parties may start in any order.
 //!
+//! Parties that retry (a service's nodes) restart their attempts out of phase.
+//! So a party that dials again replaces its earlier connection, and a
+//! connection whose party has closed it meanwhile is not handed back: the
+//! acceptor waits for the next one, and a dialler fails with
+//! [`NetError::PeerClosed`] and can try again. A retrying party should keep
+//! its listener bound between attempts, so that a peer dialling in between
+//! waits in the backlog rather than being refused.
+//!
 //! # Threads
 //!
 //! No I/O threads sit between a party and its sockets: [`Network::send`]
@@ -185,6 +193,10 @@ pub fn connect_with_listener(
                     return Err(io_err("connection setup", std::io::Error::other(join_error.to_string())));
                 }
             }
+        }
+        // A party we dialled may have given up on its attempt meanwhile (and will accept again).
+        if let Some(peer) = (0..id).find(|&p| streams[p].as_ref().is_some_and(setup::closed_by_peer)) {
+            return Err(NetError::PeerClosed { peer });
         }
         streams
             .into_iter()

@@ -252,7 +252,8 @@ async fn dial(ctx: &TlsContext, plan: &Plan, peer: PartyId) -> Result<Stream, Ne
     }
 }
 
-/// Accepts one connection from every higher-numbered party.
+/// Accepts one connection from every higher-numbered party; a party that connects again before
+/// the others have replaces its earlier connection.
 ///
 /// Incoming connections are handshaken concurrently (a stalled connection
 /// does not hold up the others). Connections that are not TLS, or break
@@ -270,7 +271,19 @@ pub(crate) async fn accept_all(
     let mut pending: BTreeSet<PartyId> = (me + 1..n).collect();
     let mut out = Vec::with_capacity(pending.len());
     let mut handshakes = JoinSet::new();
-    while let Some(&first_missing) = pending.iter().next() {
+    loop {
+        if pending.is_empty() {
+            // A peer that abandoned its attempt after we accepted it has closed that connection
+            // by now: wait for its next one instead of handing back a dead link.
+            let stale: Vec<PartyId> = out.iter().filter(|(_, s)| closed_by_peer(s)).map(|(p, _)| *p).collect();
+            if stale.is_empty() {
+                break;
+            }
+            tracing::debug!(party = me, ?stale, "peers closed their connections; waiting for them again");
+            out.retain(|(p, _)| !stale.contains(p));
+            pending.extend(stale);
+        }
+        let first_missing = *pending.first().expect("not empty");
         tokio::select! {
             accepted = listener.accept() => {
                 let (tcp, from) = accepted.map_err(|e| NetError::Io {
@@ -284,7 +297,7 @@ pub(crate) async fn accept_all(
                     continue;
                 };
                 let context = format!("party {me} accepting a connection from {from}");
-                let (status, err) = match check_hello(&hello, &tls, me, n, &pending) {
+                let (status, err) = match check_hello(&hello, &tls, me, n) {
                     Ok(claimed) => {
                         let reply = encode_reply(STATUS_OK, n, "");
                         let sent = async {
@@ -302,8 +315,15 @@ pub(crate) async fn accept_all(
                             }
                         }
                         tracing::debug!(party = me, peer = claimed, %from, "accepted");
-                        pending.remove(&claimed);
-                        out.push((claimed, tokio_rustls::TlsStream::Server(tls)));
+                        let stream = tokio_rustls::TlsStream::Server(tls);
+                        if pending.remove(&claimed) {
+                            out.push((claimed, stream));
+                        } else if let Some(slot) = out.iter_mut().find(|(p, _)| *p == claimed) {
+                            // The peer gave up on its earlier connection and dialled again
+                            // (its own attempt ended first): the newer one is the live one.
+                            tracing::debug!(party = me, peer = claimed, "replacing an earlier connection");
+                            slot.1 = stream;
+                        }
                         continue;
                     }
                     Err(Refusal::PartyCount(got)) => (
@@ -336,6 +356,28 @@ pub(crate) async fn accept_all(
         }
     }
     Ok(out)
+}
+
+/// Whether the peer has closed `stream` already (end of stream waiting, nothing unread): a
+/// connection left over from an attempt the peer abandoned. Best effort: a close still in flight
+/// is not seen, and then the first message on the link fails instead.
+pub(crate) fn closed_by_peer(stream: &Stream) -> bool {
+    let io = stream.get_ref().0;
+    if !io.buffer().is_empty() {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let mut byte = 0u8;
+        // SAFETY: a one-byte peek into a live local, on a socket this stream owns.
+        let r = unsafe {
+            libc::recv(io.get_ref().as_raw_fd(), (&mut byte as *mut u8).cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT)
+        };
+        r == 0
+    }
+    #[cfg(not(unix))]
+    false
 }
 
 fn join_error(e: tokio::task::JoinError) -> NetError {
@@ -398,7 +440,6 @@ fn check_hello(
     tls: &tokio_rustls::server::TlsStream<Io>,
     me: PartyId,
     n: usize,
-    pending: &BTreeSet<PartyId>,
 ) -> Result<PartyId, Refusal> {
     let word = |i: usize| u32::from_le_bytes(hello[i..i + 4].try_into().unwrap()) as usize;
     if &hello[..8] != MAGIC || word(8) != VERSION as usize {
@@ -413,9 +454,6 @@ fn check_hello(
             None,
             format!("peer claims to be party {claimed}, but only parties {}..{n} connect to party {me}", me + 1),
         ));
-    }
-    if !pending.contains(&claimed) {
-        return Err(Refusal::Identity(Some(claimed), format!("party {claimed} connected twice")));
     }
     check_cert_names(tls.get_ref().1, claimed, n).map_err(|r| Refusal::Identity(Some(claimed), r))?;
     Ok(claimed)
