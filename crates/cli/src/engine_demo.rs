@@ -158,7 +158,7 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     let mut failures = 0;
-    println!("{:<36} {:>9} {:>10} {:>14} {:>7}  {}", "step", "values", "seconds", "bytes/party", "rounds", "check");
+    println!("{:<36} {:>9} {:>10} {:>14} {:>7}  check", "step", "values", "seconds", "bytes/party", "rounds");
     for (i, s) in steps.iter().enumerate() {
         let agree = outputs.iter().all(|party| party[i].0 == s.want);
         failures += usize::from(!agree);

@@ -100,7 +100,7 @@ impl BitVec {
     }
     /// Re-establishes the invariant that bits past `len` are zero.
     pub fn clear_tail(&mut self) {
-        if self.len % 64 != 0 {
+        if !self.len.is_multiple_of(64) {
             if let Some(w) = self.words.last_mut() {
                 *w &= (1u64 << (self.len % 64)) - 1;
             }

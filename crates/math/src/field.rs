@@ -86,7 +86,7 @@ impl Ring for F65519 {
         crate::kernels::dot_f65519(a, b).expect("canonical inputs of equal length")
     }
     fn decode(&self, bytes: &[u8]) -> Result<Vec<u16>, MathError> {
-        if bytes.len() % 2 != 0 {
+        if !bytes.len().is_multiple_of(2) {
             return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: 2 });
         }
         bytes
@@ -204,7 +204,7 @@ pub fn is_probable_prime(n: u128) -> bool {
         if n == b {
             return true;
         }
-        if n % b == 0 {
+        if n.is_multiple_of(b) {
             return false;
         }
     }

@@ -114,7 +114,7 @@ pub trait Ring: Clone + PartialEq + Debug + Send + Sync + 'static {
     /// Bytes that `n` elements take on the wire: `ceil(n·bits/8)` — elements whose width is not
     /// a whole number of bytes (Z_2^36, Z_{p·2^20}) are packed, as the paper counts bits.
     fn wire_len(&self, n: usize) -> usize {
-        if self.bits() % 8 == 0 {
+        if self.bits().is_multiple_of(8) {
             n * self.byte_len()
         } else {
             (n * self.bits() as usize).div_ceil(8)
@@ -123,7 +123,7 @@ pub trait Ring: Clone + PartialEq + Debug + Send + Sync + 'static {
     /// Appends the wire form of `xs` to `out`: [`encode`](Ring::encode) for byte-wide elements,
     /// else `bits` bits per element, LSB first, the last byte zero-padded.
     fn wire_encode(&self, xs: &[Self::El], out: &mut Vec<u8>) {
-        if self.bits() % 8 == 0 {
+        if self.bits().is_multiple_of(8) {
             return self.encode(xs, out);
         }
         crate::wire::pack(xs.iter().map(|&x| self.to_u128(x)), self.bits(), out);
@@ -134,7 +134,7 @@ pub trait Ring: Clone + PartialEq + Debug + Send + Sync + 'static {
         if bytes.len() != self.wire_len(n) {
             return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: self.byte_len() });
         }
-        if self.bits() % 8 == 0 {
+        if self.bits().is_multiple_of(8) {
             return self.decode(bytes);
         }
         let raw = crate::wire::unpack(bytes, self.bits(), n)?;
@@ -160,7 +160,7 @@ pub trait Ring: Clone + PartialEq + Debug + Send + Sync + 'static {
     /// Decodes whole elements; rejects a ragged length or a non-canonical value.
     fn decode(&self, bytes: &[u8]) -> Result<Vec<Self::El>, MathError> {
         let w = self.byte_len();
-        if bytes.len() % w != 0 {
+        if !bytes.len().is_multiple_of(w) {
             return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: w });
         }
         bytes
@@ -382,7 +382,7 @@ impl<W: Word> Ring for Z2<W> {
     }
     fn decode(&self, bytes: &[u8]) -> Result<Vec<W>, MathError> {
         let w = (W::BITS / 8) as usize;
-        if bytes.len() % w != 0 {
+        if !bytes.len().is_multiple_of(w) {
             return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: w });
         }
         // A message buffer is word-aligned in practice: one copy, no zeroing pass.
@@ -504,7 +504,7 @@ impl Ring for Zt {
     }
     fn decode(&self, bytes: &[u8]) -> Result<Vec<u128>, MathError> {
         let w = self.byte_len();
-        if bytes.len() % w != 0 {
+        if !bytes.len().is_multiple_of(w) {
             return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: w });
         }
         let mut out = Vec::with_capacity(bytes.len() / w);

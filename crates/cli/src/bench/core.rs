@@ -419,8 +419,8 @@ pub fn run(a: CoreArgs) -> Result<(), String> {
 
 fn print_table(records: &[Record]) {
     println!(
-        "{:<10} {:<7} {:<9} {:>4} {:>9} {:<7} {:>11} {:>14} {:>14} {:>7}  {}",
-        "op", "scheme", "variant", "bits", "batch", "backend", "median s", "ops/s", "bytes/party", "rounds", "target"
+        "{:<10} {:<7} {:<9} {:>4} {:>9} {:<7} {:>11} {:>14} {:>14} {:>7}  target",
+        "op", "scheme", "variant", "bits", "batch", "backend", "median s", "ops/s", "bytes/party", "rounds"
     );
     for r in records {
         let tgt = match (r.op.as_str(), r.variant.as_str()) {

@@ -11,7 +11,7 @@ use crate::party::Party;
 pub fn reshare<R: Ring>(p: &mut Party, ring: &R, mut z: Vec<R::El>) -> Result<Rep3<R>> {
     p.prg.add_zero_share(ring, &mut z);
     let prev = p.pass_elems(ring, &z)?;
-    Ok(Rep3::from_parts(ring.clone(), z, prev)?)
+    Rep3::from_parts(ring.clone(), z, prev)
 }
 
 /// [`reshare`] of several additive sharings at once (one round, one message per party): the
@@ -139,7 +139,7 @@ pub fn matmul<R: Ring>(p: &mut Party, x: &Rep3Pre<R>, y: &Rep3Pre<R>, len: usize
 
 /// `total / len` if `total` splits into whole rows of `len > 0`.
 pub(crate) fn rows_of(total: usize, len: usize) -> Result<usize> {
-    if len == 0 || total % len != 0 {
+    if len == 0 || !total.is_multiple_of(len) {
         return Err(MpcError::InvalidParameter(format!("{total} elements do not split into rows of {len}")));
     }
     Ok(total / len)

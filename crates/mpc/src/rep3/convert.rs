@@ -220,7 +220,7 @@ pub fn lt<R: Ring>(p: &mut Party, x: &Rep3<R>, y: &Rep3<R>, adder: Adder) -> Res
     let m = msb_many(p, &[&d, x, y], adder)?;
     let (d, sx, sy) = (&m[0], &m[1], &m[2]);
     let fix = super::binary::and(p, &sx.xor(sy)?, &sx.xor(d)?)?;
-    Ok(d.xor(&fix)?)
+    d.xor(&fix)
 }
 
 /// `x < y` as `msb(x - y)` for values known to lie in `[-bound, bound)` (signed), the cheap
@@ -249,7 +249,7 @@ pub fn lemma2(l: u128, b: u128, t: u128) -> Result<()> {
         return Err(MpcError::InvalidParameter(format!("modulus {t} too small")));
     }
     let half = 1u128 << (128 - (t - 1).leading_zeros() - 1);
-    if !bl.checked_mul(4).is_some_and(|v| v < t) || bl >= t - half {
+    if bl.checked_mul(4).is_none_or(|v| v >= t) || bl >= t - half {
         return Err(MpcError::InvalidParameter(format!(
             "Lemma 2 bound violated: b·l = {bl} needs b·l < t/4 and b·l < t - {half} for t = {t}"
         )));

@@ -12,7 +12,7 @@ use crate::party::Party;
 pub fn mux_bits(p: &mut Party, c: &Rep3Bits, x: &Rep3Bits, y: &Rep3Bits) -> Result<Rep3Bits> {
     check_len(c.len(), x.len())?;
     let d = x.xor(y)?;
-    Ok(y.xor(&and(p, c, &d)?)?)
+    y.xor(&and(p, c, &d)?)
 }
 
 /// `c ? x : y` on shared ring elements: inject `c`, then `y + c·(x - y)` (three rounds).
@@ -27,7 +27,7 @@ pub fn mux<R: Ring>(p: &mut Party, c: &Rep3Bits, x: &Rep3<R>, y: &Rep3<R>) -> Re
 /// of depth `ceil(log2(elements))` (`x | y = x ^ y ^ (x & y)`). Layout is element-major: bit
 /// `e·groups + g` is element `e` of group `g`, so each level folds the vector in half.
 pub fn or_tree(p: &mut Party, bits: &Rep3Bits, groups: usize) -> Result<Rep3Bits> {
-    if groups == 0 || bits.len() % groups != 0 {
+    if groups == 0 || !bits.len().is_multiple_of(groups) {
         return Err(MpcError::InvalidParameter(format!("{} bits do not split into {groups} groups", bits.len())));
     }
     let mut cur = bits.clone();
