@@ -48,8 +48,18 @@ impl BitVec {
     }
     /// `n` uniformly random bits.
     pub fn random<R: RngCore + ?Sized>(rng: &mut R, n: usize) -> Self {
-        let mut v = Self::zeros(n);
-        v.fill_random(rng);
+        // Through a small buffer rather than zeroing the vector first: the same stream as
+        // `fill_random` (the generators are streams), written once.
+        let nw = words_for(n);
+        let mut words = Vec::with_capacity(nw);
+        let mut buf = [0u64; 256];
+        while words.len() < nw {
+            let m = (nw - words.len()).min(buf.len());
+            rng.fill_bytes(bytemuck::cast_slice_mut(&mut buf[..m]));
+            words.extend_from_slice(&buf[..m]);
+        }
+        let mut v = BitVec { words, len: n };
+        v.clear_tail();
         v
     }
     /// Overwrites every bit with a random one (the tail stays clear).
@@ -193,9 +203,18 @@ impl BitVec {
     }
     /// Parses `ceil(n / 8)` bytes; stray bits past `n` are an error (they would be a malformed message).
     pub fn from_bytes(bytes: &[u8], n: usize) -> Result<Self, MathError> {
-        let mut v = Self::zeros(n);
-        v.set_bytes_at(0, n, bytes)?;
-        Ok(v)
+        check_wire(bytes, n)?;
+        // Word by word (no zeroing pass first); the tail word is zero-padded.
+        let mut words = Vec::with_capacity(words_for(n));
+        let chunks = bytes.chunks_exact(8);
+        let tail = chunks.remainder();
+        words.extend(chunks.map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))));
+        if !tail.is_empty() {
+            let mut last = [0u8; 8];
+            last[..tail.len()].copy_from_slice(tail);
+            words.push(u64::from_le_bytes(last));
+        }
+        Ok(BitVec { words, len: n })
     }
     /// Transposes canonical values into `k` bit planes: plane `j` holds bit `j` of every value
     /// (64 values at a time through a 64 x 64 bit-matrix transpose).
@@ -209,6 +228,39 @@ impl BitVec {
         Self::planes_into(&mut planes, 0, n, value).expect("whole planes");
         planes
     }
+    /// Bit planes `0..k` (`k ≤ 32`) of 32-bit values: [`planes_of`](Self::planes_of) for the
+    /// common case, reading the values as a slice (no call per value) and writing each plane
+    /// once (no zeroing first). Bits `k..32` of the values are ignored.
+    pub fn planes_from_u32(values: &[u32], k: usize) -> Result<Vec<BitVec>, MathError> {
+        if k > 32 {
+            return Err(MathError::LengthMismatch { left: k, right: 32 });
+        }
+        Ok(Self::planes_from_u32_with(values, k, simd_planes()))
+    }
+
+    fn planes_from_u32_with(values: &[u32], k: usize, simd: bool) -> Vec<BitVec> {
+        let n = values.len();
+        let mut words: Vec<Vec<u64>> = (0..k).map(|_| Vec::with_capacity(words_for(n))).collect();
+        let mut out = [0u64; 32];
+        let mut emit = |vals: &[u32; 64]| {
+            planes64(vals, k, &mut out, simd);
+            for (plane, &word) in words.iter_mut().zip(&out) {
+                plane.push(word);
+            }
+        };
+        let chunks = values.chunks_exact(64);
+        let tail = chunks.remainder();
+        for chunk in chunks {
+            emit(chunk.try_into().expect("64 values"));
+        }
+        if !tail.is_empty() {
+            let mut padded = [0u32; 64];
+            padded[..tail.len()].copy_from_slice(tail);
+            emit(&padded);
+        }
+        words.into_iter().map(|words| BitVec { words, len: n }).collect()
+    }
+
     /// The words holding bits `at..at + n` (see [`check_piece`](Self::check_piece)).
     fn piece(&self, at: usize, n: usize) -> Result<&[u64], MathError> {
         self.check_piece(at, n)?;
@@ -244,9 +296,7 @@ impl BitVec {
     /// Sets bits `at..at + n` (a piece) from their wire form (`ceil(n / 8)` bytes); stray bits
     /// past `n` are an error, as in [`from_bytes`](Self::from_bytes), and change nothing.
     pub fn set_bytes_at(&mut self, at: usize, n: usize, bytes: &[u8]) -> Result<(), MathError> {
-        if bytes.len() != n.div_ceil(8) || (!n.is_multiple_of(8) && bytes.last().is_some_and(|&b| b >> (n % 8) != 0)) {
-            return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: 0 });
-        }
+        check_wire(bytes, n)?;
         bytemuck::cast_slice_mut::<u64, u8>(self.piece_mut(at, n)?)[..bytes.len()].copy_from_slice(bytes);
         Ok(())
     }
@@ -343,6 +393,15 @@ impl BitVec {
     }
 }
 
+/// The wire form of `n` bits is `ceil(n / 8)` bytes with no stray bits past `n` (they would be
+/// a malformed message).
+fn check_wire(bytes: &[u8], n: usize) -> Result<(), MathError> {
+    if bytes.len() != n.div_ceil(8) || (!n.is_multiple_of(8) && bytes.last().is_some_and(|&b| b >> (n % 8) != 0)) {
+        return Err(MathError::BadEncoding { bytes: bytes.len(), elem_bytes: 0 });
+    }
+    Ok(())
+}
+
 /// Whether [`BitVec::planes_into`] takes its AVX-512 path: the kernels' level allows AVX-512
 /// (`ARGUS_ISA`) and the CPU has VBMI's byte permutes.
 fn simd_planes() -> bool {
@@ -352,6 +411,21 @@ fn simd_planes() -> bool {
     }
     #[cfg(not(target_arch = "x86_64"))]
     false
+}
+
+/// Bit planes `0..k` (`k ≤ 32`) of 64 values (see [`planes64_avx512`]), on AVX-512 where `simd`
+/// says the CPU has it, else by a 64 × 64 transpose.
+fn planes64(values: &[u32; 64], k: usize, out: &mut [u64; 32], simd: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if simd {
+        // SAFETY: `simd` is only set where `simd_planes` found AVX-512 F/BW/VBMI.
+        unsafe { planes64_avx512(values, k, out) };
+        return;
+    }
+    let _ = simd;
+    let mut block: [u64; 64] = std::array::from_fn(|i| values[i] as u64);
+    transpose64(&mut block);
+    out[..k].copy_from_slice(&block[..k]);
 }
 
 /// Bit planes `0..k` (`k ≤ 32`) of 64 values: bit `i` of `out[j]` is bit `j` of `values[i]`.
@@ -457,6 +531,15 @@ mod tests {
             }
         }
         let seeded = |s: u64| Xs(0x9E37_79B9_7F4A_7C15 ^ s);
+        // `random` draws what `fill_random` draws (lengths around its 256-word buffer, partial
+        // last words), with the tail clear.
+        for n in [0, 1, 63, 64, 100, 256 * 64, 256 * 64 + 37, 3 * 256 * 64 - 5] {
+            let mut filled = BitVec::zeros(n);
+            filled.fill_random(&mut seeded(7));
+            let drawn = BitVec::random(&mut seeded(7), n);
+            assert_eq!(drawn, filled, "n {n}");
+            assert_eq!(BitVec::from_bytes(&drawn.to_bytes(), n), Ok(drawn), "tail clear, n {n}");
+        }
         let n = 64 * 5 + 37;
         let vals: Vec<u128> = (0..n as u128).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 3).collect();
         for (at, len) in [(0, 128), (128, 0), (128, 64 * 3), (64 * 4, 64 + 37), (n, 0)] {
@@ -509,6 +592,10 @@ mod tests {
                 (0..n).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835) ^ (i << 100)).collect();
             let mut planes: Vec<_> = (0..k).map(|_| BitVec::zeros(vals.len())).collect();
             BitVec::planes_into_with(&mut planes, 0, vals.len(), |i| vals[i], simd);
+            if k <= 32 {
+                let low: Vec<u32> = vals.iter().map(|&v| v as u32).collect();
+                assert_eq!(BitVec::planes_from_u32_with(&low, k, simd), planes, "u32 path, n {n} k {k} simd {simd}");
+            }
             for (j, p) in planes.iter().enumerate() {
                 assert_eq!(BitVec::from_bytes(&p.to_bytes(), p.len()).as_ref(), Ok(p), "padding bits stay zero");
                 for (t, &v) in vals.iter().enumerate() {
@@ -525,5 +612,6 @@ mod tests {
         assert!(BitVec::from_bytes(&[0xff, 0xff], 10).is_err());
         assert!(a.slice(5, 6).is_err());
         assert_eq!(BitVec::ones(70).count_ones(), 70);
+        assert!(BitVec::planes_from_u32(&[1, 2], 33).is_err());
     }
 }

@@ -87,7 +87,7 @@ fn mask(k: usize) -> u128 {
 fn component2_planes<R: Ring>(me: PartyId, x: &Rep3<R>, c: u128, k: usize) -> Vec<Rep3Bits> {
     let (r, n) = (x.ring(), x.len());
     match component2(me, x) {
-        Some(v) => BitVec::planes_from_fn(n, k, |i| r.to_u128(v[i]).wrapping_sub(c) & mask(k))
+        Some(v) => planes_of(v, k, |e| r.to_u128(e).wrapping_sub(c))
             .into_iter()
             .map(|pl| {
                 if me == 2 {
@@ -101,6 +101,17 @@ fn component2_planes<R: Ring>(me: PartyId, x: &Rep3<R>, c: u128, k: usize) -> Ve
     }
 }
 
+/// Bit planes `0..k` of `value(e)` for the elements `e` of `v` (bits from `k` up are ignored):
+/// where `k <= 32`, one tight loop into 32-bit values and then [`BitVec::planes_from_u32`] (a call
+/// per value inside the transpose cost more than the transpose).
+fn planes_of<E: Copy>(v: &[E], k: usize, value: impl Fn(E) -> u128) -> Vec<BitVec> {
+    if k > 32 {
+        return BitVec::planes_from_fn(v.len(), k, |i| value(v[i]) & mask(k));
+    }
+    let vals: Vec<u32> = v.iter().map(|&e| value(e) as u32).collect();
+    BitVec::planes_from_u32(&vals, k).expect("k <= 32")
+}
+
 /// A public constant bit for all `n` values, as a sharing (the constant in component `x_0`).
 fn public_plane(me: PartyId, bit: bool, n: usize) -> Result<Rep3Bits> {
     Rep3Bits::zeros(n).xor_public(me, &if bit { BitVec::ones(n) } else { BitVec::zeros(n) })
@@ -108,9 +119,9 @@ fn public_plane(me: PartyId, bit: bool, n: usize) -> Result<Rep3Bits> {
 
 /// Party 1's values as shared bit planes via [`rep3::input_bits`]: only party 1 sends, `k` bits
 /// per value, one message.
-fn input_planes(p: &mut Party, vals: Option<impl Fn(usize) -> u128>, k: usize, n: usize) -> Result<Vec<Rep3Bits>> {
+fn input_planes(p: &mut Party, vals: Option<&[u128]>, k: usize, n: usize) -> Result<Vec<Rep3Bits>> {
     let all = vals.map(|v| {
-        let planes = BitVec::planes_from_fn(n, k, v);
+        let planes = planes_of(v, k, |a| a);
         BitVec::concat(&planes.iter().collect::<Vec<_>>())
     });
     let shared = rep3::input_bits(p, 1, all.as_ref(), k * n)?;
@@ -291,7 +302,7 @@ pub fn bit_extract_p_with<R: Ring>(
     if outputs.is_empty() {
         return Ok(Vec::new());
     }
-    let (me, n, r) = (p.id(), x.len(), x.ring());
+    let (me, n) = (p.id(), x.len());
     // B = x_2 (parties 2 and 0) and A = (x_0 + x_1) mod t (party 1), transposed straight from the
     // shares (no vectors of integers in between).
     let pb = component2_planes(me, x, 0, k);
@@ -302,8 +313,8 @@ pub fn bit_extract_p_with<R: Ring>(
             paper_mod_add(p, &pa, &pb, t, k, outputs, n)
         }
         Circuit::Parallel => {
-            let a = (me == 1).then_some(|i: usize| sum_mod(r.to_u128(x.b[i]), r.to_u128(x.a[i]), t).0);
-            let pa = input_planes(p, a, k, n)?;
+            let a = party1_sums(me, x, t).map(|(v, _)| v);
+            let pa = input_planes(p, a.as_deref(), k, n)?;
             let pbt = component2_planes(me, x, t, k);
             let z = (t.trailing_zeros() as usize).min(k);
             Ok(parallel_mod_add(p, &pa, &pb, &pbt, k, z, outputs, false, n)?.0)
@@ -412,7 +423,7 @@ fn scaled_overflow<R: Ring, S: Ring, T: Ring>(
         }
         Circuit::Parallel => {
             let (a_vals, o01) = party1_sums(me, x, t).unzip();
-            let pa = input_planes(p, a_vals.as_deref().map(|v| |i: usize| v[i]), l, n)?;
+            let pa = input_planes(p, a_vals.as_deref(), l, n)?;
             let o01: Option<Vec<S::El>> = o01.map(|v| v.into_iter().map(|o| z2m.from_u128(o.into())).collect());
             let first = rep3::input(p, &z2m, 1, o01.as_deref(), n)?;
             let (pb, pbt) = (component2_planes(me, x, 0, l), component2_planes(me, x, t, l));
