@@ -104,6 +104,11 @@ pub trait Ring: Clone + PartialEq + Debug + Send + Sync + 'static {
     fn sample_vec<R: RngCore + ?Sized>(&self, rng: &mut R, n: usize) -> Vec<Self::El> {
         (0..n).map(|_| self.sample(rng)).collect()
     }
+    /// `c · x` for every canonical `x` of `xs` (a public scalar times a vector; rings with a
+    /// faster way than `mul` per element override it).
+    fn scale_vec(&self, xs: &[Self::El], c: Self::El) -> Vec<Self::El> {
+        xs.iter().map(|&x| self.mul(x, c)).collect()
+    }
     /// Canonical elements from `u128` values, or `OutOfRange` naming the first bad index.
     fn try_vec_from_u128(&self, xs: &[u128]) -> Result<Vec<Self::El>, MathError> {
         xs.iter()
@@ -671,6 +676,31 @@ impl Ring for Zt64 {
             self.reduce(a as u128 * b as u128)
         }
     }
+    fn scale_vec(&self, xs: &[u64], c: u64) -> Vec<u64> {
+        if self.is_pow2() {
+            return xs.iter().map(|&x| x.wrapping_mul(c) & self.max).collect();
+        }
+        if self.max >= u32::MAX as u64 || c > self.max {
+            return xs.iter().map(|&x| self.mul(x, c)).collect();
+        }
+        // Shoup's multiplication by a fixed c for t < 2^32: with c' = floor(c·2^32 / t) and
+        // q = floor(x·c' / 2^32), x·c − q·t lies in [0, 2t); 32 × 32-bit products only, so the
+        // loop vectorises (the generic path is a Barrett reduction of a 128-bit product each).
+        let t = self.max + 1;
+        let shoup = ((c as u128) << 32) / t as u128;
+        let shoup = shoup as u64;
+        xs.iter()
+            .map(|&x| {
+                let q = (x * shoup) >> 32;
+                let r = (x * c).wrapping_sub(q * t);
+                if r >= t {
+                    r - t
+                } else {
+                    r
+                }
+            })
+            .collect()
+    }
     fn from_u128(&self, x: u128) -> u64 {
         if x <= self.max as u128 {
             x as u64
@@ -751,13 +781,23 @@ mod tests {
                 prop_assert_eq!(small.byte_len(), big.byte_len());
             }
         }
+
+        /// `scale_vec` (Shoup's method below 2^32, the generic path above) is `mul` per element.
+        #[test]
+        fn zt64_scale_vec_is_mul(t in prop_oneof![2u128..1 << 32, 2u128..=1 << 64], c: u64, xs: Vec<u64>) {
+            let r = Zt64::new(t).unwrap();
+            let c = (c as u128 % t) as u64;
+            let xs: Vec<u64> = xs.iter().map(|&x| (x as u128 % t) as u64).collect();
+            let want: Vec<u64> = xs.iter().map(|&x| r.mul(x, c)).collect();
+            prop_assert_eq!(r.scale_vec(&xs, c), want);
+        }
     }
 
     /// Barrett reduction at the edges: small and large odd moduli, values just below and above
     /// multiples of t, and the 64-bit boundary where the division takes over.
     #[test]
     fn zt64_reduces_at_the_edges() {
-        for t in [3u128, 5, 65_519, 65_519 << 16, (1 << 63) + 1, (1 << 64) - 59] {
+        for t in [3u128, 5, 65_519, 65_519 << 16, (1 << 32) - 5, (1 << 32) + 15, (1 << 63) + 1, (1 << 64) - 59] {
             let r = Zt64::new(t).unwrap();
             let m = t - 1;
             for x in [0, 1, m, t, t + 1, 2 * t - 1, 2 * t, 3 * t + 2, u64::MAX as u128, 1 << 64, u128::MAX] {
@@ -765,6 +805,7 @@ mod tests {
             }
             for (a, b) in [(m, m), (m, 1), (m / 2, 3), (0, m)] {
                 assert_eq!(r.mul(a as u64, b as u64) as u128, a * b % t, "t = {t}: {a}·{b}");
+                assert_eq!(r.scale_vec(&[a as u64], b as u64), [r.mul(a as u64, b as u64)], "t = {t}: {a}·{b}");
             }
         }
     }

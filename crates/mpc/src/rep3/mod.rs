@@ -112,11 +112,7 @@ impl<R: Ring> Rep3<R> {
     /// `c · x` for a public scalar (local).
     pub fn mul_scalar(&self, c: R::El) -> Self {
         let r = &self.ring;
-        Rep3 {
-            a: self.a.iter().map(|&x| r.mul(x, c)).collect(),
-            b: self.b.iter().map(|&x| r.mul(x, c)).collect(),
-            ring: r.clone(),
-        }
+        Rep3 { a: r.scale_vec(&self.a, c), b: r.scale_vec(&self.b, c), ring: r.clone() }
     }
     /// `c ⊙ x` for a public vector (local).
     pub fn mul_public(&self, c: &[R::El]) -> Result<Self> {
