@@ -159,14 +159,17 @@ impl BitVec {
         if start + n > self.len {
             return Err(MathError::LengthMismatch { left: self.len, right: start + n });
         }
-        let (w0, sh) = (start / 64, start % 64);
-        let words = (0..words_for(n))
-            .map(|k| {
-                let lo = self.words[w0 + k] >> sh;
-                let hi = if sh == 0 { 0 } else { self.words.get(w0 + k + 1).map_or(0, |w| w << (64 - sh)) };
-                lo | hi
-            })
-            .collect();
+        let (w0, sh, nw) = (start / 64, start % 64, words_for(n));
+        let src = &self.words[w0..];
+        if sh == 0 {
+            return Self::from_words(src[..nw].to_vec(), n);
+        }
+        // Word k takes the high bits of source word k and the low bits of word k + 1 (a funnel
+        // shift over adjacent pairs, which vectorises); the last word may have no successor.
+        let mut words: Vec<u64> = src.windows(2).take(nw).map(|w| (w[0] >> sh) | (w[1] << (64 - sh))).collect();
+        if words.len() < nw {
+            words.push(src[words.len()] >> sh);
+        }
         Self::from_words(words, n)
     }
     /// Concatenation of several vectors, in order.

@@ -30,7 +30,17 @@ pub fn const_lift<R: Ring, T: Ring>(x: &Rep3<R>, d: u128, target: &T) -> Result<
         )));
     }
     let r = x.ring();
-    let lift = |v: &[R::El]| v.iter().map(|&e| target.from_u128(r.to_u128(e) * d)).collect();
+    // Below 2^64 (Z_{p·2^16} of the field comparisons) the products e·d < c·d fit a u64: one
+    // 64-bit multiply per element instead of a 128-bit one.
+    let narrow = want.is_some_and(|t| t <= 1 << 64);
+    let lift = |v: &[R::El]| {
+        if narrow {
+            let d = d as u64;
+            v.iter().map(|&e| target.from_u128(((r.to_u128(e) as u64) * d) as u128)).collect()
+        } else {
+            v.iter().map(|&e| target.from_u128(r.to_u128(e) * d)).collect()
+        }
+    };
     Rep3::from_parts(target.clone(), lift(&x.a), lift(&x.b))
 }
 
