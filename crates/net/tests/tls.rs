@@ -59,9 +59,10 @@ fn parties_may_start_in_any_order() {
 }
 
 /// Attempts out of phase, as restarted nodes make them: party 1 connects to party 0, gives up
-/// waiting for party 2 (its attempt times out at 300 ms) and dials party 0 again at 500 ms, while
-/// party 0 is still in its first attempt. Party 1 keeps its listener, so party 2 (starting at
-/// `party2_ms`) finds it between attempts.
+/// waiting for party 2 (its attempt times out at 300 ms) and dials party 0 again at about
+/// 1000 ms, while party 0 is still in its first attempt. Party 1 keeps its listener, so party 2
+/// (starting at `party2_ms`) finds it between attempts. The gaps are some 300 ms either way, so
+/// that a slow machine keeps the order.
 fn out_of_phase(party2_ms: u64) {
     let pki = Pki::generate(3);
     let (mut ls, addrs) = listeners(3);
@@ -74,8 +75,8 @@ fn out_of_phase(party2_ms: u64) {
         let h0 = s.spawn(|| tcp::connect_with_listener(0, l0, addrs, &pki.identity(0), cfg(10_000)));
         let h1 = s.spawn(|| {
             let first = tcp::connect_with_listener(1, l1.try_clone().unwrap(), addrs, &pki.identity(1), cfg(300));
-            assert!(matches!(first, Err(NetError::Timeout { peer: 2, .. })), "{first:?}");
-            std::thread::sleep(Duration::from_millis(200));
+            assert!(first.is_err(), "party 2 is not there yet");
+            std::thread::sleep(Duration::from_millis(700));
             tcp::connect_with_listener(1, l1, addrs, &pki.identity(1), cfg(10_000))
         });
         std::thread::sleep(Duration::from_millis(party2_ms));
@@ -95,14 +96,14 @@ fn out_of_phase(party2_ms: u64) {
 /// refuse "connected twice", failing both attempts).
 #[test]
 fn a_party_that_dials_again_replaces_its_earlier_connection() {
-    out_of_phase(800);
+    out_of_phase(1600);
 }
 
 /// Party 2 arrives at party 0 before party 1 dials again: party 0 notices that party 1 closed its
 /// first connection and waits for the next instead of returning a dead link.
 #[test]
 fn a_connection_its_party_abandoned_is_not_returned() {
-    out_of_phase(400);
+    out_of_phase(650);
 }
 
 #[test]
