@@ -7,6 +7,7 @@ use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 
 use argus_net::tcp::Pki;
+use rand::RngCore;
 
 use crate::client::ClientFile;
 use crate::config::{BatchSettings, IrisSettings};
@@ -25,7 +26,30 @@ pub struct LocalDeployment {
     pub nodes: [NodeConfig; 3],
 }
 
+/// `n` distinct loopback ports that are free now. Where the OS says which range it hands out to
+/// outgoing connections (Linux), they are drawn from below it: a port from `bind(0)` comes from
+/// that very range, and an outgoing connection of any process (another node's peer link, say)
+/// could take it before our node binds it — which made a CI run's node unreachable for a minute.
 fn free_ports(n: usize) -> Result<Vec<SocketAddr>, NodeError> {
+    if let Some(lo) = ephemeral_start() {
+        // A random spot in the 12 000 ports below the range, then the next free ones from there.
+        let base = lo.saturating_sub(12_000).max(1024);
+        let span = u32::from(lo - base);
+        if span >= 2 * n as u32 {
+            let start = rand::rngs::OsRng.next_u32() % span;
+            let mut out = Vec::with_capacity(n);
+            for k in 0..span {
+                let port = base + ((start + k) % span) as u16;
+                // Free now (the listener is dropped at once; nothing but an explicit bind takes it).
+                if TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok() {
+                    out.push(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
+                    if out.len() == n {
+                        return Ok(out);
+                    }
+                }
+            }
+        }
+    }
     let ls = (0..n)
         .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
         .collect::<Result<Vec<_>, _>>()
@@ -34,6 +58,12 @@ fn free_ports(n: usize) -> Result<Vec<SocketAddr>, NodeError> {
         .map(|l| l.local_addr())
         .collect::<Result<_, _>>()
         .map_err(|e| NodeError::Io { context: "ports".into(), source: e })
+}
+
+/// The first port of the range the OS assigns to outgoing connections, where it says (Linux).
+fn ephemeral_start() -> Option<u16> {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    range.split_whitespace().next()?.parse().ok()
 }
 
 /// Writes a deployment into `dir` (created). `stores[i]` is node `i`'s store URL (a relative
@@ -79,4 +109,23 @@ pub fn write_local(
     std::fs::write(&client_config, toml::to_string_pretty(&client).expect("serialises"))
         .map_err(io(format!("writing {}", client_config.display())))?;
     Ok(LocalDeployment { dir: dir.to_path_buf(), node_configs, client_config, nodes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_ports_are_distinct_bindable_and_outside_the_ephemeral_range() {
+        let ports = free_ports(6).unwrap();
+        let mut seen: Vec<u16> = ports.iter().map(|a| a.port()).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 6, "{ports:?}");
+        if let Some(lo) = ephemeral_start() {
+            assert!(seen.iter().all(|&p| p < lo), "{seen:?} reach the range from {lo}");
+        }
+        let held: Vec<_> = ports.iter().map(|a| TcpListener::bind(a).unwrap()).collect();
+        assert_eq!(held.len(), 6);
+    }
 }
