@@ -156,20 +156,20 @@ impl<S: IrisScheme> Core<S> {
         let mut pause = RETRY_MIN;
         while !self.stop.load(Ordering::Relaxed) {
             tracing::info!(node = id, "connecting to peers");
-            let attempt =
-                listener.try_clone().map_err(|e| NodeError::Io { context: "peer listener".into(), source: e });
-            let net = match attempt.and_then(|l| {
-                Ok(tcp::connect_with_listener(id, l, &self.cfg.peers, &identity, NetConfig::with_timeout(CONNECT))?)
-            }) {
+            let attempt = listener
+                .try_clone()
+                .map_err(|e| NodeError::Io { context: "peer listener".into(), source: e })
+                .and_then(|l| {
+                    tcp::connect_with_listener(id, l, &self.cfg.peers, &identity, NetConfig::with_timeout(CONNECT))
+                        .map_err(NodeError::from)
+                });
+            let net = match attempt {
                 Ok(n) => n,
                 Err(e) => {
                     tracing::warn!(node = id, "peers not reachable: {e}");
                     self.fail_queue("this node is not connected to its peers");
                     // Some failures are immediate (a refused identity): pause, answering clients.
-                    let until = Instant::now() + pause;
-                    while let Some(left) = until.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) {
-                        self.drain(left);
-                    }
+                    self.drain_for(pause);
                     pause = (pause * 2).min(RETRY_MAX);
                     continue;
                 }
@@ -481,6 +481,14 @@ impl<S: IrisScheme> Core<S> {
         self.handle(first);
         while let Ok(m) = self.inbox.try_recv() {
             self.handle(m);
+        }
+    }
+
+    /// Answers requests for `d`, however many arrive.
+    fn drain_for(&mut self, d: Duration) {
+        let until = Instant::now() + d;
+        while let Some(left) = until.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) {
+            self.drain(left);
         }
     }
 
