@@ -231,14 +231,17 @@ fn grow(v: &mut Vec<u16>, n: usize) {
 /// Per-thread buffers of [`correlate_part`], reused across blocks.
 #[derive(Default)]
 struct Scratch {
-    taps: [Vec<u16>; 2],
+    /// The taps' levels: two ping-pong buffers for the backends' leaves; for the packed ones,
+    /// the S children materialised on the current path down the tree (one per level).
+    taps: Vec<Vec<u16>>,
     outs: [Vec<u16>; 2],
 }
 
 /// The query side of the leaf products, made once per correlation: each leaf's query rows as
-/// windows of its signals (`Rows`), or packed 16 rows side by side for the AVX-512 VNNI kernel
-/// of `packed.rs` (`Packed`), whose one multiply-accumulate serves 16 dot products with no
-/// horizontal sums — what the short leaf products need. AMX keeps its own tile kernel.
+/// windows of its signals (`Rows`), or the leaf signals packed 16 queries side by side for the
+/// AVX-512 VNNI kernel of `packed.rs` (`Packed`), whose one multiply-accumulate serves 16 dot
+/// products with no horizontal sums — what the short leaf products need. AMX keeps its own tile
+/// kernel.
 pub(crate) enum LeafQueries {
     /// `leaves × nq` signals of `sig_len(levels)` values, leaf-major.
     Rows(Vec<u16>),
@@ -251,11 +254,12 @@ impl LeafQueries {
     pub(crate) fn new(k: &dyn Kernels, plan: &Plan, signals: &[u16], sig_len0: usize) -> LeafQueries {
         let sigs = leaf_signals(plan, signals, sig_len0);
         #[cfg(target_arch = "x86_64")]
-        if k.isa() == super::Isa::Avx512Vnni {
-            let (rows, len) = (plan.leaf_rows(), plan.tap_len(plan.levels()));
-            let mut packed = Vec::with_capacity(plan.leaves() * super::packed::packed_len(rows.len(), len));
+        if k.isa() == super::Isa::Avx512Vnni && plan.width.is_multiple_of(2) {
+            let positions = plan.sig_len(plan.levels()) / plan.width;
+            let leaf_len = super::packed::packed_len(plan.nq, positions, plan.width);
+            let mut packed = Vec::with_capacity(plan.leaves() * leaf_len);
             for leaf in sigs.chunks_exact(plan.nq * plan.sig_len(plan.levels())) {
-                super::packed::pack_rows(leaf, &rows, len, &mut packed);
+                super::packed::pack_signals(leaf, plan.nq, positions, plan.width, &mut packed);
             }
             return LeafQueries::Packed(packed);
         }
@@ -270,6 +274,19 @@ impl Plan {
     fn leaf_rows(&self) -> Vec<usize> {
         let (lags, sig) = (self.l[self.levels()], self.sig_len(self.levels()));
         (0..lags).flat_map(|lag| (0..self.nq).map(move |q| q * sig + lag * self.width)).collect()
+    }
+
+    /// The shape of a packed leaf product.
+    #[cfg(target_arch = "x86_64")]
+    fn leaf_shape(&self) -> super::packed::LeafShape {
+        let i = self.levels();
+        super::packed::LeafShape {
+            nq: self.nq,
+            lags: self.l[i],
+            positions: self.n[i],
+            signal_positions: self.n[i] + self.l[i] - 1,
+            width: self.width,
+        }
     }
 }
 
@@ -292,7 +309,7 @@ pub(crate) fn correlate_part(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries
 /// [`correlate_part_body`] compiled for AVX-512: its transforms and sums are plain loops, which
 /// the compiler then vectorises 32 values at a time instead of 8.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 unsafe fn correlate_part_avx512(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &[u16], out: &mut [u16]) {
     correlate_part_body(k, plan, queries, b, out)
 }
@@ -302,52 +319,33 @@ fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &
     let levels = plan.levels();
     let row_len = plan.tap_len(0);
     let rows_b = b.len() / row_len;
-    let leaf_taps = plan.tap_len(levels);
-    let a_rows = plan.leaf_rows();
-    let leaf_rows = a_rows.len();
-    let mut sc = Scratch::default();
+    let leaf_rows = plan.l[levels] * plan.nq;
     let packed = matches!(queries, LeafQueries::Packed(_));
+    let mut sc = Scratch { taps: vec![Vec::new(); levels.max(2)], ..Scratch::default() };
     let block_rows = if packed { PACKED_BLOCK_ROWS } else { BLOCK_ROWS };
     for j0 in (0..rows_b).step_by(block_rows) {
         let rows = block_rows.min(rows_b - j0);
         let block = &b[j0 * row_len..(j0 + rows) * row_len];
-        // Taps down to the leaves (ping-pong between two buffers; level 0 is the block itself).
-        let mut cur = None;
-        for i in 0..levels {
-            let [t0, t1] = &mut sc.taps;
-            let len = 3usize.pow(i as u32) * rows * plan.tap_len(i);
-            let (src, dst): (&[u16], _) = match cur {
-                None => (block, t0),
-                Some(0) => (&t0[..len], t1),
-                Some(_) => (&t1[..len], t0),
-            };
-            split_taps(plan, i, rows, src, dst);
-            cur = Some(cur.map_or(0, |c| c ^ 1));
-        }
-        let taps: &[u16] = match cur {
-            None => block,
-            Some(c) => &sc.taps[c],
-        };
-        // One product per leaf.
         let outs = &mut sc.outs[0];
         grow(outs, plan.leaves() * leaf_rows * rows);
-        let leaf_outs = outs[..plan.leaves() * leaf_rows * rows].chunks_exact_mut(leaf_rows * rows);
-        for (f, o) in leaf_outs.enumerate() {
-            let taps = &taps[f * rows * leaf_taps..][..rows * leaf_taps];
-            match queries {
-                LeafQueries::Rows(sigs) => {
-                    let sig = plan.nq * plan.sig_len(levels);
-                    k.gemm_u16(&sigs[f * sig..][..sig], &a_rows, taps, leaf_taps, o)
-                }
-                #[cfg(target_arch = "x86_64")]
-                LeafQueries::Packed(ap) => {
-                    let n = super::packed::packed_len(leaf_rows, leaf_taps);
-                    // SAFETY: `Packed` is made only at the AVX-512 VNNI level, which the CPU has.
-                    unsafe { super::packed::gemm_packed(&ap[f * n..][..n], leaf_rows, taps, leaf_taps, o, leaf_rows) }
-                }
-                #[cfg(not(target_arch = "x86_64"))]
-                LeafQueries::Packed(_) => unreachable!("packed leaves are made on x86-64 only"),
+        let outs = &mut outs[..plan.leaves() * leaf_rows * rows];
+        match queries {
+            LeafQueries::Rows(sigs) => rows_leaves(k, plan, sigs, block, rows, &mut sc.taps, outs),
+            #[cfg(target_arch = "x86_64")]
+            LeafQueries::Packed(ap) => {
+                let root = super::packed::TapView {
+                    data: block,
+                    rows,
+                    row_stride: row_len,
+                    pos_stride: plan.width,
+                    positions: plan.n[0],
+                };
+                let leaf_len = ap.len() / plan.leaves();
+                // SAFETY: `Packed` is made only at the AVX-512 VNNI level, which the CPU has.
+                unsafe { packed_leaves(plan, ap, leaf_len, root, 0, 0, &mut sc.taps, outs) }
             }
+            #[cfg(not(target_arch = "x86_64"))]
+            LeafQueries::Packed(_) => unreachable!("packed leaves are made on x86-64 only"),
         }
         // Results up to the root: y[2s] = P_S[s] + P_E[s], y[2s+1] = P_S[s] + P_O[s].
         let (outer, slab) = if packed { (rows, plan.nq) } else { (1, plan.nq * rows) };
@@ -395,6 +393,88 @@ fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &
     }
 }
 
+/// The leaf products of one block of `rows` database rows with the backend's matrix product:
+/// the taps down to the leaves level by level (ping-pong between `taps[0]` and `taps[1]`;
+/// level 0 is the block itself), then one product per leaf into `outs` (`[leaf][lag][q][row]`).
+#[inline(always)]
+fn rows_leaves(
+    k: &dyn Kernels,
+    plan: &Plan,
+    sigs: &[u16],
+    block: &[u16],
+    rows: usize,
+    taps: &mut [Vec<u16>],
+    outs: &mut [u16],
+) {
+    let levels = plan.levels();
+    let mut cur = None;
+    for i in 0..levels {
+        let [t0, t1, ..] = taps else { unreachable!("two tap buffers") };
+        let len = 3usize.pow(i as u32) * rows * plan.tap_len(i);
+        let (src, dst): (&[u16], _) = match cur {
+            None => (block, t0),
+            Some(0) => (&t0[..len], t1),
+            Some(_) => (&t1[..len], t0),
+        };
+        split_taps(plan, i, rows, src, dst);
+        cur = Some(cur.map_or(0, |c| c ^ 1));
+    }
+    let taps: &[u16] = match cur {
+        None => block,
+        Some(c) => &taps[c],
+    };
+    let (a_rows, leaf_taps) = (plan.leaf_rows(), plan.tap_len(levels));
+    let sig = plan.nq * plan.sig_len(levels);
+    for (f, o) in outs.chunks_exact_mut(a_rows.len() * rows).enumerate() {
+        let taps = &taps[f * rows * leaf_taps..][..rows * leaf_taps];
+        k.gemm_u16(&sigs[f * sig..][..sig], &a_rows, taps, leaf_taps, o)
+    }
+}
+
+/// The leaf products below `node` (leaf index prefix `f`, at `level`) with the packed kernel,
+/// depth first: a node's S child (the sums of its position pairs) is written to `bufs[0]` and
+/// its E and O children are views of the node itself, so the only copies are the S children on
+/// the current path, which stay in cache for the leaves that read them. Leaf `f`'s results go to
+/// `outs[f]` (`[row][lag][q]`).
+///
+/// # Safety
+/// AVX-512 F/BW/VNNI.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn packed_leaves(
+    plan: &Plan,
+    ap: &[u16],
+    leaf_len: usize,
+    node: super::packed::TapView,
+    level: usize,
+    f: usize,
+    bufs: &mut [Vec<u16>],
+    outs: &mut [u16],
+) {
+    if level == plan.levels() {
+        let n = outs.len() / plan.leaves();
+        // SAFETY: AVX-512 VNNI by the contract.
+        unsafe {
+            super::packed::leaf_product(
+                &ap[f * leaf_len..][..leaf_len],
+                plan.leaf_shape(),
+                node,
+                &mut outs[f * n..][..n],
+            )
+        };
+        return;
+    }
+    let (mine, deeper) = bufs.split_first_mut().expect("a buffer per level");
+    // SAFETY (all three): forwarded contract.
+    unsafe {
+        let sums = node.sums(plan.width, mine);
+        packed_leaves(plan, ap, leaf_len, sums, level + 1, 3 * f, deeper, outs);
+        packed_leaves(plan, ap, leaf_len, node.even(), level + 1, 3 * f + 1, deeper, outs);
+        packed_leaves(plan, ap, leaf_len, node.odd(), level + 1, 3 * f + 2, deeper, outs);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{correlate_u16_with, Isa};
@@ -438,6 +518,27 @@ mod tests {
                 correlate_u16_with(isa, shape, Some(levels), &a, &b, &mut got).unwrap();
                 prop_assert_eq!(&got, &want, "{:?} levels {} isa {:?}", shape, levels, isa);
             }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        /// Query counts over several packed groups of 16 (full, ragged, an odd number of
+        /// windows per tile pair) at even widths: exactly the direct correlation.
+        #[test]
+        fn karatsuba_correlation_is_exact_for_many_queries(
+            positions in 1usize..30, half_width in 1usize..5, lags in 1usize..34, nq in 1usize..40,
+            rows in 1usize..40, levels in 0usize..6, seed in any::<u64>(),
+        ) {
+            let shape = Correlation { positions, width: 2 * half_width, lags };
+            let mut x = seed | 1;
+            let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x as u16 };
+            let a: Vec<u16> = (0..nq * shape.signal_len()).map(|_| next()).collect();
+            let b: Vec<u16> = (0..rows * shape.row_len()).map(|_| next()).collect();
+            let want = direct(shape, &a, &b);
+            let mut got = vec![0u16; want.len()];
+            correlate_u16_with(super::super::detected(), shape, Some(levels), &a, &b, &mut got).unwrap();
+            prop_assert_eq!(&got, &want, "{:?} levels {} nq {}", shape, levels, nq);
         }
     }
 

@@ -1,73 +1,142 @@
-//! A 16-bit ring matrix product for AVX-512 VNNI with the query rows packed 16 side by side:
+//! The leaf products of `correlate` on AVX-512 VNNI, with the queries packed 16 side by side:
 //! one `vpdpwssd` multiplies a broadcast pair of a database row's values by that pair in 16
-//! query rows at once, so each accumulator lane is one dot product and no horizontal sums are
-//! needed (the row-by-row kernel in `gemm.rs` spends ~10 instructions per dot product on them,
-//! which matters when the products are short, as the leaves of `correlate` are). The database
-//! rows are read in place.
+//! queries at once, so each accumulator lane is one dot product and no horizontal sums are
+//! needed (a row-by-row kernel spends ~10 instructions per dot product on them, which matters
+//! when the products are short, as the leaves are).
 //!
-//! Packed layout ([`pack_rows`]): group `g` of 16 query rows, pair `p` of elements, row `r`,
-//! element `e` at `(g·pairs + p)·32 + 2r + e`; rows past the end of the last group and the odd
-//! element past `k` are zero. Tiles are two groups × 8 database rows, or one group × 16 rows for
-//! an odd last group: 16 accumulators either way.
+//! Both operands keep the correlation's structure instead of being expanded:
+//!
+//! * **Signals** ([`pack_signals`]): per group of 16 queries, each leaf signal's positions one
+//!   after the other, a position's value pairs with the 16 queries' pairs side by side. The
+//!   window of lag `λ` is the same buffer `λ` positions in, so the lags of a leaf cost no copy.
+//! * **Taps** ([`TapView`]): a database row's positions at a stride. The transform's E and O
+//!   children (even and odd positions) are views of their parent with twice its stride; only
+//!   S (their sum) is written out.
+//!
+//! Packed layout: group `g`, position `c`, pair `p` of the position's `width / 2`, lane `r`,
+//! element `e` at `((g·positions + c)·pairs + p)·32 + 2r + e`; lanes past the last query are
+//! zero. Tiles are two windows × 8 database rows, or one window × 16 rows for an odd count of
+//! windows: 16 accumulators either way.
 
 use std::arch::x86_64::*;
 
-/// Query rows per packed group: the 16 i32 lanes of one accumulator.
-const GROUP: usize = 16;
+/// Queries per packed group: the 16 i32 lanes of one accumulator.
+pub(crate) const GROUP: usize = 16;
 
-/// Pairs of elements per row of `k` elements.
-fn pairs(k: usize) -> usize {
-    k.div_ceil(2)
+/// Values of [`pack_signals`]'s output for `nq` signals of `positions` positions of `width`.
+pub(crate) fn packed_len(nq: usize, positions: usize, width: usize) -> usize {
+    nq.div_ceil(GROUP) * positions * width * GROUP
 }
 
-/// Packs the query rows `a[a_rows[i]..][..k]` into `dst` (appended).
-pub(crate) fn pack_rows(a: &[u16], a_rows: &[usize], k: usize, dst: &mut Vec<u16>) {
+/// Packs `nq` signals (`positions × width` values each, one after the other in `sigs`) into
+/// `dst` (appended). `width` must be even.
+pub(crate) fn pack_signals(sigs: &[u16], nq: usize, positions: usize, width: usize, dst: &mut Vec<u16>) {
+    debug_assert!(width.is_multiple_of(2));
+    let len = positions * width;
     let base = dst.len();
-    dst.resize(base + packed_len(a_rows.len(), k), 0);
-    let kp = pairs(k);
+    dst.resize(base + packed_len(nq, positions, width), 0);
     let dst = &mut dst[base..];
-    for (i, &s) in a_rows.iter().enumerate() {
-        let (g, r) = (i / GROUP, i % GROUP);
-        let at = g * kp * 2 * GROUP + 2 * r;
-        for (j, &x) in a[s..s + k].iter().enumerate() {
-            dst[at + (j / 2) * 2 * GROUP + j % 2] = x;
+    for (q, sig) in sigs.chunks_exact(len).take(nq).enumerate() {
+        let (g, r) = (q / GROUP, q % GROUP);
+        let group = &mut dst[g * len * GROUP..][..len * GROUP];
+        for (pair, out) in sig.chunks_exact(2).zip(group.chunks_exact_mut(2 * GROUP)) {
+            out[2 * r..2 * r + 2].copy_from_slice(pair);
         }
     }
 }
 
-/// Values of [`pack_rows`]'s output for `rows_a` rows of `k`.
-pub(crate) fn packed_len(rows_a: usize, k: usize) -> usize {
-    rows_a.div_ceil(GROUP) * pairs(k) * 2 * GROUP
+/// Database rows as a leaf product reads them: row `j`'s position `c` is the `width` values
+/// at `data[j·row_stride + c·pos_stride..]`, for `c < positions` (later positions are zero).
+#[derive(Clone, Copy)]
+pub(crate) struct TapView<'a> {
+    pub data: &'a [u16],
+    pub rows: usize,
+    pub row_stride: usize,
+    pub pos_stride: usize,
+    pub positions: usize,
 }
 
-/// The sums of one tile: `G` packed query groups (`aq`) times `NR` database rows (`r`, `k`
-/// each, `whole = k / 2` pairs), one accumulator per group and row.
-///
-/// # Safety
-/// AVX-512 F/BW/VNNI; every `aq[h]` holds `pairs(k)` packed pairs, every `r[u]` `k` values.
-#[inline(always)]
-unsafe fn tile<const G: usize, const NR: usize>(aq: [&[u16]; G], r: [&[u16]; NR], k: usize) -> [[__m512i; G]; NR] {
-    let whole = k / 2; // pairs read from a row as one i32; an odd k's last value is added alone
-                       // SAFETY: by the contract, the packed loads stay below pairs(k) pairs, the row reads below
-                       // 2·whole <= k (plus index k − 1).
-    unsafe {
-        let mut t = [[_mm512_setzero_si512(); G]; NR];
-        for p in 0..whole {
-            let q: [__m512i; G] = std::array::from_fn(|h| _mm512_loadu_si512(aq[h].as_ptr().add(p * 2 * GROUP).cast()));
-            for u in 0..NR {
-                let x = _mm512_set1_epi32(r[u].as_ptr().add(2 * p).cast::<i32>().read_unaligned());
-                for h in 0..G {
-                    t[u][h] = _mm512_dpwssd_epi32(t[u][h], q[h], x);
+impl<'a> TapView<'a> {
+    /// The view's even positions (E): every other position from the first.
+    #[inline(always)]
+    pub fn even(self) -> TapView<'a> {
+        TapView { pos_stride: 2 * self.pos_stride, positions: self.positions.div_ceil(2), ..self }
+    }
+
+    /// The view's odd positions (O); an odd count's missing partner is the zero past the end.
+    #[inline(always)]
+    pub fn odd(self) -> TapView<'a> {
+        let data = if self.positions > 1 { &self.data[self.pos_stride..] } else { self.data };
+        TapView { data, pos_stride: 2 * self.pos_stride, positions: self.positions / 2, ..self }
+    }
+
+    /// Whether every value the view names lies in `data`, for positions of `width` values.
+    fn fits(&self, width: usize) -> bool {
+        if self.rows == 0 || self.positions == 0 {
+            return true;
+        }
+        (self.rows - 1) * self.row_stride + (self.positions - 1) * self.pos_stride + width <= self.data.len()
+    }
+
+    /// Writes the pairwise sums S of the view's positions, `2c` plus `2c + 1` (an odd count's
+    /// last position alone), into `dst` as contiguous rows, and returns them as a view.
+    #[inline(always)]
+    pub fn sums<'b>(&self, width: usize, dst: &'b mut Vec<u16>) -> TapView<'b> {
+        assert!(self.fits(width), "tap view past its data");
+        let half = self.positions.div_ceil(2);
+        let row = half * width;
+        if row == 0 {
+            return TapView { data: &[], positions: 0, ..*self }; // an empty odd child's: all zero
+        }
+        if dst.len() < self.rows * row {
+            dst.resize(self.rows * row, 0); // reused buffers only grow: no zero-fill per block
+        }
+        for (j, out) in dst[..self.rows * row].chunks_exact_mut(row).enumerate() {
+            let src = &self.data[j * self.row_stride..];
+            for (c, out) in out.chunks_exact_mut(width).enumerate() {
+                let even = &src[2 * c * self.pos_stride..][..width];
+                if 2 * c + 1 < self.positions {
+                    let odd = &src[(2 * c + 1) * self.pos_stride..][..width];
+                    for ((o, &x), &y) in out.iter_mut().zip(even).zip(odd) {
+                        *o = x.wrapping_add(y);
+                    }
+                } else {
+                    out.copy_from_slice(even);
                 }
             }
         }
-        if whole < pairs(k) {
-            let q: [__m512i; G] =
-                std::array::from_fn(|h| _mm512_loadu_si512(aq[h].as_ptr().add(whole * 2 * GROUP).cast()));
-            for u in 0..NR {
-                let x = _mm512_set1_epi32(i32::from(r[u][k - 1]));
-                for h in 0..G {
-                    t[u][h] = _mm512_dpwssd_epi32(t[u][h], q[h], x);
+        TapView { data: &dst[..self.rows * row], rows: self.rows, row_stride: row, pos_stride: width, positions: half }
+    }
+}
+
+/// The sums of one tile: `G` windows of packed signals (`aq`, at their first position) times
+/// `NR` database rows (`r`, at their first position), over `positions` positions of `pairs`
+/// value pairs, one accumulator per window and row.
+///
+/// # Safety
+/// AVX-512 F/BW/VNNI; every `aq[h]` holds `positions · pairs · 32` values, and every `r[u]`
+/// `pairs · 2` values at each of `positions` positions `pos_stride` apart.
+#[inline(always)]
+unsafe fn tile<const G: usize, const NR: usize>(
+    aq: [*const u16; G],
+    r: [*const u16; NR],
+    positions: usize,
+    pos_stride: usize,
+    pairs: usize,
+) -> [[__m512i; G]; NR] {
+    // SAFETY: by the contract, every load stays inside the packed windows and the rows' positions.
+    unsafe {
+        let mut t = [[_mm512_setzero_si512(); G]; NR];
+        for c in 0..positions {
+            let a: [*const u16; G] = std::array::from_fn(|h| aq[h].add(c * pairs * 2 * GROUP));
+            let b: [*const u16; NR] = std::array::from_fn(|u| r[u].add(c * pos_stride));
+            for p in 0..pairs {
+                let q: [__m512i; G] = std::array::from_fn(|h| _mm512_loadu_si512(a[h].add(p * 2 * GROUP).cast()));
+                for u in 0..NR {
+                    let x = _mm512_set1_epi32(b[u].add(2 * p).cast::<i32>().read_unaligned());
+                    for h in 0..G {
+                        t[u][h] = _mm512_dpwssd_epi32(t[u][h], q[h], x);
+                    }
                 }
             }
         }
@@ -75,64 +144,87 @@ unsafe fn tile<const G: usize, const NR: usize>(aq: [&[u16]; G], r: [&[u16]; NR]
     }
 }
 
-/// Runs [`tile`] over all database rows for the query groups starting at `g`, storing the sums
-/// of the rows that exist.
+/// A window of a leaf's packed signals: query group `g` at lag `lag`.
+#[derive(Clone, Copy)]
+struct Window {
+    g: usize,
+    lag: usize,
+}
+
+/// Runs [`tile`] for windows `w` over every row of `taps`, storing the sums of the queries that
+/// exist at `out[row·stride + lag·nq + q]`.
 ///
 /// # Safety
-/// As [`gemm_packed`], and `g + G <= groups`.
+/// As [`leaf_product`].
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn groups_times_rows<const G: usize, const NR: usize>(
+unsafe fn windows_times_rows<const G: usize, const NR: usize>(
     ap: &[u16],
-    g: usize,
-    rows_a: usize,
-    b: &[u16],
-    k: usize,
+    w: [Window; G],
+    shape: LeafShape,
+    taps: TapView,
     out: &mut [u16],
-    stride: usize,
 ) {
-    let (rows_b, kp) = (b.len() / k, pairs(k));
-    let aq: [&[u16]; G] = std::array::from_fn(|h| &ap[(g + h) * kp * 2 * GROUP..][..kp * 2 * GROUP]);
-    for j0 in (0..rows_b).step_by(NR) {
+    let pairs = shape.width / 2;
+    let group_len = shape.signal_positions * shape.width * GROUP;
+    let aq: [*const u16; G] = std::array::from_fn(|h| ap[w[h].g * group_len + w[h].lag * pairs * 2 * GROUP..].as_ptr());
+    let stride = shape.lags * shape.nq;
+    for j0 in (0..taps.rows).step_by(NR) {
         // Rows past the end repeat the last one; their sums are not stored.
-        let r: [&[u16]; NR] = std::array::from_fn(|u| &b[(j0 + u).min(rows_b - 1) * k..][..k]);
-        // SAFETY: forwarded contract; the slices above have the lengths `tile` reads.
-        let t = unsafe { tile::<G, NR>(aq, r, k) };
-        for (u, tu) in t.iter().enumerate().take(rows_b - j0) {
-            let row = &mut out[(j0 + u) * stride..];
+        // (Only computed, never read, for a view of no positions.)
+        let r: [*const u16; NR] =
+            std::array::from_fn(|u| taps.data.as_ptr().wrapping_add((j0 + u).min(taps.rows - 1) * taps.row_stride));
+        // SAFETY: forwarded contract (the windows and the view were checked by the caller).
+        let t = unsafe { tile::<G, NR>(aq, r, taps.positions, taps.pos_stride, pairs) };
+        for (u, tu) in t.iter().enumerate().take(taps.rows - j0) {
+            let row = &mut out[(j0 + u) * stride..][..stride];
             for (h, &acc) in tu.iter().enumerate() {
-                let i0 = (g + h) * GROUP;
+                let q0 = w[h].g * GROUP;
                 // SAFETY: AVX-512 F/BW by the contract; the array has the vector's size.
                 let sums: [u16; GROUP] = unsafe { std::mem::transmute(_mm512_cvtepi32_epi16(acc)) };
-                let n = GROUP.min(rows_a - i0);
-                row[i0..i0 + n].copy_from_slice(&sums[..n]);
+                let n = GROUP.min(shape.nq - q0);
+                row[w[h].lag * shape.nq + q0..][..n].copy_from_slice(&sums[..n]);
             }
         }
     }
 }
 
-/// `out[j·stride + i] = Σ_k query_i[k]·b_j[k] mod 2^16` for the `rows_a` query rows packed in
-/// `ap` by [`pack_rows`] and the row-major rows of `b` (`k` each); note the transposed output.
+/// The shape of one leaf product.
+#[derive(Clone, Copy)]
+pub(crate) struct LeafShape {
+    pub nq: usize,
+    pub lags: usize,
+    /// Tap positions of the leaf (a view may have fewer: the rest are zero).
+    pub positions: usize,
+    /// Positions of each packed signal: `positions + lags − 1`.
+    pub signal_positions: usize,
+    pub width: usize,
+}
+
+/// `out[j·lags·nq + λ·nq + q] = Σ_c ⟨signal_q[c + λ], taps_j[c]⟩ mod 2^16` for the `nq` signals
+/// packed in `ap` by [`pack_signals`] and the rows of `taps`.
 ///
 /// # Safety
-/// The CPU must have AVX-512 F, BW and VNNI. Panics if `ap` is shorter than
-/// [`packed_len`]`(rows_a, k)` or `out` than the last row's end.
+/// The CPU must have AVX-512 F, BW and VNNI. Panics if `ap`, `taps` or `out` is too short for the
+/// shape, the view has more positions than the leaf, or the width is odd.
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-pub(crate) unsafe fn gemm_packed(ap: &[u16], rows_a: usize, b: &[u16], k: usize, out: &mut [u16], stride: usize) {
-    let rows_b = b.len() / k;
-    if rows_a == 0 || rows_b == 0 {
+pub(crate) unsafe fn leaf_product(ap: &[u16], shape: LeafShape, taps: TapView, out: &mut [u16]) {
+    if shape.nq == 0 || taps.rows == 0 {
         return;
     }
-    assert!(ap.len() >= packed_len(rows_a, k), "packed query rows too short");
-    assert!(out.len() >= (rows_b - 1) * stride + rows_a && stride >= rows_a, "output too short");
-    let groups = rows_a.div_ceil(GROUP);
-    for g in (0..groups).step_by(2) {
-        // SAFETY: forwarded contract; g + 2 <= groups, or g + 1 == groups for the last one.
+    assert!(shape.width.is_multiple_of(2) && shape.width > 0, "packed leaves need an even width");
+    assert!(shape.signal_positions + 1 >= shape.positions + shape.lags, "signals shorter than the windows");
+    assert!(taps.positions <= shape.positions && taps.fits(shape.width), "tap view past the leaf or its data");
+    assert!(ap.len() >= packed_len(shape.nq, shape.signal_positions, shape.width), "packed signals too short");
+    assert!(out.len() >= taps.rows * shape.lags * shape.nq, "output too short");
+    let windows: Vec<Window> =
+        (0..shape.lags).flat_map(|lag| (0..shape.nq.div_ceil(GROUP)).map(move |g| Window { g, lag })).collect();
+    for pair in windows.chunks(2) {
+        // SAFETY: forwarded contract; the asserts above bound every window and row read.
         unsafe {
-            if g + 2 <= groups {
-                groups_times_rows::<2, 8>(ap, g, rows_a, b, k, out, stride)
-            } else {
-                groups_times_rows::<1, 16>(ap, g, rows_a, b, k, out, stride)
+            match *pair {
+                [a, b] => windows_times_rows::<2, 8>(ap, [a, b], shape, taps, out),
+                [a] => windows_times_rows::<1, 16>(ap, [a], shape, taps, out),
+                _ => unreachable!("chunks of two"),
             }
         }
     }
