@@ -130,22 +130,17 @@ impl Plan {
     }
 }
 
-/// `a`, read as zero past its end.
-fn at(a: &[u16], i: usize) -> u16 {
-    a.get(i).copied().unwrap_or(0)
-}
-
 /// One level of the signal transform: the three child signals of `a` (level `i`), each
-/// `sig_len(i + 1)` values, appended to `out[0..3]`.
+/// `child_positions` positions of `width` values, appended to `out[0..3]`. `a` must hold
+/// `2 · child_positions + 1` positions (callers pad it with zeros).
 fn split_signal(a: &[u16], width: usize, child_positions: usize, out: &mut [Vec<u16>; 3]) {
+    let a = &a[..(2 * child_positions + 1) * width];
     for j in 0..child_positions {
-        let (even, odd, next) = (2 * j * width, (2 * j + 1) * width, (2 * j + 2) * width);
-        for t in 0..width {
-            let (e, o, x) = (at(a, even + t), at(a, odd + t), at(a, next + t));
-            out[0].push(o);
-            out[1].push(e.wrapping_sub(o));
-            out[2].push(x.wrapping_sub(o));
-        }
+        let (even, rest) = a[2 * j * width..].split_at(width);
+        let (odd, next) = rest.split_at(width);
+        out[0].extend_from_slice(odd);
+        out[1].extend(even.iter().zip(odd).map(|(&e, &o)| e.wrapping_sub(o)));
+        out[2].extend(next[..width].iter().zip(odd).map(|(&x, &o)| x.wrapping_sub(o)));
     }
 }
 
@@ -157,8 +152,9 @@ fn leaf_signals(plan: &Plan, signals: &[u16], sig_len0: usize) -> Vec<u16> {
     for i in 0..plan.levels() {
         let child = plan.n[i + 1] + plan.l[i + 1] - 1;
         let mut next = Vec::with_capacity(level.len() * 3);
-        for a in &level {
-            let mut out: [Vec<u16>; 3] = Default::default();
+        for a in &mut level {
+            a.resize(a.len().max((2 * child + 1) * plan.width), 0); // the zeros past the end
+            let mut out: [Vec<u16>; 3] = std::array::from_fn(|_| Vec::with_capacity(child * plan.width));
             split_signal(a, plan.width, child, &mut out);
             next.extend(out);
         }

@@ -216,15 +216,17 @@ pub(crate) unsafe fn leaf_product(ap: &[u16], shape: LeafShape, taps: TapView, o
     assert!(taps.positions <= shape.positions && taps.fits(shape.width), "tap view past the leaf or its data");
     assert!(ap.len() >= packed_len(shape.nq, shape.signal_positions, shape.width), "packed signals too short");
     assert!(out.len() >= taps.rows * shape.lags * shape.nq, "output too short");
-    let windows: Vec<Window> =
-        (0..shape.lags).flat_map(|lag| (0..shape.nq.div_ceil(GROUP)).map(move |g| Window { g, lag })).collect();
-    for pair in windows.chunks(2) {
+    // Windows lag-major, then query group; taken two at a time (an odd last one alone).
+    let groups = shape.nq.div_ceil(GROUP);
+    let window = |i: usize| Window { g: i % groups, lag: i / groups };
+    let count = groups * shape.lags;
+    for i in (0..count).step_by(2) {
         // SAFETY: forwarded contract; the asserts above bound every window and row read.
         unsafe {
-            match *pair {
-                [a, b] => windows_times_rows::<2, 8>(ap, [a, b], shape, taps, out),
-                [a] => windows_times_rows::<1, 16>(ap, [a], shape, taps, out),
-                _ => unreachable!("chunks of two"),
+            if i + 1 < count {
+                windows_times_rows::<2, 8>(ap, [window(i), window(i + 1)], shape, taps, out)
+            } else {
+                windows_times_rows::<1, 16>(ap, [window(i)], shape, taps, out)
             }
         }
     }
