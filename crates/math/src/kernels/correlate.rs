@@ -448,24 +448,25 @@ unsafe fn packed_leaves(
     bufs: &mut [Vec<u16>],
     outs: &mut [u16],
 ) {
-    if level == plan.levels() {
+    use super::packed::{leaf_product, TapView};
+    let leaf = |f: usize, taps: TapView, plus: TapView, outs: &mut [u16]| {
         let n = outs.len() / plan.leaves();
         // SAFETY: AVX-512 VNNI by the contract.
-        unsafe {
-            super::packed::leaf_product(
-                &ap[f * leaf_len..][..leaf_len],
-                plan.leaf_shape(),
-                node,
-                &mut outs[f * n..][..n],
-            )
-        };
-        return;
+        unsafe { leaf_product(&ap[f * leaf_len..][..leaf_len], plan.leaf_shape(), taps, plus, &mut outs[f * n..][..n]) }
+    };
+    if level == plan.levels() {
+        return leaf(f, node, TapView::NONE, outs);
     }
     let (mine, deeper) = bufs.split_first_mut().expect("a buffer per level");
     // SAFETY (all three): forwarded contract.
     unsafe {
-        let sums = node.sums(plan.width, mine);
-        packed_leaves(plan, ap, leaf_len, sums, level + 1, 3 * f, deeper, outs);
+        if level + 1 == plan.levels() {
+            // The last level's S leaf adds E and O as it reads them instead of writing S out.
+            leaf(3 * f, node.even(), node.odd(), outs);
+        } else {
+            let sums = node.sums(plan.width, mine);
+            packed_leaves(plan, ap, leaf_len, sums, level + 1, 3 * f, deeper, outs);
+        }
         packed_leaves(plan, ap, leaf_len, node.even(), level + 1, 3 * f + 1, deeper, outs);
         packed_leaves(plan, ap, leaf_len, node.odd(), level + 1, 3 * f + 2, deeper, outs);
     }

@@ -57,6 +57,9 @@ pub(crate) struct TapView<'a> {
 }
 
 impl<'a> TapView<'a> {
+    /// No taps.
+    pub const NONE: TapView<'static> = TapView { data: &[], rows: 0, row_stride: 0, pos_stride: 0, positions: 0 };
+
     /// The view's even positions (E): every other position from the first.
     #[inline(always)]
     pub fn even(self) -> TapView<'a> {
@@ -111,33 +114,57 @@ impl<'a> TapView<'a> {
 
 /// The sums of one tile: `G` windows of packed signals (`aq`, at their first position) times
 /// `NR` database rows (`r`, at their first position), over `positions` positions of `pairs`
-/// value pairs, one accumulator per window and row.
+/// value pairs, one accumulator per window and row. The rows' first `positions2` positions
+/// have the positions of `r2` added (the S child of the last transform level, summed here
+/// instead of being written out).
 ///
 /// # Safety
-/// AVX-512 F/BW/VNNI; every `aq[h]` holds `positions · pairs · 32` values, and every `r[u]`
-/// `pairs · 2` values at each of `positions` positions `pos_stride` apart.
+/// AVX-512 F/BW/VNNI; every `aq[h]` holds `positions · pairs · 32` values, every `r[u]`
+/// `pairs · 2` values at each of `positions` positions `pos_stride` apart, and every `r2[u]`
+/// as many at `positions2 <= positions` positions `pos_stride2` apart.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn tile<const G: usize, const NR: usize>(
     aq: [*const u16; G],
     r: [*const u16; NR],
-    positions: usize,
-    pos_stride: usize,
+    (positions, pos_stride): (usize, usize),
+    r2: [*const u16; NR],
+    (positions2, pos_stride2): (usize, usize),
     pairs: usize,
 ) -> [[__m512i; G]; NR] {
-    // SAFETY: by the contract, every load stays inside the packed windows and the rows' positions.
-    unsafe {
-        let mut t = [[_mm512_setzero_si512(); G]; NR];
-        for c in 0..positions {
-            let a: [*const u16; G] = std::array::from_fn(|h| aq[h].add(c * pairs * 2 * GROUP));
-            let b: [*const u16; NR] = std::array::from_fn(|u| r[u].add(c * pos_stride));
+    /// One position: `x(u, p)` is row `u`'s broadcast pair `p`.
+    #[inline(always)]
+    unsafe fn position<const G: usize, const NR: usize>(
+        t: &mut [[__m512i; G]; NR],
+        a: [*const u16; G],
+        pairs: usize,
+        x: impl Fn(usize, usize) -> __m512i,
+    ) {
+        // SAFETY: by `tile`'s contract.
+        unsafe {
             for p in 0..pairs {
                 let q: [__m512i; G] = std::array::from_fn(|h| _mm512_loadu_si512(a[h].add(p * 2 * GROUP).cast()));
                 for u in 0..NR {
-                    let x = _mm512_set1_epi32(b[u].add(2 * p).cast::<i32>().read_unaligned());
+                    let x = x(u, p);
                     for h in 0..G {
                         t[u][h] = _mm512_dpwssd_epi32(t[u][h], q[h], x);
                     }
                 }
+            }
+        }
+    }
+    // SAFETY: by the contract, every load stays inside the packed windows and the rows' positions.
+    unsafe {
+        let mut t = [[_mm512_setzero_si512(); G]; NR];
+        let pair = |row: *const u16, p: usize| _mm512_set1_epi32(row.add(2 * p).cast::<i32>().read_unaligned());
+        for c in 0..positions {
+            let a: [*const u16; G] = std::array::from_fn(|h| aq[h].add(c * pairs * 2 * GROUP));
+            let b: [*const u16; NR] = std::array::from_fn(|u| r[u].add(c * pos_stride));
+            if c < positions2 {
+                let b2: [*const u16; NR] = std::array::from_fn(|u| r2[u].add(c * pos_stride2));
+                position(&mut t, a, pairs, |u, p| _mm512_add_epi16(pair(b[u], p), pair(b2[u], p)));
+            } else {
+                position(&mut t, a, pairs, |u, p| pair(b[u], p));
             }
         }
         t
@@ -162,6 +189,7 @@ unsafe fn windows_times_rows<const G: usize, const NR: usize>(
     w: [Window; G],
     shape: LeafShape,
     taps: TapView,
+    plus: TapView,
     out: &mut [u16],
 ) {
     let pairs = shape.width / 2;
@@ -171,10 +199,12 @@ unsafe fn windows_times_rows<const G: usize, const NR: usize>(
     for j0 in (0..taps.rows).step_by(NR) {
         // Rows past the end repeat the last one; their sums are not stored.
         // (Only computed, never read, for a view of no positions.)
-        let r: [*const u16; NR] =
-            std::array::from_fn(|u| taps.data.as_ptr().wrapping_add((j0 + u).min(taps.rows - 1) * taps.row_stride));
-        // SAFETY: forwarded contract (the windows and the view were checked by the caller).
-        let t = unsafe { tile::<G, NR>(aq, r, taps.positions, taps.pos_stride, pairs) };
+        let rows = |v: TapView| -> [*const u16; NR] {
+            std::array::from_fn(|u| v.data.as_ptr().wrapping_add((j0 + u).min(v.rows - 1) * v.row_stride))
+        };
+        let (main, second) = ((taps.positions, taps.pos_stride), (plus.positions, plus.pos_stride));
+        // SAFETY: forwarded contract (the windows and the views were checked by the caller).
+        let t = unsafe { tile::<G, NR>(aq, rows(taps), main, rows(plus), second, pairs) };
         for (u, tu) in t.iter().enumerate().take(taps.rows - j0) {
             let row = &mut out[(j0 + u) * stride..][..stride];
             for (h, &acc) in tu.iter().enumerate() {
@@ -200,17 +230,21 @@ pub(crate) struct LeafShape {
     pub width: usize,
 }
 
-/// `out[j·lags·nq + λ·nq + q] = Σ_c ⟨signal_q[c + λ], taps_j[c]⟩ mod 2^16` for the `nq` signals
-/// packed in `ap` by [`pack_signals`] and the rows of `taps`.
+/// `out[j·lags·nq + λ·nq + q] = Σ_c ⟨signal_q[c + λ], taps_j[c] + plus_j[c]⟩ mod 2^16` for the
+/// `nq` signals packed in `ap` by [`pack_signals`] and the rows of `taps`, with the rows of
+/// `plus` (same rows, at most as many positions, or none: [`TapView::NONE`]) added.
 ///
 /// # Safety
 /// The CPU must have AVX-512 F, BW and VNNI. Panics if `ap`, `taps` or `out` is too short for the
-/// shape, the view has more positions than the leaf, or the width is odd.
+/// shape, a view has more positions than the leaf or `plus` more than `taps`, or the width is odd.
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-pub(crate) unsafe fn leaf_product(ap: &[u16], shape: LeafShape, taps: TapView, out: &mut [u16]) {
+pub(crate) unsafe fn leaf_product(ap: &[u16], shape: LeafShape, taps: TapView, plus: TapView, out: &mut [u16]) {
     if shape.nq == 0 || taps.rows == 0 {
         return;
     }
+    let plus = if plus.positions == 0 { TapView { rows: taps.rows, ..TapView::NONE } } else { plus };
+    assert!(plus.rows == taps.rows && plus.positions <= taps.positions, "added rows do not match");
+    assert!(plus.fits(shape.width), "added view past its data");
     assert!(shape.width.is_multiple_of(2) && shape.width > 0, "packed leaves need an even width");
     assert!(shape.signal_positions + 1 >= shape.positions + shape.lags, "signals shorter than the windows");
     assert!(taps.positions <= shape.positions && taps.fits(shape.width), "tap view past the leaf or its data");
@@ -224,9 +258,9 @@ pub(crate) unsafe fn leaf_product(ap: &[u16], shape: LeafShape, taps: TapView, o
         // SAFETY: forwarded contract; the asserts above bound every window and row read.
         unsafe {
             if i + 1 < count {
-                windows_times_rows::<2, 8>(ap, [window(i), window(i + 1)], shape, taps, out)
+                windows_times_rows::<2, 8>(ap, [window(i), window(i + 1)], shape, taps, plus, out)
             } else {
-                windows_times_rows::<1, 16>(ap, [window(i)], shape, taps, out)
+                windows_times_rows::<1, 16>(ap, [window(i)], shape, taps, plus, out)
             }
         }
     }
