@@ -14,7 +14,7 @@
 //! * Each party turns a query row into weights (λ_i and the constant-coefficient form, once per
 //!   batch), extends them cyclically by the window, and the rotations are overlapping windows of
 //!   that buffer: against the database by Karatsuba's middle product
-//!   ([`argus_math::kernels::correlate_u16`], (3/4)^levels of the multiplies: 0.32 at 200
+//!   ([`argus_math::kernels::correlate_u16`], (3/4)^levels of the multiplies: 0.24 at 200
 //!   columns with AVX-512 VNNI), against the batch's own rows by
 //!   [`argus_math::kernels::gemm_u16_rows`] (no copies). Either gives additive shares mod 2^16
 //!   of `dot` and `ml`. From there the check is
@@ -241,7 +241,7 @@ fn products(a: &[u16], a_rows: &[usize], b: &[u16], len: usize) -> Result<Vec<u1
 
 /// Every rotation of every query (`signals`: the buffer of [`rotation_windows`], each query's
 /// weights extended to `cols + rot − 1` columns) against every database row (`len` values), by
-/// Karatsuba's middle product ([`argus_math::kernels::correlate_u16`]: 0.32–0.42 of the
+/// Karatsuba's middle product ([`argus_math::kernels::correlate_u16`]: 0.24–0.42 of the
 /// multiplies of the windowed matrix product at the iris shape, by kernel level). Row
 /// `ℓ·nq + q` of the result is lag `ℓ`, the window starting at extended column `ℓ`, i.e.
 /// rotation index `rot − 1 − ℓ`.

@@ -15,12 +15,15 @@
 //! even/odd lags and taps, one level turns the problem into three of half the lags and half the
 //! taps: taps `S = b_even + b_odd`, `E = b_even`, `O = b_odd`; signals `a_odd`, `a_even − a_odd`
 //! and `a_even(+1) − a_odd`; then `y_{2s} = P_S[s] + P_E[s]` and `y_{2s+1} = P_S[s] + P_O[s]`.
-//! `levels` levels cost `(3/4)^levels` of the multiplies (0.42 at 3 levels, 0.32 at 4) and
-//! leave `3^levels` small matrix products: the backend's kernel with overlapping query windows,
-//! or at the AVX-512 VNNI level the packed-queries kernel of `packed.rs`. The taps are
+//! `levels` levels cost `(3/4)^levels` of the multiplies (0.42 at 3 levels, 0.32 at 4, 0.24 at
+//! 5) and leave `3^levels` small matrix products: the backend's kernel with overlapping query
+//! windows, or at the AVX-512 VNNI level the packed-queries kernel of `packed.rs`. The taps are
 //! transformed block by block of database rows, in cache, so the database keeps its plain
 //! layout; odd tap counts are padded with a zero tap, lags are padded to a multiple of
-//! `2^levels` and the extra ones dropped.
+//! `2^levels` and the extra ones dropped. On the packed path the taps are walked depth first
+//! and only the S children are written (E and O are strided views of their parent; the last
+//! level's S is summed by the kernel as it reads), so the transform costs little next to the
+//! products.
 
 use super::dispatch::Kernels;
 
@@ -58,13 +61,15 @@ impl Correlation {
     }
 
     /// The levels used at kernel level `isa`: as many as halve the lags while every leaf
-    /// product keeps enough tap positions — 12 with the packed AVX-512 VNNI kernel, 16 with the
+    /// product keeps enough tap positions — 7 with the packed AVX-512 VNNI kernel, 16 with the
     /// others, whose horizontal sum per dot product weighs on short products. At the iris shape
-    /// (200 columns of 64 values, 31 lags): 4 levels on the packed kernel (0.32 of the
-    /// multiplies; 5 % faster end to end than 3 at batches of 32, even at 16), 3 on the others
-    /// (0.42; 4 measured 9 % slower with the row kernel).
+    /// (200 columns of 64 values, 31 lags): 5 levels on the packed kernel (0.24 of the
+    /// multiplies; end to end at batches of 32, 1–5 % faster than 4 since the transform went
+    /// depth first, slower before), 3 on the others (0.42; 4 measured 9 % slower with the row
+    /// kernel). (The packed kernel needs an even width; an odd one runs the row kernel at these
+    /// levels, which no iris geometry has.)
     pub fn default_levels_at(&self, isa: super::Isa) -> usize {
-        let min = if isa == super::Isa::Avx512Vnni { 12 } else { 16 };
+        let min = if isa == super::Isa::Avx512Vnni { 7 } else { 16 };
         let mut levels = 0;
         let (mut n, mut lags) = (self.positions, self.lags);
         while lags >= 2 && n.div_ceil(2) >= min && levels < MAX_LEVELS {
@@ -376,9 +381,11 @@ fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &
         let root = &sc.outs[cur][..outer * plan.l[0] * slab];
         let wanted = plan.lags * plan.nq;
         if packed {
-            for (j, y) in root.chunks_exact(plan.l[0] * plan.nq).enumerate() {
-                for (r, &v) in y[..wanted].iter().enumerate() {
-                    out[r * rows_b + j0 + j] = v;
+            // A transpose: each output row's run of `rows` values written at once.
+            let stride = plan.l[0] * plan.nq;
+            for r in 0..wanted {
+                for (o, y) in out[r * rows_b + j0..][..rows].iter_mut().zip(root[r..].iter().step_by(stride)) {
+                    *o = *y;
                 }
             }
         } else {
@@ -582,11 +589,11 @@ mod tests {
     fn default_levels_at_the_iris_shapes() {
         use super::super::Isa;
         let iris = Correlation { positions: 200, width: 64, lags: 31 };
-        assert_eq!(iris.default_levels_at(Isa::Avx512Vnni), 4);
+        assert_eq!(iris.default_levels_at(Isa::Avx512Vnni), 5);
         assert_eq!(iris.default_levels_at(Isa::Avx2), 3);
         assert_eq!(iris.default_levels_at(Isa::Amx), 3);
         let open_iris = Correlation { positions: 256, width: 64, lags: 31 };
-        assert_eq!(open_iris.default_levels_at(Isa::Avx512Vnni), 4);
+        assert_eq!(open_iris.default_levels_at(Isa::Avx512Vnni), 5);
         assert_eq!(open_iris.default_levels_at(Isa::Portable), 4);
         assert_eq!(Correlation { positions: 200, width: 64, lags: 1 }.default_levels_at(Isa::Avx512Vnni), 0);
         assert_eq!(Correlation { positions: 8, width: 4, lags: 31 }.default_levels_at(Isa::Avx512Vnni), 0);
