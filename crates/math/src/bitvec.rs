@@ -241,26 +241,33 @@ impl BitVec {
         Ok(Self::planes_from_u32_with(values, k, simd_planes()))
     }
 
+    /// [`planes_from_u32`](Self::planes_from_u32) written into bits `at..at + values.len()` of
+    /// existing planes (a piece, as [`planes_into`](Self::planes_into) takes): bit plane `j` of
+    /// `values` into `planes[j]`, for the `planes.len() ≤ 32` planes given.
+    pub fn planes_into_u32(planes: &mut [BitVec], at: usize, values: &[u32]) -> Result<(), MathError> {
+        if planes.len() > 32 {
+            return Err(MathError::LengthMismatch { left: planes.len(), right: 32 });
+        }
+        for p in planes.iter() {
+            p.check_piece(at, values.len())?;
+        }
+        let (k, w0) = (planes.len(), at / 64);
+        plane_words(values, k, simd_planes(), |w, out| {
+            for (plane, &word) in planes.iter_mut().zip(out) {
+                plane.words[w0 + w] = word;
+            }
+        });
+        Ok(())
+    }
+
     fn planes_from_u32_with(values: &[u32], k: usize, simd: bool) -> Vec<BitVec> {
         let n = values.len();
         let mut words: Vec<Vec<u64>> = (0..k).map(|_| Vec::with_capacity(words_for(n))).collect();
-        let mut out = [0u64; 32];
-        let mut emit = |vals: &[u32; 64]| {
-            planes64(vals, k, &mut out, simd);
-            for (plane, &word) in words.iter_mut().zip(&out) {
+        plane_words(values, k, simd, |_, out| {
+            for (plane, &word) in words.iter_mut().zip(out) {
                 plane.push(word);
             }
-        };
-        let chunks = values.chunks_exact(64);
-        let tail = chunks.remainder();
-        for chunk in chunks {
-            emit(chunk.try_into().expect("64 values"));
-        }
-        if !tail.is_empty() {
-            let mut padded = [0u32; 64];
-            padded[..tail.len()].copy_from_slice(tail);
-            emit(&padded);
-        }
+        });
         words.into_iter().map(|words| BitVec { words, len: n }).collect()
     }
 
@@ -418,6 +425,24 @@ fn simd_planes() -> bool {
 
 /// Bit planes `0..k` (`k ≤ 32`) of 64 values (see [`planes64_avx512`]), on AVX-512 where `simd`
 /// says the CPU has it, else by a 64 × 64 transpose.
+/// Bit planes `0..k` (`k ≤ 32`) of `values`, 64 values at a time: `emit(w, planes)` gets word
+/// `w` of each plane (a short last chunk is padded with zeros).
+fn plane_words(values: &[u32], k: usize, simd: bool, mut emit: impl FnMut(usize, &[u64; 32])) {
+    let mut out = [0u64; 32];
+    for (w, chunk) in values.chunks(64).enumerate() {
+        let mut padded = [0u32; 64];
+        let vals: &[u32; 64] = match chunk.try_into() {
+            Ok(whole) => whole,
+            Err(_) => {
+                padded[..chunk.len()].copy_from_slice(chunk);
+                &padded
+            }
+        };
+        planes64(vals, k, &mut out, simd);
+        emit(w, &out);
+    }
+}
+
 fn planes64(values: &[u32; 64], k: usize, out: &mut [u64; 32], simd: bool) {
     #[cfg(target_arch = "x86_64")]
     if simd {
@@ -598,6 +623,13 @@ mod tests {
             if k <= 32 {
                 let low: Vec<u32> = vals.iter().map(|&v| v as u32).collect();
                 assert_eq!(BitVec::planes_from_u32_with(&low, k, simd), planes, "u32 path, n {n} k {k} simd {simd}");
+                // Into the piece at word 1 of longer planes, the word before it untouched.
+                let mut longer: Vec<_> = (0..k).map(|_| BitVec::ones(vals.len() + 64)).collect();
+                BitVec::planes_into_u32(&mut longer, 64, &low).unwrap();
+                for (l, p) in longer.iter().zip(&planes) {
+                    assert_eq!(&l.slice(64, p.len()).unwrap(), p, "into a piece, n {n} k {k}");
+                    assert_eq!(l.slice(0, 64).unwrap().count_ones(), 64, "before the piece");
+                }
             }
             for (j, p) in planes.iter().enumerate() {
                 assert_eq!(BitVec::from_bytes(&p.to_bytes(), p.len()).as_ref(), Ok(p), "padding bits stay zero");

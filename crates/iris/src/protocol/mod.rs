@@ -473,8 +473,7 @@ pub fn reduced_terms(a: i128, b: i128) -> (i128, i128, u32) {
 /// match bit of Lemma 2 with `b = 2^m`. `ml` is lifted by its carry count `j`
 /// ([`rep3::carry_count_small`], 2 rounds): `ml = Σ ml_i − 2^16·j`, so per component
 /// `v_i = a·ml_i − 2^16·a·j_i − 2^m·dot_i` mod 2^(16+m) (ConstLift of `j` by 2^16 and of `dot` by
-/// 2^m, Alg. 13), and those components go straight into the two-operand MSB ([`rep3::msb_of`])
-/// without a vector of `v`. Shared by the service's comparison and `bench iris`'s `mpclift-Z`.
+/// 2^m, Alg. 13), and those components go into the two-operand MSB ([`rep3::msb_of_u32`]). Shared by the service's comparison and `bench iris`'s `mpclift-Z`.
 pub fn mpclift_msb<R: Ring>(p: &mut Party, dot: &Rep3<R>, ml: &Rep3<R>, a: u32, m: u32) -> Result<Rep3Bits, MpcError> {
     let ring = ml.ring();
     if ring.modulus() != Modulus::Pow2(16) || dot.ring() != ring || dot.len() != ml.len() || !(1..=16).contains(&m) {
@@ -488,11 +487,14 @@ pub fn mpclift_msb<R: Ring>(p: &mut Party, dot: &Rep3<R>, ml: &Rep3<R>, a: u32, 
     }
     let j = rep3::carry_count_small(p, ml, ring)?;
     let w = |e: R::El| ring.to_u128(e) as u32;
-    // Computed mod 2^32; msb_of reads the low 16 + m bits.
-    let v = |ml: R::El, j: R::El, d: R::El| -> u64 {
-        a.wrapping_mul(w(ml)).wrapping_sub(a.wrapping_mul(w(j)) << 16).wrapping_sub(w(d) << m) as u64
+    // Computed mod 2^32 in one pass per component; msb_of_u32 reads the low 16 + m bits.
+    let v = |ml: &[R::El], j: &[R::El], d: &[R::El]| -> Vec<u32> {
+        let v = |(ml, j, d): (R::El, R::El, R::El)| {
+            a.wrapping_mul(w(ml)).wrapping_sub(a.wrapping_mul(w(j)) << 16).wrapping_sub(w(d) << m)
+        };
+        ml.iter().zip(j).zip(d).map(|((&ml, &j), &d)| v((ml, j, d))).collect()
     };
-    rep3::msb_of(p, ml.len(), 16 + m as usize, |i| (v(ml.a[i], j.a[i], dot.a[i]), v(ml.b[i], j.b[i], dot.b[i])))
+    rep3::msb_of_u32(p, 16 + m as usize, &v(&ml.a, &j.a, &dot.a), &v(&ml.b, &j.b, &dot.b))
 }
 
 /// Alg. 3 for one query: whether it matches any enrolled entry.

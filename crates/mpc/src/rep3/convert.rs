@@ -151,6 +151,60 @@ pub fn msb_of(p: &mut Party, n: usize, k: usize, comp: impl Fn(usize) -> (u64, u
         return Err(MpcError::InvalidParameter(format!("msb_of needs 2 ≤ k ≤ 64, got {k}")));
     }
     let mask = u64::MAX >> (64 - k);
+    msb_core(p, n, k, |which, at, len, planes| {
+        BitVec::planes_into(planes, at, len, |i| {
+            let (a, b) = comp(at + i);
+            (match which {
+                Operand::Sum => a.wrapping_add(b),
+                Operand::Me => a,
+                Operand::Prev => b,
+            } & mask) as u128
+        })
+    })
+}
+
+/// [`msb_of`] for `k ≤ 32` with the components as slices (`a[i] = x_me`, `b[i] = x_prev`; bits
+/// from `k` up are ignored): the planes come from slices in tight loops, no call per value.
+pub fn msb_of_u32(p: &mut Party, k: usize, a: &[u32], b: &[u32]) -> Result<Rep3Bits> {
+    if !(2..=32).contains(&k) || a.len() != b.len() {
+        return Err(MpcError::InvalidParameter(format!(
+            "msb_of_u32 needs 2 ≤ k ≤ 32 and components of one length, got k = {k}, {} and {}",
+            a.len(),
+            b.len()
+        )));
+    }
+    msb_core(p, a.len(), k, |which, at, len, planes| {
+        let r = at..at + len;
+        match which {
+            Operand::Me => BitVec::planes_into_u32(planes, at, &a[r]),
+            Operand::Prev => BitVec::planes_into_u32(planes, at, &b[r]),
+            Operand::Sum => {
+                let sum: Vec<u32> = a[r.clone()].iter().zip(&b[r]).map(|(x, y)| x.wrapping_add(*y)).collect();
+                BitVec::planes_into_u32(planes, at, &sum)
+            }
+        }
+    })
+}
+
+/// Which value of its components a party decomposes in a piece of [`msb_core`].
+#[derive(Clone, Copy)]
+enum Operand {
+    /// `x_me + x_prev` (the party is the adder of that third).
+    Sum,
+    /// `x_me`.
+    Me,
+    /// `x_prev`.
+    Prev,
+}
+
+/// The body of [`msb_of`]: `planes(which, at, len, planes)` writes the low bit planes of the
+/// operand `which` of values `at..at + len` (a piece of whole words) into `planes`.
+fn msb_core(
+    p: &mut Party,
+    n: usize,
+    k: usize,
+    write: impl Fn(Operand, usize, usize, &mut [BitVec]) -> std::result::Result<(), argus_math::MathError>,
+) -> Result<Rep3Bits> {
     let (me, next, prev) = (p.id(), p.next(), p.prev());
     let cut = |s: usize| (s * n / 3).next_multiple_of(64).min(n);
     let third = |s: usize| cut(s)..cut(s + 1);
@@ -168,10 +222,7 @@ pub fn msb_of(p: &mut Party, n: usize, k: usize, comp: impl Fn(usize) -> (u64, u
     }
     // Adder of the previous third: y ⊕ r to the next party; the previous party's arrives for the
     // next third (there I hold y_{s+2} = 0 and y_{s+1} = y ⊕ r).
-    BitVec::planes_into(&mut ya, before.start, before.len(), |i| {
-        let (a, b) = comp(before.start + i);
-        (a.wrapping_add(b) & mask) as u128
-    })?;
+    write(Operand::Sum, before.start, before.len(), &mut ya)?;
     let mut msg = Vec::with_capacity(k * before.len().div_ceil(8));
     for (a, b) in ya.iter_mut().zip(&yb) {
         a.xor_at(b, before.start, before.len())?;
@@ -190,8 +241,8 @@ pub fn msb_of(p: &mut Party, n: usize, k: usize, comp: impl Fn(usize) -> (u64, u
             .map_err(|e| MpcError::Malformed { peer: prev, reason: e.to_string() })?;
     }
     // The other operand x_{s+2}: my `a` over the next third, my `b` over mine.
-    BitVec::planes_into(&mut za, after.start, after.len(), |i| (comp(after.start + i).0 & mask) as u128)?;
-    BitVec::planes_into(&mut zb, mine.start, mine.len(), |i| (comp(mine.start + i).1 & mask) as u128)?;
+    write(Operand::Me, after.start, after.len(), &mut za)?;
+    write(Operand::Prev, mine.start, mine.len(), &mut zb)?;
     let pair = |(a, b)| Some(Rep3Bits { a, b });
     let y: Vec<_> = ya.into_iter().zip(yb).map(pair).collect();
     let z: Vec<_> = za.into_iter().zip(zb).map(pair).collect();
