@@ -13,11 +13,10 @@
 //!   ring elements, so it commutes with the sharing and with the weights below.
 //! * Each party turns a query row into weights (λ_i and the constant-coefficient form, once per
 //!   batch), extends them cyclically by the window, and the rotations are overlapping windows of
-//!   that buffer: against the database by Karatsuba's middle product
-//!   ([`argus_math::kernels::correlate_u16`], (3/4)^levels of the multiplies: 0.24 at 200
-//!   columns with AVX-512 VNNI), against the batch's own rows by
-//!   [`argus_math::kernels::gemm_u16_rows`] (no copies). Either gives additive shares mod 2^16
-//!   of `dot` and `ml`. From there the check is
+//!   that buffer: against the database and against the batch's own rows by Karatsuba's middle
+//!   product ([`argus_math::kernels::correlate_u16`], (3/4)^levels of the multiplies: 0.24 at
+//!   200 columns with AVX-512 VNNI), which gives additive shares mod 2^16 of `dot` and `ml`.
+//!   From there the check is
 //!   MPCLift-Z16's (reshare with a zero sharing, lift `ml` to Z_2^32, ConstLift `b·dot`, one MSB).
 
 use argus_math::kernels::{correlate_u16, Correlation};
@@ -230,15 +229,6 @@ impl GrDb {
     }
 }
 
-/// `out[i·rows_b + j] = ⟨a[a_rows[i]..][..len], b_j⟩` mod 2^16: the ring's blocked SIMD matrix
-/// product with query rows at offsets (shapes are checked by the caller).
-fn products(a: &[u16], a_rows: &[usize], b: &[u16], len: usize) -> Result<Vec<u16>, MpcError> {
-    let mut out = vec![0u16; a_rows.len() * (b.len() / len)];
-    argus_math::kernels::gemm_u16_rows(a, a_rows, b, len, &mut out)
-        .map_err(|e| MpcError::InvalidParameter(e.to_string()))?;
-    Ok(out)
-}
-
 /// Every rotation of every query (`signals`: the buffer of [`rotation_windows`], each query's
 /// weights extended to `cols + rot − 1` columns) against every database row (`len` values), by
 /// Karatsuba's middle product ([`argus_math::kernels::correlate_u16`]: 0.24–0.42 of the
@@ -253,19 +243,8 @@ fn rotations(signals: &[u16], cols: usize, rot: usize, db: &[u16], len: usize) -
     Ok(out)
 }
 
-/// The product row of rotation index `k` of query `q` among `nq` queries: queries in blocks of
-/// 16 and, inside a block, rotation-major. A 16-row tile of the matrix-product kernel then holds
-/// one rotation of up to 16 queries, the tiles of a block are the same windows shifted by whole
-/// columns, and the kernel packs each block's rows once for all its rotations.
-fn product_row(q: usize, k: usize, nq: usize, rot: usize) -> usize {
-    let (block, lane) = (q / 16, q % 16);
-    let width = (nq - 16 * block).min(16);
-    16 * block * rot + k * width + lane
-}
-
 /// Every query's weights for one eye and part, each extended cyclically to `cols + rot − 1`
-/// columns so that its `rot` rotations are overlapping windows; returns the buffer and the start
-/// of every window, in [`product_row`] order.
+/// columns so that its `rot` rotations are overlapping windows (the signals of [`rotations`]).
 ///
 /// Rotation index `k` shifts by `r = k − unrotated` columns, so with `hi = rot − 1 − unrotated`
 /// (the largest shift) extended column `e` holds weight column `(e − hi) mod cols`, and the
@@ -276,27 +255,18 @@ fn rotation_windows<'a>(
     cols: usize,
     rot: usize,
     unrotated: usize,
-) -> Result<(Vec<u16>, Vec<usize>), MpcError> {
+) -> Result<Vec<u16>, MpcError> {
     let hi = rot - 1 - unrotated;
-    let (mut buf, mut windows) = (Vec::new(), Vec::new());
+    let mut buf = Vec::new();
     for row in rows {
         let w = gr::dot_weights(id, row)?;
         let width = w.len() / cols;
-        let base = buf.len();
         for e in 0..cols + rot - 1 {
             let c = (e + cols - hi % cols) % cols;
             buf.extend_from_slice(&w[c * width..(c + 1) * width]);
         }
-        windows.push((base, width));
     }
-    let nq = windows.len();
-    let mut starts = vec![0; nq * rot];
-    for (q, &(base, width)) in windows.iter().enumerate() {
-        for k in 0..rot {
-            starts[product_row(q, k, nq, rot)] = base + (rot - 1 - k) * width;
-        }
-    }
-    Ok((buf, starts))
+    Ok(buf)
 }
 
 /// [`super::check_batch`] over Shamir shares in GR(2^16, 4) (MPCLift-GR).
@@ -417,22 +387,22 @@ fn eye_products(
 ) -> Result<EyeChunks, MpcError> {
     let (nq, s) = (queries.len(), db.count);
     let (len, mlen) = (db.code_len, queries[0].entry[0].mask.len());
-    let (wcode, code_rows) = rotation_windows(id, queries.iter().map(|q| q.query[e].code.as_slice()), cols, rot, r0)?;
-    let (wmask, mask_rows) = rotation_windows(id, queries.iter().map(|q| q.query[e].mask.as_slice()), cols, rot, r0)?;
+    let wcode = rotation_windows(id, queries.iter().map(|q| q.query[e].code.as_slice()), cols, rot, r0)?;
+    let wmask = rotation_windows(id, queries.iter().map(|q| q.query[e].mask.as_slice()), cols, rot, r0)?;
     let batch = |part: fn(&GrEyeShare) -> &Vec<u16>| {
         queries.iter().flat_map(|q| part(&q.entry[e]).iter().copied()).collect::<Vec<u16>>()
     };
     let dot_db = rotations(&wcode, cols, rot, &db.rows[2 * e], len)?;
     let ml_db = rotations(&wmask, cols, rot, &db.rows[2 * e + 1], mlen)?;
-    let dot_b = products(&wcode, &code_rows, &batch(|x| &x.code), len)?;
-    let ml_b = products(&wmask, &mask_rows, &batch(|x| &x.mask), mlen)?;
+    // The batch's own rows are a small database: the same middle product.
+    let dot_b = rotations(&wcode, cols, rot, &batch(|x| &x.code), len)?;
+    let ml_b = rotations(&wmask, cols, rot, &batch(|x| &x.mask), mlen)?;
     let mut out = Chunker::new(rot * nq * (s + nq));
     for k in 0..rot {
         for q in 0..nq {
             let lag = (rot - 1 - k) * nq + q;
             out.extend(&dot_db[lag * s..(lag + 1) * s], &ml_db[lag * s..(lag + 1) * s]);
-            let row = product_row(q, k, nq, rot);
-            out.extend(&dot_b[row * nq..(row + 1) * nq], &ml_b[row * nq..(row + 1) * nq]);
+            out.extend(&dot_b[lag * nq..(lag + 1) * nq], &ml_b[lag * nq..(lag + 1) * nq]);
         }
     }
     Ok(out.chunks)
@@ -496,10 +466,10 @@ mod tests {
                                 .into_iter()
                                 .enumerate()
                         {
-                            let (buf, starts) =
-                                rotation_windows(id, std::iter::once(mine.as_slice()), cols, x.rows, u).unwrap();
-                            let out = products(&buf, &starts[k..=k], entry, entry.len()).unwrap();
-                            sums[part] = sums[part].wrapping_add(out[0]);
+                            let buf = rotation_windows(id, std::iter::once(mine.as_slice()), cols, x.rows, u).unwrap();
+                            let out = super::rotations(&buf, cols, x.rows, entry, entry.len()).unwrap();
+                            // Row ℓ of the result is lag ℓ: rotation index rows − 1 − ℓ.
+                            sums[part] = sums[part].wrapping_add(out[x.rows - 1 - k]);
                         }
                     }
                     assert_eq!(
