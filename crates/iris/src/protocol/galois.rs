@@ -19,7 +19,7 @@
 //!   From there the check is
 //!   MPCLift-Z16's (reshare with a zero sharing, lift `ml` to Z_2^32, ConstLift `b·dot`, one MSB).
 
-use argus_math::kernels::{correlate_u16, Correlation};
+use argus_math::kernels::{Correlation, Correlator};
 use argus_math::Z16;
 use argus_mpc::galois::{self as gr, Basis};
 use argus_mpc::rep3::Rep3Bits;
@@ -230,17 +230,27 @@ impl GrDb {
 }
 
 /// Every rotation of every query (`signals`: the buffer of [`rotation_windows`], each query's
-/// weights extended to `cols + rot − 1` columns) against every database row (`len` values), by
-/// Karatsuba's middle product ([`argus_math::kernels::correlate_u16`]: 0.24–0.42 of the
-/// multiplies of the windowed matrix product at the iris shape, by kernel level). Row
-/// `ℓ·nq + q` of the result is lag `ℓ`, the window starting at extended column `ℓ`, i.e.
-/// rotation index `rot − 1 − ℓ`.
-fn rotations(signals: &[u16], cols: usize, rot: usize, db: &[u16], len: usize) -> Result<Vec<u16>, MpcError> {
+/// weights extended to `cols + rot − 1` columns) against every row of each of `targets` (`len`
+/// values per row), by Karatsuba's middle product ([`argus_math::kernels::Correlator`]: the
+/// query side is transformed once for all targets; 0.24–0.42 of the multiplies of the windowed
+/// matrix product at the iris shape, by kernel level). Row `ℓ·nq + q` of each result is lag `ℓ`,
+/// the window starting at extended column `ℓ`, i.e. rotation index `rot − 1 − ℓ`.
+fn rotations<const T: usize>(
+    signals: &[u16],
+    cols: usize,
+    rot: usize,
+    targets: [&[u16]; T],
+    len: usize,
+) -> Result<[Vec<u16>; T], MpcError> {
+    let err = |e: argus_math::kernels::KernelError| MpcError::InvalidParameter(e.to_string());
     let shape = Correlation { positions: cols, width: len / cols, lags: rot };
     let nq = signals.len() / shape.signal_len();
-    let mut out = vec![0u16; rot * nq * (db.len() / len)];
-    correlate_u16(shape, None, signals, db, &mut out).map_err(|e| MpcError::InvalidParameter(e.to_string()))?;
-    Ok(out)
+    let c = Correlator::new(shape, None, signals).map_err(err)?;
+    let mut outs: [Vec<u16>; T] = std::array::from_fn(|t| vec![0u16; rot * nq * (targets[t].len() / len)]);
+    for (t, out) in targets.iter().zip(&mut outs) {
+        c.correlate(t, out).map_err(err)?;
+    }
+    Ok(outs)
 }
 
 /// Every query's weights for one eye and part, each extended cyclically to `cols + rot − 1`
@@ -392,11 +402,9 @@ fn eye_products(
     let batch = |part: fn(&GrEyeShare) -> &Vec<u16>| {
         queries.iter().flat_map(|q| part(&q.entry[e]).iter().copied()).collect::<Vec<u16>>()
     };
-    let dot_db = rotations(&wcode, cols, rot, &db.rows[2 * e], len)?;
-    let ml_db = rotations(&wmask, cols, rot, &db.rows[2 * e + 1], mlen)?;
-    // The batch's own rows are a small database: the same middle product.
-    let dot_b = rotations(&wcode, cols, rot, &batch(|x| &x.code), len)?;
-    let ml_b = rotations(&wmask, cols, rot, &batch(|x| &x.mask), mlen)?;
+    // The batch's own rows are a small second database for the same prepared queries.
+    let [dot_db, dot_b] = rotations(&wcode, cols, rot, [&db.rows[2 * e], &batch(|x| &x.code)], len)?;
+    let [ml_db, ml_b] = rotations(&wmask, cols, rot, [&db.rows[2 * e + 1], &batch(|x| &x.mask)], mlen)?;
     let mut out = Chunker::new(rot * nq * (s + nq));
     for k in 0..rot {
         for q in 0..nq {
@@ -467,7 +475,7 @@ mod tests {
                                 .enumerate()
                         {
                             let buf = rotation_windows(id, std::iter::once(mine.as_slice()), cols, x.rows, u).unwrap();
-                            let out = super::rotations(&buf, cols, x.rows, entry, entry.len()).unwrap();
+                            let [out] = super::rotations(&buf, cols, x.rows, [entry], entry.len()).unwrap();
                             // Row ℓ of the result is lag ℓ: rotation index rows − 1 − ℓ.
                             sums[part] = sums[part].wrapping_add(out[x.rows - 1 - k]);
                         }

@@ -327,42 +327,82 @@ pub fn correlate_u16_with(
     taps: &[u16],
     out: &mut [u16],
 ) -> Result<(), KernelError> {
-    let dims = [("positions", shape.positions), ("width", shape.width), ("lags", shape.lags)];
-    if let Some((what, _)) = dims.iter().find(|(_, v)| *v == 0) {
-        return Err(KernelError::ShapeMismatch { what, expected: 1, got: 0 });
+    Correlator::new_with(isa, shape, levels, signals)?.correlate(taps, out)
+}
+
+/// Query signals prepared once (transformed down to the middle product's leaves, and packed for
+/// the kernel) for correlations against several sets of database rows: [`correlate_u16`] with
+/// the query side shared.
+pub struct Correlator {
+    shape: Correlation,
+    plan: Plan,
+    kernels: &'static dyn Kernels,
+    /// `None` for no queries.
+    queries: Option<LeafQueries>,
+}
+
+impl Correlator {
+    /// Prepares `signals` (as [`correlate_u16`] takes them) at the detected kernel level.
+    ///
+    /// Errors: [`KernelError::ShapeMismatch`] if a dimension is 0, if `levels` exceeds
+    /// [`MAX_CORRELATION_LEVELS`], or if `signals` is not a whole number of signals.
+    pub fn new(shape: Correlation, levels: Option<usize>, signals: &[u16]) -> Result<Self, KernelError> {
+        Self::new_with(detected(), shape, levels, signals)
     }
-    let levels = levels.unwrap_or_else(|| shape.default_levels_at(backend(isa).isa()));
-    if levels > MAX_CORRELATION_LEVELS {
-        return Err(KernelError::ShapeMismatch {
-            what: "levels (at most)",
-            expected: MAX_CORRELATION_LEVELS,
-            got: levels,
-        });
-    }
-    let (sl, rl) = (shape.signal_len(), shape.row_len());
-    for (what, len, unit) in
-        [("signals.len() % signal_len", signals.len(), sl), ("taps.len() % row_len", taps.len(), rl)]
-    {
-        if !len.is_multiple_of(unit) {
-            return Err(KernelError::ShapeMismatch { what, expected: 0, got: len % unit });
+
+    /// [`Correlator::new`] at a forced level: the best available one ≤ `isa`.
+    pub fn new_with(isa: Isa, shape: Correlation, levels: Option<usize>, signals: &[u16]) -> Result<Self, KernelError> {
+        let dims = [("positions", shape.positions), ("width", shape.width), ("lags", shape.lags)];
+        if let Some((what, _)) = dims.iter().find(|(_, v)| *v == 0) {
+            return Err(KernelError::ShapeMismatch { what, expected: 1, got: 0 });
         }
+        let kernels = backend(isa);
+        let levels = levels.unwrap_or_else(|| shape.default_levels_at(kernels.isa()));
+        if levels > MAX_CORRELATION_LEVELS {
+            return Err(KernelError::ShapeMismatch {
+                what: "levels (at most)",
+                expected: MAX_CORRELATION_LEVELS,
+                got: levels,
+            });
+        }
+        let sl = shape.signal_len();
+        if !signals.len().is_multiple_of(sl) {
+            return Err(KernelError::ShapeMismatch {
+                what: "signals.len() % signal_len",
+                expected: 0,
+                got: signals.len() % sl,
+            });
+        }
+        let plan = Plan::new(shape, signals.len() / sl, levels);
+        let queries = (!signals.is_empty()).then(|| LeafQueries::new(kernels, &plan, signals, sl));
+        Ok(Correlator { shape, plan, kernels, queries })
     }
-    let (nq, rows) = (signals.len() / sl, taps.len() / rl);
-    let expected = shape.lags.saturating_mul(nq).saturating_mul(rows);
-    if out.len() != expected {
-        return Err(KernelError::ShapeMismatch { what: "out.len()", expected, got: out.len() });
+
+    /// Every lag of every prepared query against the rows of `taps`, into `out` as
+    /// [`correlate_u16`] writes it.
+    ///
+    /// Errors: [`KernelError::ShapeMismatch`] if `taps` is not a whole number of rows or if
+    /// `out.len() != lags·nq·rows`; nothing is written then.
+    pub fn correlate(&self, taps: &[u16], out: &mut [u16]) -> Result<(), KernelError> {
+        let (shape, rl) = (self.shape, self.shape.row_len());
+        if !taps.len().is_multiple_of(rl) {
+            return Err(KernelError::ShapeMismatch { what: "taps.len() % row_len", expected: 0, got: taps.len() % rl });
+        }
+        let nq = self.queries.as_ref().map_or(0, |_| self.plan.queries());
+        let expected = shape.lags.saturating_mul(nq).saturating_mul(taps.len() / rl);
+        if out.len() != expected {
+            return Err(KernelError::ShapeMismatch { what: "out.len()", expected, got: out.len() });
+        }
+        let Some(queries) = &self.queries else { return Ok(()) };
+        if taps.is_empty() {
+            return Ok(());
+        }
+        split_rows(shape.lags * nq, taps, rl, out, |b, out| {
+            correlate_part(self.kernels, &self.plan, queries, b, out);
+            true
+        });
+        Ok(())
     }
-    if nq == 0 || rows == 0 {
-        return Ok(());
-    }
-    let plan = Plan::new(shape, nq, levels);
-    let k = backend(isa);
-    let queries = LeafQueries::new(k, &plan, signals, sl);
-    split_rows(shape.lags * nq, taps, rl, out, |b, out| {
-        correlate_part(k, &plan, &queries, b, out);
-        true
-    });
-    Ok(())
 }
 
 /// Matrix product modulo `p` (any `2 <= p < 2^32`, e.g. the prime 2^32 − 5 of Shamir sharing

@@ -116,6 +116,11 @@ impl Plan {
         Plan { width: shape.width, nq, lags: shape.lags, n, l }
     }
 
+    /// Query signals.
+    pub(crate) fn queries(&self) -> usize {
+        self.nq
+    }
+
     fn levels(&self) -> usize {
         self.n.len() - 1
     }

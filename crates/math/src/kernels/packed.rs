@@ -144,10 +144,10 @@ unsafe fn tile<const G: usize, const NR: usize>(
         unsafe {
             for p in 0..pairs {
                 let q: [__m512i; G] = std::array::from_fn(|h| _mm512_loadu_si512(a[h].add(p * 2 * GROUP).cast()));
-                for u in 0..NR {
+                for (u, tu) in t.iter_mut().enumerate() {
                     let x = x(u, p);
-                    for h in 0..G {
-                        t[u][h] = _mm512_dpwssd_epi32(t[u][h], q[h], x);
+                    for (acc, &q) in tu.iter_mut().zip(&q) {
+                        *acc = _mm512_dpwssd_epi32(*acc, q, x);
                     }
                 }
             }
