@@ -507,6 +507,20 @@ mod tests {
         y
     }
 
+    /// `nq` random signals and `rows` random rows of `shape` (xorshift from `seed`).
+    fn random_case(shape: Correlation, nq: usize, rows: usize, seed: u64) -> (Vec<u16>, Vec<u16>) {
+        let mut x = seed | 1;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u16
+        };
+        let a: Vec<u16> = (0..nq * shape.signal_len()).map(|_| next()).collect();
+        let b: Vec<u16> = (0..rows * shape.row_len()).map(|_| next()).collect();
+        (a, b)
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(96))]
         /// Every level count, odd and even tap and lag counts, several blocks of rows: exactly
@@ -517,10 +531,7 @@ mod tests {
             rows in 0usize..150, levels in 0usize..6, seed in any::<u64>(),
         ) {
             let shape = Correlation { positions, width, lags };
-            let mut x = seed | 1;
-            let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x as u16 };
-            let a: Vec<u16> = (0..nq * shape.signal_len()).map(|_| next()).collect();
-            let b: Vec<u16> = (0..rows * shape.row_len()).map(|_| next()).collect();
+            let (a, b) = random_case(shape, nq, rows, seed);
             let want = direct(shape, &a, &b);
             for isa in [Isa::Portable, super::super::detected()] {
                 let mut got = vec![0u16; want.len()];
@@ -540,10 +551,7 @@ mod tests {
             rows in 1usize..40, levels in 0usize..6, seed in any::<u64>(),
         ) {
             let shape = Correlation { positions, width: 2 * half_width, lags };
-            let mut x = seed | 1;
-            let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x as u16 };
-            let a: Vec<u16> = (0..nq * shape.signal_len()).map(|_| next()).collect();
-            let b: Vec<u16> = (0..rows * shape.row_len()).map(|_| next()).collect();
+            let (a, b) = random_case(shape, nq, rows, seed);
             let want = direct(shape, &a, &b);
             let mut got = vec![0u16; want.len()];
             correlate_u16_with(super::super::detected(), shape, Some(levels), &a, &b, &mut got).unwrap();
