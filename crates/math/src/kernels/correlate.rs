@@ -521,6 +521,25 @@ mod tests {
         (a, b)
     }
 
+    /// The correlation of a random case at `levels` on each of `isas` is the direct one.
+    fn exact(
+        shape: Correlation,
+        nq: usize,
+        rows: usize,
+        levels: usize,
+        seed: u64,
+        isas: &[Isa],
+    ) -> Result<(), TestCaseError> {
+        let (a, b) = random_case(shape, nq, rows, seed);
+        let want = direct(shape, &a, &b);
+        for &isa in isas {
+            let mut got = vec![0u16; want.len()];
+            correlate_u16_with(isa, shape, Some(levels), &a, &b, &mut got).unwrap();
+            prop_assert_eq!(&got, &want, "{:?} levels {} nq {} isa {:?}", shape, levels, nq, isa);
+        }
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(96))]
         /// Every level count, odd and even tap and lag counts, several blocks of rows: exactly
@@ -531,13 +550,7 @@ mod tests {
             rows in 0usize..150, levels in 0usize..6, seed in any::<u64>(),
         ) {
             let shape = Correlation { positions, width, lags };
-            let (a, b) = random_case(shape, nq, rows, seed);
-            let want = direct(shape, &a, &b);
-            for isa in [Isa::Portable, super::super::detected()] {
-                let mut got = vec![0u16; want.len()];
-                correlate_u16_with(isa, shape, Some(levels), &a, &b, &mut got).unwrap();
-                prop_assert_eq!(&got, &want, "{:?} levels {} isa {:?}", shape, levels, isa);
-            }
+            exact(shape, nq, rows, levels, seed, &[Isa::Portable, super::super::detected()])?;
         }
     }
 
@@ -551,12 +564,8 @@ mod tests {
             rows in 1usize..40, levels in 0usize..6, seed in any::<u64>(),
         ) {
             let shape = Correlation { positions, width: 2 * half_width, lags };
-            let (a, b) = random_case(shape, nq, rows, seed);
-            let want = direct(shape, &a, &b);
-            let mut got = vec![0u16; want.len()];
-            correlate_u16_with(super::super::detected(), shape, Some(levels), &a, &b, &mut got).unwrap();
-            prop_assert_eq!(&got, &want, "{:?} levels {} nq {}", shape, levels, nq);
-        }
+            exact(shape, nq, rows, levels, seed, &[super::super::detected()])?;
+    }
     }
 
     /// Edge values: all ones (−1), the largest products, and zero.
