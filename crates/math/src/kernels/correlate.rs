@@ -565,7 +565,7 @@ mod tests {
         ) {
             let shape = Correlation { positions, width: 2 * half_width, lags };
             exact(shape, nq, rows, levels, seed, &[super::super::detected()])?;
-    }
+        }
     }
 
     /// Edge values: all ones (−1), the largest products, and zero.
