@@ -2,7 +2,9 @@
 //!
 //! `gemm_*`: 64 query vectors × 1024 database rows, length 12800 (the element throughput
 //! criterion reports is dot products per second). `dot_u16`: one length-12800 dot product
-//! (element throughput = multiply-adds per second).
+//! (element throughput = multiply-adds per second). `correlate_u16`: the service's rotations,
+//! 32 queries × 31 lags against 1024 rows of 200 positions of 64 values, by the middle product
+//! (element throughput = rotated dot products per second, single thread).
 //!
 //! Filter as usual, e.g. `cargo bench -p argus-math --bench kernels -- gemm_u16/avx512vnni`.
 
@@ -70,5 +72,27 @@ fn bench_dot(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_gemm, bench_dot);
+fn bench_correlate(c: &mut Criterion) {
+    let shape = kernels::Correlation { positions: 200, width: 64, lags: 31 };
+    let (nq, rows) = (32, ROWS);
+    let a = random_canonical(nq * shape.signal_len(), 5);
+    let b = random_canonical(rows * shape.row_len(), 6);
+    let mut out = vec![0u16; shape.lags * nq * rows];
+    let threads = kernels::threads();
+    kernels::set_threads(1);
+    let mut group = c.benchmark_group("correlate_u16");
+    group.throughput(Throughput::Elements((shape.lags * nq * rows) as u64));
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(3));
+    for isa in kernels::available() {
+        group.bench_with_input(BenchmarkId::from_parameter(isa), &isa, |bench, &isa| {
+            bench.iter(|| kernels::correlate_u16_with(isa, shape, None, &a, &b, &mut out).expect("valid shapes"))
+        });
+    }
+    group.finish();
+    kernels::set_threads(threads);
+}
+
+criterion_group!(benches, bench_gemm, bench_dot, bench_correlate);
 criterion_main!(benches);
