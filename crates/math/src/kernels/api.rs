@@ -388,7 +388,7 @@ impl Correlator {
         if !taps.len().is_multiple_of(rl) {
             return Err(KernelError::ShapeMismatch { what: "taps.len() % row_len", expected: 0, got: taps.len() % rl });
         }
-        let nq = self.queries.as_ref().map_or(0, |_| self.plan.queries());
+        let nq = self.plan.queries();
         let expected = shape.lags.saturating_mul(nq).saturating_mul(taps.len() / rl);
         if out.len() != expected {
             return Err(KernelError::ShapeMismatch { what: "out.len()", expected, got: out.len() });

@@ -261,7 +261,7 @@ impl LeafQueries {
         let sigs = leaf_signals(plan, signals, sig_len0);
         #[cfg(target_arch = "x86_64")]
         if k.isa() == super::Isa::Avx512Vnni && plan.width.is_multiple_of(2) {
-            let positions = plan.sig_len(plan.levels()) / plan.width;
+            let positions = plan.leaf_shape().signal_positions;
             let leaf_len = super::packed::packed_len(plan.nq, positions, plan.width);
             let mut packed = Vec::with_capacity(plan.leaves() * leaf_len);
             for leaf in sigs.chunks_exact(plan.nq * plan.sig_len(plan.levels())) {
@@ -346,9 +346,8 @@ fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &
                     pos_stride: plan.width,
                     positions: plan.n[0],
                 };
-                let leaf_len = ap.len() / plan.leaves();
                 // SAFETY: `Packed` is made only at the AVX-512 VNNI level, which the CPU has.
-                unsafe { packed_leaves(plan, ap, leaf_len, root, 0, 0, &mut sc.taps, outs) }
+                unsafe { packed_leaves(plan, ap, root, 0, 0, &mut sc.taps, outs) }
             }
             #[cfg(not(target_arch = "x86_64"))]
             LeafQueries::Packed(_) => unreachable!("packed leaves are made on x86-64 only"),
@@ -449,11 +448,9 @@ fn rows_leaves(
 /// AVX-512 F/BW/VNNI.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-#[allow(clippy::too_many_arguments)]
 unsafe fn packed_leaves(
     plan: &Plan,
     ap: &[u16],
-    leaf_len: usize,
     node: super::packed::TapView,
     level: usize,
     f: usize,
@@ -461,6 +458,7 @@ unsafe fn packed_leaves(
     outs: &mut [u16],
 ) {
     use super::packed::{leaf_product, TapView};
+    let leaf_len = ap.len() / plan.leaves();
     let leaf = |f: usize, taps: TapView, plus: TapView, outs: &mut [u16]| {
         let n = outs.len() / plan.leaves();
         // SAFETY: AVX-512 VNNI by the contract.
@@ -477,10 +475,10 @@ unsafe fn packed_leaves(
             leaf(3 * f, node.even(), node.odd(), outs);
         } else {
             let sums = node.sums(plan.width, mine);
-            packed_leaves(plan, ap, leaf_len, sums, level + 1, 3 * f, deeper, outs);
+            packed_leaves(plan, ap, sums, level + 1, 3 * f, deeper, outs);
         }
-        packed_leaves(plan, ap, leaf_len, node.even(), level + 1, 3 * f + 1, deeper, outs);
-        packed_leaves(plan, ap, leaf_len, node.odd(), level + 1, 3 * f + 2, deeper, outs);
+        packed_leaves(plan, ap, node.even(), level + 1, 3 * f + 1, deeper, outs);
+        packed_leaves(plan, ap, node.odd(), level + 1, 3 * f + 2, deeper, outs);
     }
 }
 

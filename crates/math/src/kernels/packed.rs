@@ -123,7 +123,6 @@ impl<'a> TapView<'a> {
 /// `pairs · 2` values at each of `positions` positions `pos_stride` apart, and every `r2[u]`
 /// as many at `positions2 <= positions` positions `pos_stride2` apart.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn tile<const G: usize, const NR: usize>(
     aq: [*const u16; G],
     r: [*const u16; NR],
