@@ -129,9 +129,25 @@ impl Plan {
         3usize.pow(self.levels() as u32)
     }
 
+    /// Positions of one signal at level `i`.
+    fn sig_positions(&self, i: usize) -> usize {
+        self.n[i] + self.l[i] - 1
+    }
+
+    /// Positions a level-`i` signal is held in: its own, zero padded to the `2·child + 1` its
+    /// split reads.
+    fn held_positions(&self, i: usize) -> usize {
+        let own = self.sig_positions(i);
+        if i < self.levels() {
+            own.max(2 * self.sig_positions(i + 1) + 1)
+        } else {
+            own
+        }
+    }
+
     /// Values of one signal at level `i`.
     fn sig_len(&self, i: usize) -> usize {
-        (self.n[i] + self.l[i] - 1) * self.width
+        self.sig_positions(i) * self.width
     }
 
     /// Values of one tap row at level `i`.
@@ -140,45 +156,56 @@ impl Plan {
     }
 }
 
-/// One level of the signal transform: the three child signals of `a` (level `i`), each
-/// `child_positions` positions of `width` values, appended to `out[0..3]`. `a` must hold
-/// `2 · child_positions + 1` positions (callers pad it with zeros).
-fn split_signal(a: &[u16], width: usize, child_positions: usize, out: &mut [Vec<u16>; 3]) {
-    let a = &a[..(2 * child_positions + 1) * width];
-    for j in 0..child_positions {
-        let (even, rest) = a[2 * j * width..].split_at(width);
-        let (odd, next) = rest.split_at(width);
-        out[0].extend_from_slice(odd);
-        out[1].extend(even.iter().zip(odd).map(|(&e, &o)| e.wrapping_sub(o)));
-        out[2].extend(next[..width].iter().zip(odd).map(|(&x, &o)| x.wrapping_sub(o)));
-    }
-}
-
-/// Every query's leaf signals: `leaves × nq` signals of `sig_len(levels)` values, leaf-major.
-/// Leaf `f`'s path from the root is `f` in base 3, most significant digit first (S, E, O).
-fn leaf_signals(plan: &Plan, signals: &[u16], sig_len0: usize) -> Vec<u16> {
-    // Level 0: each query's signal padded (with zeros, by `at`) to the padded lags.
-    let mut level: Vec<Vec<u16>> = signals.chunks_exact(sig_len0).map(|s| s.to_vec()).collect();
-    for i in 0..plan.levels() {
-        let child = plan.n[i + 1] + plan.l[i + 1] - 1;
-        let mut next = Vec::with_capacity(level.len() * 3);
-        for a in &mut level {
-            a.resize(a.len().max((2 * child + 1) * plan.width), 0); // the zeros past the end
-            let mut out: [Vec<u16>; 3] = std::array::from_fn(|_| Vec::with_capacity(child * plan.width));
-            split_signal(a, plan.width, child, &mut out);
-            next.extend(out);
-        }
-        level = next;
-    }
-    // `level` is [query][leaf] (each query's subtree in order); the products want [leaf][query].
-    let leaves = plan.leaves();
-    let mut out = Vec::with_capacity(leaves * plan.nq * plan.sig_len(plan.levels()));
-    for f in 0..leaves {
-        for q in 0..plan.nq {
-            out.extend_from_slice(&level[q * leaves + f]);
-        }
+/// Every query's leaf signals, by the signal transform applied depth first to `roots`: `units`
+/// root signals (one query each, or [`super::packed::GROUP`] queries packed side by side) of
+/// `block` values per position, each held in [`Plan::held_positions`]`(0)` positions. Returns
+/// `leaves × units` leaf signals of `sig_positions(levels)` positions, leaf-major; leaf `f`'s
+/// path from the root is `f` in base 3, most significant digit first (S, E, O). The transform
+/// is the same for every value of a position, so it runs on packed queries as on plain ones.
+fn leaf_signals(plan: &Plan, block: usize, roots: &[u16]) -> Vec<u16> {
+    let levels = plan.levels();
+    let (root_len, leaf_len) = (plan.held_positions(0) * block, plan.sig_positions(levels) * block);
+    let units = roots.len() / root_len;
+    let mut out = vec![0u16; plan.leaves() * units * leaf_len];
+    // One zeroed buffer per level below the root; a child writes only its own positions, so
+    // the padding its split reads stays zero.
+    let mut bufs: Vec<Vec<u16>> = (1..=levels).map(|i| vec![0; plan.held_positions(i) * block]).collect();
+    for (u, root) in roots.chunks_exact(root_len).enumerate() {
+        let place = &mut |f: usize, leaf: &[u16]| out[(f * units + u) * leaf_len..][..leaf_len].copy_from_slice(leaf);
+        split_signals(plan, block, root, 0, 0, &mut bufs, place);
     }
     out
+}
+
+/// The leaves below signal `node` (leaf index prefix `f`, at `level`), depth first: its S, E
+/// and O children (`a_odd`, `a_even − a_odd`, `a_even(+1) − a_odd`) one after the other in
+/// `bufs[0]`, each split further before the next is made.
+fn split_signals(
+    plan: &Plan,
+    block: usize,
+    node: &[u16],
+    level: usize,
+    f: usize,
+    bufs: &mut [Vec<u16>],
+    place: &mut impl FnMut(usize, &[u16]),
+) {
+    if level == plan.levels() {
+        return place(f, &node[..plan.sig_positions(level) * block]);
+    }
+    let (child, deeper) = bufs.split_first_mut().expect("a buffer per level");
+    let positions = plan.sig_positions(level + 1);
+    for kind in 0..3 {
+        for (j, out) in child[..positions * block].chunks_exact_mut(block).enumerate() {
+            let at = |c: usize| &node[c * block..][..block];
+            let (even, odd, next) = (at(2 * j), at(2 * j + 1), at(2 * j + 2));
+            match kind {
+                0 => out.copy_from_slice(odd),
+                1 => out.iter_mut().zip(even).zip(odd).for_each(|((o, &e), &d)| *o = e.wrapping_sub(d)),
+                _ => out.iter_mut().zip(next).zip(odd).for_each(|((o, &x), &d)| *o = x.wrapping_sub(d)),
+            }
+        }
+        split_signals(plan, block, child, level + 1, 3 * f + kind, deeper, place);
+    }
 }
 
 /// One level of the tap transform for `rows` rows: node after node of level `i` in `src`
@@ -258,19 +285,25 @@ pub(crate) enum LeafQueries {
 
 impl LeafQueries {
     pub(crate) fn new(k: &dyn Kernels, plan: &Plan, signals: &[u16], sig_len0: usize) -> LeafQueries {
-        let sigs = leaf_signals(plan, signals, sig_len0);
+        let (width, held) = (plan.width, plan.held_positions(0));
         #[cfg(target_arch = "x86_64")]
-        if k.isa() == super::Isa::Avx512Vnni && plan.width.is_multiple_of(2) {
-            let positions = plan.leaf_shape().signal_positions;
-            let leaf_len = super::packed::packed_len(plan.nq, positions, plan.width);
-            let mut packed = Vec::with_capacity(plan.leaves() * leaf_len);
-            for leaf in sigs.chunks_exact(plan.nq * plan.sig_len(plan.levels())) {
-                super::packed::pack_signals(leaf, plan.nq, positions, plan.width, &mut packed);
+        if k.isa() == super::Isa::Avx512Vnni && width.is_multiple_of(2) {
+            use super::packed::{pack_signals, GROUP};
+            let mut roots = Vec::with_capacity(plan.nq.div_ceil(GROUP) * held * width * GROUP);
+            for group in signals.chunks(GROUP * sig_len0) {
+                let start = roots.len();
+                pack_signals(group, group.len() / sig_len0, sig_len0 / width, width, &mut roots);
+                roots.resize(start + held * width * GROUP, 0);
             }
-            return LeafQueries::Packed(packed);
+            return LeafQueries::Packed(leaf_signals(plan, width * GROUP, &roots));
         }
         let _ = k;
-        LeafQueries::Rows(sigs)
+        let mut roots = Vec::with_capacity(plan.nq * held * width);
+        for s in signals.chunks_exact(sig_len0) {
+            roots.extend_from_slice(s);
+            roots.resize(roots.len() + held * width - sig_len0, 0);
+        }
+        LeafQueries::Rows(leaf_signals(plan, width, &roots))
     }
 }
 
