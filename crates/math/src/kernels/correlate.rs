@@ -577,8 +577,8 @@ mod tests {
         /// the direct correlation, on every kernel level.
         #[test]
         fn karatsuba_correlation_is_exact(
-            positions in 1usize..40, width in 1usize..6, lags in 1usize..40, nq in 1usize..5,
-            rows in 0usize..150, levels in 0usize..6, seed in any::<u64>(),
+            positions in 1usize..40, width in prop_oneof![1usize..6, Just(32), Just(64)], lags in 1usize..40,
+            nq in 1usize..5, rows in 0usize..150, levels in 0usize..6, seed in any::<u64>(),
         ) {
             let shape = Correlation { positions, width, lags };
             exact(shape, nq, rows, levels, seed, &[Isa::Portable, super::super::detected()])?;
@@ -607,7 +607,7 @@ mod tests {
             let a = vec![v; 3 * shape.signal_len()];
             let b = vec![v; 70 * shape.row_len()];
             let want = direct(shape, &a, &b);
-            for levels in 0..=4 {
+            for levels in 0..=5 {
                 let mut got = vec![0u16; want.len()];
                 correlate_u16_with(super::super::detected(), shape, Some(levels), &a, &b, &mut got).unwrap();
                 assert_eq!(got, want, "value {v:#x} levels {levels}");
