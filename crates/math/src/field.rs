@@ -76,7 +76,7 @@ impl Ring for F65519 {
         self.sample_vec(rng, 1)[0]
     }
     fn sample_vec<R: RngCore + ?Sized>(&self, rng: &mut R, n: usize) -> Vec<u16> {
-        crate::ring::sample_rejecting(rng, n, 2, |x| (x < Self::P as u128).then_some(x as u16))
+        crate::ring::sample_rejecting(rng, n, 2, |x| (x as u16, x < Self::P as u128))
     }
     fn gemm(&self, a: &[u16], b: &[u16], len: usize, out: &mut [u16]) {
         crate::kernels::gemm_f65519(a, b, len, out).expect("canonical inputs in whole rows")

@@ -534,34 +534,44 @@ impl Ring for Zt {
         let mask = if self.bits == 128 { u128::MAX } else { (1u128 << self.bits) - 1 };
         sample_rejecting(rng, n, self.byte_len(), |raw| {
             let x = raw & mask;
-            (x < self.t).then_some(x)
+            (x, x < self.t)
         })
     }
 }
 
-/// `n` elements from `w`-byte little-endian draws, keeping those `accept` maps to `Some`. The
-/// stream is read in blocks; the sequence of draws depends only on the stream, so two parties
+/// `n` elements from `w`-byte little-endian draws, keeping those `accept` maps to `(x, true)`.
+/// The stream is read in blocks; the sequence of draws depends only on the stream, so two parties
 /// sharing a seed obtain the same elements.
-pub(crate) fn sample_rejecting<R: RngCore + ?Sized, T>(
+pub(crate) fn sample_rejecting<R: RngCore + ?Sized, T: Copy>(
     rng: &mut R,
     n: usize,
     w: usize,
-    accept: impl Fn(u128) -> Option<T>,
+    accept: impl Fn(u128) -> (T, bool),
 ) -> Vec<T> {
     const BLOCK: usize = 1024;
+    assert!((1..=16).contains(&w), "draws of 1 to 16 bytes");
     let mut out = Vec::with_capacity(n);
-    let mut buf = vec![0u8; w * BLOCK.min(n.max(1))];
+    // 16 bytes of slack past the draws: each draw is read as a whole u128 and masked to its `w`
+    // bytes (a copy of `w` bytes per draw, its length known only at run time, cost more than
+    // the sampling's PRG and test together).
+    let mut buf = vec![0u8; w * BLOCK.min(n.max(1)) + 16];
+    let mask = u128::MAX >> (128 - 8 * w);
     while out.len() < n {
         let want = (n - out.len()).min(BLOCK);
-        let bytes = &mut buf[..want * w];
-        rng.fill_bytes(bytes);
-        for c in bytes.chunks_exact(w) {
-            let mut b = [0u8; 16];
-            b[..w].copy_from_slice(c);
-            if let Some(x) = accept(u128::from_le_bytes(b)) {
-                out.push(x);
-            }
+        rng.fill_bytes(&mut buf[..want * w]);
+        out.reserve(want);
+        // Every draw is written to the next free slot, which advances only when it is accepted:
+        // no branch per draw.
+        let free = &mut out.spare_capacity_mut()[..want];
+        let mut kept = 0;
+        for i in 0..want {
+            let raw = u128::from_le_bytes(buf[i * w..i * w + 16].try_into().expect("16 bytes"));
+            let (x, ok) = accept(raw & mask);
+            free[kept].write(x);
+            kept += usize::from(ok);
         }
+        // SAFETY: the first `kept` free slots were written above.
+        unsafe { out.set_len(out.len() + kept) };
     }
     out
 }
@@ -701,6 +711,8 @@ impl Ring for Zt64 {
             })
             .collect()
     }
+    // Inlined across crates: the comparison protocols call these once per element.
+    #[inline]
     fn from_u128(&self, x: u128) -> u64 {
         if x <= self.max as u128 {
             x as u64
@@ -710,6 +722,7 @@ impl Ring for Zt64 {
             self.reduce(x)
         }
     }
+    #[inline]
     fn to_u128(&self, a: u64) -> u128 {
         a as u128
     }
@@ -723,7 +736,7 @@ impl Ring for Zt64 {
         let mask = if self.bits == 64 { u64::MAX } else { (1u64 << self.bits) - 1 };
         sample_rejecting(rng, n, self.byte_len(), |raw| {
             let x = raw as u64 & mask;
-            (x <= self.max).then_some(x)
+            (x, x <= self.max)
         })
     }
 }
@@ -855,6 +868,41 @@ mod tests {
         check(Z32::new());
         check(Z64::new());
         check(Z2::<u128>::new());
+    }
+
+    /// Rejection sampling keeps, in order, the draws of the stream that lie below the modulus:
+    /// `w`-byte little-endian draws masked to the modulus's bits, in blocks of at most 1024
+    /// (block boundaries included), for moduli that reject almost never and ones that reject
+    /// often.
+    #[test]
+    fn rejection_sampling_keeps_the_streams_draws_below_the_modulus() {
+        fn reference(n: usize, w: usize, bits: u32, below: u128) -> Vec<u128> {
+            let (mut stream, mut out) = (Counter(0), Vec::new());
+            while out.len() < n {
+                let mut bytes = vec![0u8; (n - out.len()).min(1024) * w];
+                stream.fill_bytes(&mut bytes);
+                for c in bytes.chunks_exact(w) {
+                    let mut b = [0u8; 16];
+                    b[..w].copy_from_slice(c);
+                    let x = u128::from_le_bytes(b) & (u128::MAX >> (128 - bits));
+                    if x < below {
+                        out.push(x);
+                    }
+                }
+            }
+            out
+        }
+        for n in [0, 1, 1023, 1024, 1025, 3000] {
+            for t in [5u128, 65519 << 16, (1 << 40) + 1] {
+                let r = Zt64::new(t).unwrap();
+                let got: Vec<u128> = r.sample_vec(&mut Counter(0), n).into_iter().map(u128::from).collect();
+                assert_eq!(got, reference(n, r.byte_len(), r.bits(), t), "Zt64 {t}, n = {n}");
+            }
+            let r = Zt::new(65519 << 20).unwrap();
+            assert_eq!(r.sample_vec(&mut Counter(0), n), reference(n, 5, 36, 65519 << 20), "Zt, n = {n}");
+            let f: Vec<u128> = crate::F65519.sample_vec(&mut Counter(0), n).into_iter().map(u128::from).collect();
+            assert_eq!(f, reference(n, 2, 16, 65519), "F65519, n = {n}");
+        }
     }
 
     #[test]
