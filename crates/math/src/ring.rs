@@ -795,6 +795,49 @@ mod tests {
             }
         }
 
+        /// Zt and Zt64 write and read the plain little-endian `byte_len`-byte form (the
+        /// reference below), after bytes already in the buffer, and a decode names the first
+        /// non-canonical element.
+        #[test]
+        fn zt_wire_form_is_little_endian_words(
+            t in prop_oneof![2u128..=1 << 64, 2u128..u128::MAX, Just(255u128), Just(256u128), Just(1u128 << 64)],
+            xs: Vec<u128>,
+            prefix in proptest::collection::vec(any::<u8>(), 0..9),
+            bad: proptest::sample::Index,
+        ) {
+            let big = Zt::new(t).unwrap();
+            let w = big.byte_len();
+            let xs: Vec<u128> = xs.iter().map(|&x| x % t).collect();
+            let want: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()[..w].to_vec()).collect();
+            let mut out = prefix.clone();
+            big.encode(&xs, &mut out);
+            prop_assert_eq!(&out[..prefix.len()], &prefix[..]);
+            prop_assert_eq!(&out[prefix.len()..], &want[..]);
+            prop_assert_eq!(big.decode(&want).unwrap(), xs.clone());
+            if t <= 1 << 64 {
+                let small = Zt64::new(t).unwrap();
+                let xs64: Vec<u64> = xs.iter().map(|&x| x as u64).collect();
+                let mut out = prefix.clone();
+                small.encode(&xs64, &mut out);
+                prop_assert_eq!(&out[prefix.len()..], &want[..]);
+                prop_assert_eq!(small.decode(&want).unwrap(), xs64);
+            }
+            // The smallest non-canonical value, where `w` bytes can hold one.
+            if !xs.is_empty() && (8 * w as u32) < 128 && t < 1 << (8 * w) {
+                let i = bad.index(xs.len());
+                let mut wrong = want.clone();
+                wrong[i * w..(i + 1) * w].copy_from_slice(&t.to_le_bytes()[..w]);
+                let err = MathError::OutOfRange { index: i, modulus: big.modulus() };
+                prop_assert_eq!(big.decode(&wrong), Err(err.clone()));
+                if t <= 1 << 64 {
+                    prop_assert_eq!(Zt64::new(t).unwrap().decode(&wrong), Err(err));
+                }
+            }
+            if !want.is_empty() && w > 1 {
+                prop_assert!(big.decode(&want[1..]).is_err(), "a ragged length");
+            }
+        }
+
         /// `scale_vec` (Shoup's method below 2^32, the generic path above) is `mul` per element.
         #[test]
         fn zt64_scale_vec_is_mul(t in prop_oneof![2u128..1 << 32, 2u128..=1 << 64], c: u64, xs: Vec<u64>) {
