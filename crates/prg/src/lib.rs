@@ -310,9 +310,10 @@ mod tests {
         let mut parties: Vec<Rep3Prg> = (0..3).map(|i| Rep3Prg::from_seeds(&seeds[i], &seeds[(i + 2) % 3])).collect();
         let r = Z64::new();
         let shares: Vec<Vec<u64>> = parties.iter_mut().map(|p| p.zero_share(&r, 100)).collect();
-        for k in 0..100 {
-            assert_eq!(shares[0][k].wrapping_add(shares[1][k]).wrapping_add(shares[2][k]), 0);
+        for ((a, b), c) in shares[0].iter().zip(&shares[1]).zip(&shares[2]) {
+            assert_eq!(a.wrapping_add(*b).wrapping_add(*c), 0);
         }
+        assert_eq!(shares[0].len(), 100);
         assert_ne!(shares[0][0], 0);
         let bits: Vec<BitVec> = parties.iter_mut().map(|p| p.zero_bits(77)).collect();
         assert_eq!(bits[0].xor(&bits[1]).unwrap().xor(&bits[2]).unwrap().count_ones(), 0);

@@ -436,10 +436,11 @@ fn report<T>(
         rounds,
     };
     println!(
-        "e2e {}: {} queries x {} rotations x 2 eyes x {} identities = {} comparisons in {:.3} s (median of {reps}) \
+        "e2e {} ({} masks): {} queries x {} rotations x 2 eyes x {} identities = {} comparisons in {:.3} s (median of {reps}) \
          over {}: {:.2} M comparisons/s, {:.2} M per core ({} cores for 3 parties; paper's CPU headline 1 M, target 10 M), \
          {} bytes/party, {} rounds",
-        format!("{} ({} masks)", rec.variant, rec.masks),
+        rec.variant,
+        rec.masks,
         a.batch,
         rot,
         a.db,

@@ -57,7 +57,7 @@ fn sharing_and_reveal_all_ways() {
     for backend in [Backend::Memory, Backend::Tcp] {
         let ring = Z64::new();
         let xs = edge64(50, 2);
-        let out = with_shares(backend, &ring, &[xs.clone()], |p, s| {
+        let out = with_shares(backend, &ring, std::slice::from_ref(&xs), |p, s| {
             let all = reveal(p, &s[0])?;
             let to2 = reveal_to(p, &s[0], 2)?;
             let from1 = input(p, &ring, 1, (p.id() == 1).then_some(&xs[..]), xs.len())?;
@@ -125,7 +125,7 @@ proptest! {
         let edges = [0u32, 1, u32::MAX, 1 << 31, (1 << 31) - 1];
         let xs: Vec<u32> = (0..n).map(|i| if i < edges.len() { edges[i] } else { rng.gen() }).collect();
         for adder in [Adder::Ripple, Adder::LogDepth] {
-            let out = with_shares(Backend::Memory, &ring, &[xs.clone()], |p, s| {
+            let out = with_shares(Backend::Memory, &ring, std::slice::from_ref(&xs), |p, s| {
                 let planes = a2b(p, &s[0], adder)?;
                 let m = msb(p, &s[0], adder)?;
                 let mid = bit_extract(p, &s[0], &[5, 17], adder)?;
@@ -153,7 +153,7 @@ proptest! {
         let xs: Vec<u64> = edge64(n, seed).into_iter().enumerate()
             .map(|(i, x)| match i % 7 { 1 => 1 << (k - 1), 2 => (1 << (k - 1)) - 1, 3 => mask, _ => x } & mask)
             .collect();
-        let out = with_shares(Backend::Memory, &ring, &[xs.clone()], |p, s| {
+        let out = with_shares(Backend::Memory, &ring, std::slice::from_ref(&xs), |p, s| {
             let m = msb_of(p, n, k, |i| (s[0].a[i] & mask, s[0].b[i] & mask))?;
             // The slice form for k ≤ 32, given the components' high bits too (it ignores them).
             let m32 = if k <= 32 {
