@@ -570,7 +570,8 @@ pub(crate) fn sample_rejecting<R: RngCore + ?Sized, T: Copy>(
             free[kept].write(x);
             kept += usize::from(ok);
         }
-        // SAFETY: the first `kept` free slots were written above.
+        // SAFETY: each of the first `kept` free slots was written (last with an accepted draw)
+        // before `kept` moved past it.
         unsafe { out.set_len(out.len() + kept) };
     }
     out
