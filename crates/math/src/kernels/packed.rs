@@ -97,36 +97,33 @@ impl<'a> TapView<'a> {
         if dst.len() < self.rows * row {
             dst.resize(self.rows * row, 0); // reused buffers only grow: no zero-fill per block
         }
-        let pairs = self.positions / 2;
         // A position's values in whole vectors where the width allows (the iris widths do):
         // plain loads, adds and stores, with none of the overlap checks the compiler puts
         // before each position's short loop.
         let vectors = if width.is_multiple_of(32) { width / 32 } else { 0 };
         for (j, out) in dst[..self.rows * row].chunks_exact_mut(row).enumerate() {
             let src = &self.data[j * self.row_stride..];
-            let (whole, rest) = out.split_at_mut(if vectors > 0 { pairs * width } else { 0 });
-            // SAFETY: `fits` bounds every position read; `whole` holds `pairs` positions.
-            unsafe {
-                let (s, o) = (src.as_ptr(), whole.as_mut_ptr());
-                for c in 0..whole.len() / width {
-                    let (even, odd) = (s.add(2 * c * self.pos_stride), s.add((2 * c + 1) * self.pos_stride));
-                    for v in 0..vectors {
-                        let x = _mm512_loadu_si512(even.add(32 * v).cast());
-                        let y = _mm512_loadu_si512(odd.add(32 * v).cast());
-                        _mm512_storeu_si512(o.add(c * width + 32 * v).cast(), _mm512_add_epi16(x, y));
-                    }
-                }
-            }
-            let done = whole.len() / width;
-            for (c, out) in rest.chunks_exact_mut(width).enumerate().map(|(c, o)| (c + done, o)) {
+            for (c, out) in out.chunks_exact_mut(width).enumerate() {
                 let even = &src[2 * c * self.pos_stride..][..width];
-                if 2 * c + 1 < self.positions {
-                    let odd = &src[(2 * c + 1) * self.pos_stride..][..width];
+                if 2 * c + 1 >= self.positions {
+                    out.copy_from_slice(even);
+                    continue;
+                }
+                let odd = &src[(2 * c + 1) * self.pos_stride..][..width];
+                if vectors == 0 {
                     for ((o, &x), &y) in out.iter_mut().zip(even).zip(odd) {
                         *o = x.wrapping_add(y);
                     }
-                } else {
-                    out.copy_from_slice(even);
+                    continue;
+                }
+                // SAFETY: the three slices hold `width = 32 · vectors` values each.
+                unsafe {
+                    let (e, d, o) = (even.as_ptr(), odd.as_ptr(), out.as_mut_ptr());
+                    for v in 0..vectors {
+                        let x = _mm512_loadu_si512(e.add(32 * v).cast());
+                        let y = _mm512_loadu_si512(d.add(32 * v).cast());
+                        _mm512_storeu_si512(o.add(32 * v).cast(), _mm512_add_epi16(x, y));
+                    }
                 }
             }
         }
