@@ -31,6 +31,10 @@ const READ_BUFFER: usize = 256 * 1024;
 const SEND_BUFFER: usize = 4 << 20;
 /// At most this much ciphertext is encrypted ahead of the socket.
 const TLS_BUFFER: usize = 256 * 1024;
+/// Bodies at least this long start with a short record (see [`OutMsg::lead`]).
+const LEAD_MIN_BODY: usize = 64 * 1024;
+/// Where in a page the body's full records start (see [`OutMsg::lead`]).
+const RECORD_PAGE_OFFSET: usize = 2048;
 
 /// Checks a frame header's length.
 pub(crate) fn check_frame_len(peer: PartyId, len: usize) -> Result<(), NetError> {
@@ -119,17 +123,37 @@ pub(crate) struct OutMsg {
     header: [u8; 4],
     body: Vec<u8>,
     taken: usize,
+    /// Body bytes that go out with the header, in a record of their own.
+    lead: usize,
 }
 
 impl OutMsg {
     pub(crate) fn new(body: Vec<u8>) -> Self {
-        OutMsg { header: (body.len() as u32).to_le_bytes(), body, taken: 0 }
+        let lead = Self::lead(&body);
+        OutMsg { header: (body.len() as u32).to_le_bytes(), body, taken: 0, lead }
+    }
+
+    /// How much of a large body to send with the header before the full records: so many that
+    /// the rest starts [`RECORD_PAGE_OFFSET`] into a page.
+    ///
+    /// rustls copies each record's plaintext to 5 bytes into a fresh buffer, which the allocator
+    /// places at a page start for full records, and glibc copies these sizes with `rep movsb`.
+    /// On AMD Zen that runs ~6× slower (3.4 against 20 GB/s here) when the destination lies
+    /// less than 64 bytes past the source modulo a page, as it did for every full record of a
+    /// page-aligned body. Mid-page sources move the copies off that case; where buffers lie
+    /// elsewhere, the cost is one small record per large message.
+    fn lead(body: &[u8]) -> usize {
+        if body.len() < LEAD_MIN_BODY {
+            return body.len();
+        }
+        (RECORD_PAGE_OFFSET + 4096 - body.as_ptr() as usize % 4096) % 4096
     }
 
     fn rest(&self) -> [IoSlice<'_>; 2] {
         let h = self.taken.min(4);
         let b = self.taken.saturating_sub(4);
-        [IoSlice::new(&self.header[h..]), IoSlice::new(&self.body[b..])]
+        let end = if b < self.lead { self.lead } else { self.body.len() };
+        [IoSlice::new(&self.header[h..]), IoSlice::new(&self.body[b..end])]
     }
 
     fn done(&self) -> bool {
@@ -498,5 +522,23 @@ mod tests {
         assert_eq!((m.rest()[0].len(), m.rest()[1].len()), (0, 7));
         m.taken = 14;
         assert!(m.done());
+    }
+
+    /// A large body goes out as the header and its lead, then the rest from a fixed page offset;
+    /// a small one in one piece.
+    #[test]
+    fn large_bodies_start_full_records_mid_page() {
+        for len in [LEAD_MIN_BODY, 3 * LEAD_MIN_BODY + 17] {
+            let mut m = OutMsg::new(vec![1; len]);
+            let lead = m.rest()[1].len();
+            assert!(lead < 4096 && m.rest()[0].len() == 4);
+            m.taken = 4 + lead;
+            let rest = m.rest()[1];
+            assert_eq!((rest.len(), rest.as_ptr() as usize % 4096), (len - lead, RECORD_PAGE_OFFSET));
+            m.taken = 2;
+            assert_eq!((m.rest()[0].len(), m.rest()[1].len()), (2, lead));
+        }
+        let m = OutMsg::new(vec![1; LEAD_MIN_BODY - 1]);
+        assert_eq!(m.rest()[1].len(), LEAD_MIN_BODY - 1);
     }
 }
