@@ -227,10 +227,11 @@ unsafe fn windows_times_rows<const G: usize, const NR: usize>(
             let row = &mut out[(j0 + u) * stride..][..stride];
             for (h, &acc) in tu.iter().enumerate() {
                 let q0 = w[h].g * GROUP;
-                // SAFETY: AVX-512 F/BW by the contract; the array has the vector's size.
-                let sums: [u16; GROUP] = unsafe { std::mem::transmute(_mm512_cvtepi32_epi16(acc)) };
                 let n = GROUP.min(shape.nq - q0);
-                row[w[h].lag * shape.nq + q0..][..n].copy_from_slice(&sums[..n]);
+                let dst = &mut row[w[h].lag * shape.nq + q0..][..n];
+                // One narrowing masked store (a copy of `n` values would be a `memcpy` call).
+                // SAFETY: AVX-512 F by the contract; the mask covers the `n` values of `dst`.
+                unsafe { _mm512_mask_cvtepi32_storeu_epi16(dst.as_mut_ptr().cast(), (u32::MAX >> (32 - n)) as u16, acc) };
             }
         }
     }
