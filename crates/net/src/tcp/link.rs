@@ -12,7 +12,7 @@
 //! pushes every complete frame into the link's incoming queue.
 
 use std::collections::VecDeque;
-use std::io::{self, IoSlice, Read, Write};
+use std::io::{self, BufRead, IoSlice, Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -362,11 +362,13 @@ impl Conn {
                     n
                 }
                 Some((data, len)) => {
-                    let start = data.len();
-                    let take = (*len - start).min(self.plaintext);
-                    data.resize(start + take, 0);
-                    let n = self.tls.reader().read(&mut data[start..]).map_err(|e| Some(read_error(self.peer, e)))?;
-                    data.truncate(start + n);
+                    // Copied from rustls's buffer straight into the frame's spare capacity (a
+                    // `read` would need the capacity zeroed first).
+                    let mut reader = self.tls.reader();
+                    let chunk = reader.fill_buf().map_err(|e| Some(read_error(self.peer, e)))?;
+                    let n = (*len - data.len()).min(chunk.len());
+                    data.extend_from_slice(&chunk[..n]);
+                    reader.consume(n);
                     n
                 }
             };
