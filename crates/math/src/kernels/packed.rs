@@ -230,8 +230,8 @@ unsafe fn windows_times_rows<const G: usize, const NR: usize>(
                 let n = GROUP.min(shape.nq - q0);
                 let dst = &mut row[w[h].lag * shape.nq + q0..][..n];
                 // One narrowing masked store (a copy of `n` values would be a `memcpy` call).
-                // SAFETY: AVX-512 F by the contract; the mask covers the `n` values of `dst`.
-                unsafe { _mm512_mask_cvtepi32_storeu_epi16(dst.as_mut_ptr().cast(), (u32::MAX >> (32 - n)) as u16, acc) };
+                // SAFETY: AVX-512 F by the contract; the mask covers the `n ≤ 16` values of `dst`.
+                unsafe { _mm512_mask_cvtepi32_storeu_epi16(dst.as_mut_ptr().cast(), ((1u32 << n) - 1) as u16, acc) };
             }
         }
     }
