@@ -106,12 +106,14 @@ fn ctr(keys: &Keys, counter: u128, out: &mut [u8]) {
             unsafe { _mm512_storeu_si512(chunk.as_mut_ptr().add(64 * j).cast(), e) };
         }
     }
+    // The tail (a whole 256-byte refill of `Prg`'s buffer goes this way): a masked store per
+    // part of whole blocks, not a copy through a stack block (a `memcpy` call each).
     for part in chunks.into_remainder().chunks_mut(64) {
         let e = encrypt4(&rk, c);
         c = _mm512_add_epi64(c, step4);
-        let mut block = [0u8; 64];
-        // SAFETY: `block` is 64 writable bytes.
-        unsafe { _mm512_storeu_si512(block.as_mut_ptr().cast(), e) };
-        part.copy_from_slice(&block[..part.len()]);
+        let lanes = (1u32 << (part.len() / 4)) - 1;
+        assert!(part.len().is_multiple_of(16), "whole blocks");
+        // SAFETY: the mask covers the `part.len()` (≤ 64) bytes of `part`, in 4-byte lanes.
+        unsafe { _mm512_mask_storeu_epi32(part.as_mut_ptr().cast(), lanes as u16, e) };
     }
 }
