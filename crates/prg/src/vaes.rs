@@ -85,6 +85,7 @@ fn encrypt4(rk: &[__m512i; 11], mut b: __m512i) -> __m512i {
 
 #[target_feature(enable = "aes,avx512f,vaes")]
 fn ctr(keys: &Keys, counter: u128, out: &mut [u8]) {
+    assert!(out.len().is_multiple_of(16), "whole blocks");
     let rk: [__m512i; 11] = std::array::from_fn(|i| _mm512_broadcast_i32x4(keys.0[i]));
     let (lo, hi) = (counter as u64 as i64, (counter >> 64) as u64 as i64);
     // Four little-endian 128-bit counters: (lo + j, hi) in lanes j = 0..3.
@@ -112,8 +113,7 @@ fn ctr(keys: &Keys, counter: u128, out: &mut [u8]) {
         let e = encrypt4(&rk, c);
         c = _mm512_add_epi64(c, step4);
         let lanes = (1u32 << (part.len() / 4)) - 1;
-        assert!(part.len().is_multiple_of(16), "whole blocks");
-        // SAFETY: the mask covers the `part.len()` (≤ 64) bytes of `part`, in 4-byte lanes.
+        // SAFETY: the mask covers the `part.len()` (≤ 64, whole blocks) bytes of `part`.
         unsafe { _mm512_mask_storeu_epi32(part.as_mut_ptr().cast(), lanes as u16, e) };
     }
 }
