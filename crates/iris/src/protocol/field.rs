@@ -239,5 +239,5 @@ pub fn check_batch(
         let v = ml_t.mul_scalar(t.from_i128(a)).sub(&bdot)?;
         shamir::msb_p(p, &v)
     })?;
-    super::resolve(p, &hits, rot, nq, s, cfg, dedup)
+    super::resolve(p, &hits, rot, nq, s, cfg, dedup, super::Order::QueryTarget)
 }

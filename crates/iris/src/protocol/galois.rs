@@ -233,8 +233,8 @@ impl GrDb {
 /// weights extended to `cols + rot − 1` columns) against every row of each of `targets` (`len`
 /// values per row), by Karatsuba's middle product ([`argus_math::kernels::Correlator`]: the
 /// query side is transformed once for all targets; 0.24–0.42 of the multiplies of the windowed
-/// matrix product at the iris shape, by kernel level). Row `ℓ·nq + q` of each result is lag `ℓ`,
-/// the window starting at extended column `ℓ`, i.e. rotation index `rot − 1 − ℓ`.
+/// matrix product at the iris shape, by kernel level). Each result is `[lag][target][query]`; lag
+/// `ℓ` is the window starting at extended column `ℓ`, i.e. rotation index `rot − 1 − ℓ`.
 fn rotations<const T: usize>(
     signals: &[u16],
     cols: usize,
@@ -315,7 +315,7 @@ pub fn check_batch(
     if s > 0 && db.rows[1].len() != s * mlen {
         return Err(MpcError::InvalidParameter("queries and database use different mask modes".into()));
     }
-    // Additive shares of both dot products per eye, laid out [rotation][query][target]. The
+    // Additive shares of both dot products per eye, laid out [rotation][target][query]. The
     // comparison phase of the left eye (rounds of little work each, then waiting on the peers)
     // runs while a second thread computes the right eye's products, so this party's cores stay
     // busy (when an eye fills a comparison chunk; smaller batches run both eyes in one phase).
@@ -340,7 +340,7 @@ pub fn check_batch(
             _ => Vec::new(),
         };
         let hits = compare(p, both)?;
-        return super::resolve(p, &hits, rot, nq, s, cfg, dedup);
+        return super::resolve(p, &hits, rot, nq, s, cfg, dedup, super::Order::TargetQuery);
     }
     let (left_hits, right) = std::thread::scope(|scope| {
         let right = scope.spawn(|| eye(1));
@@ -349,7 +349,7 @@ pub fn check_batch(
         (hits, right.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
     });
     let hits = Rep3Bits::concat(&[&left_hits?, &compare(p, right?)?]);
-    super::resolve(p, &hits, rot, nq, s, cfg, dedup)
+    super::resolve(p, &hits, rot, nq, s, cfg, dedup, super::Order::TargetQuery)
 }
 
 /// One eye's `(dots, mls)` in comparison order, cut into chunks of at most
@@ -385,9 +385,9 @@ impl Chunker {
 }
 
 /// One eye's additive shares of the code and mask dot products of every rotation of every query
-/// against every enrolled entry and every query of the batch (`[rotation][query][target]`, the
-/// targets being the entries and then the batch's unrotated rows), in comparison chunks: local
-/// work only.
+/// against every enrolled entry and every query of the batch (`[rotation][target][query]`, the
+/// middle product's order, the targets being the entries and then the batch's unrotated rows),
+/// in comparison chunks: local work only.
 fn eye_products(
     id: usize,
     queries: &[GrTemplateShare],
@@ -405,13 +405,12 @@ fn eye_products(
     // The batch's own rows are a small second database for the same prepared queries.
     let [dot_db, dot_b] = rotations(&wcode, cols, rot, [&db.rows[2 * e], &batch(|x| &x.code)], len)?;
     let [ml_db, ml_b] = rotations(&wmask, cols, rot, [&db.rows[2 * e + 1], &batch(|x| &x.mask)], mlen)?;
+    // Each lag's results are `[target][query]` runs: the entries', then the batch's.
     let mut out = Chunker::new(rot * nq * (s + nq));
     for k in 0..rot {
-        for q in 0..nq {
-            let lag = (rot - 1 - k) * nq + q;
-            out.extend(&dot_db[lag * s..(lag + 1) * s], &ml_db[lag * s..(lag + 1) * s]);
-            out.extend(&dot_b[lag * nq..(lag + 1) * nq], &ml_b[lag * nq..(lag + 1) * nq]);
-        }
+        let lag = rot - 1 - k;
+        out.extend(&dot_db[lag * s * nq..][..s * nq], &ml_db[lag * s * nq..][..s * nq]);
+        out.extend(&dot_b[lag * nq * nq..][..nq * nq], &ml_b[lag * nq * nq..][..nq * nq]);
     }
     Ok(out.chunks)
 }

@@ -313,7 +313,7 @@ pub fn check_batch<R: Ring>(
         }
     }
     let hits = in_chunks(p, &dots, &mls, |p, d, m| compare(p, ring, d.to_vec(), m.to_vec(), factor, cfg, len))?;
-    resolve(p, &hits, rot, nq, s, cfg, dedup)
+    resolve(p, &hits, rot, nq, s, cfg, dedup, Order::QueryTarget)
 }
 
 /// What a batch check reveals.
@@ -327,11 +327,21 @@ pub struct Checked {
     pub matches: Vec<Vec<usize>>,
 }
 
-/// From the match bits of every comparison, laid out `[eye][rotation][query][target]` where the
-/// targets are the `s` enrolled entries followed by the batch's queries, to whether each query is
-/// unique: OR over rotations, the eye rule, only entries and earlier queries counted, OR over
-/// targets, reveal. With `cfg.reveal_matches` the per-target bits are opened too (one more
-/// round, `nq · (s + nq)` bits). Shared by every scheme.
+/// The order of a batch's comparisons within each eye and rotation (the targets being the `s`
+/// enrolled entries followed by the batch's queries).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// `[query][target]`: the matrix products', whose rows are the queries.
+    QueryTarget,
+    /// `[target][query]`: the middle product's (GR), a target's queries side by side.
+    TargetQuery,
+}
+
+/// From the match bits of every comparison, laid out `[eye][rotation]` then by `order`, to
+/// whether each query is unique: OR over rotations, the eye rule, only entries and earlier
+/// queries counted, OR over targets, reveal. With `cfg.reveal_matches` the per-target bits are
+/// opened too (one more round, `nq · (s + nq)` bits). Shared by every scheme.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn resolve(
     p: &mut Party,
     hits: &Rep3Bits,
@@ -340,6 +350,7 @@ pub(crate) fn resolve(
     s: usize,
     cfg: &MatchConfig,
     dedup: bool,
+    order: Order,
 ) -> Result<Checked, MpcError> {
     let targets = s + nq;
     let per_eye = rot * nq * targets;
@@ -350,17 +361,34 @@ pub(crate) fn resolve(
         EyeRule::And => both,
         EyeRule::Or => left.xor(&right)?.xor(&both)?,
     };
+    // Bit `i` is query `q`'s comparison with target `t`.
+    let at = |i: usize| match order {
+        Order::QueryTarget => (i / targets, i % targets),
+        Order::TargetQuery => (i % nq, i / nq),
+    };
     // Only database entries and (with `dedup`) *earlier* queries of the batch count.
-    let earlier = |i: usize| if dedup { i / targets } else { 0 };
-    let counts = BitVec::from_bools(&(0..nq * targets).map(|i| (i % targets) < s + earlier(i)).collect::<Vec<_>>());
+    let counts = BitVec::from_bools(
+        &(0..nq * targets).map(at).map(|(q, t)| t < s + if dedup { q } else { 0 }).collect::<Vec<_>>(),
+    );
     let entry = entry.and_public(&counts)?;
-    // [query][target] -> [target][query], then fold the targets.
-    let from: Vec<usize> = (0..nq * targets).map(|i| (i % nq) * targets + i / nq).collect();
-    let dup = rep3::or_tree(p, &entry.permute(&from)?, nq)?;
+    // Fold the targets: they must be the outer index.
+    let dup = match order {
+        Order::TargetQuery => rep3::or_tree(p, &entry, nq)?,
+        Order::QueryTarget => {
+            let from: Vec<usize> = (0..nq * targets).map(|i| (i % nq) * targets + i / nq).collect();
+            rep3::or_tree(p, &entry.permute(&from)?, nq)?
+        }
+    };
     let unique = rep3::reveal_bits(p, &dup)?.to_bools().into_iter().map(|d| !d).collect();
     let matches = if cfg.reveal_matches {
         let bits = rep3::reveal_bits(p, &entry)?.to_bools();
-        bits.chunks(targets).map(|row| (0..targets).filter(|&t| row[t]).collect()).collect()
+        let mut m = vec![Vec::new(); nq];
+        for (i, _) in bits.iter().enumerate().filter(|(_, &b)| b) {
+            let (q, t) = at(i);
+            m[q].push(t);
+        }
+        m.iter_mut().for_each(|v| v.sort_unstable());
+        m
     } else {
         vec![Vec::new(); nq]
     };

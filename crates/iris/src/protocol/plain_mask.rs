@@ -185,5 +185,5 @@ pub fn check_batch(
         let v = rep3::reshare(p, &ring, v)?;
         rep3::msb_two_operand(p, &v)
     })?;
-    super::resolve(p, &hits, rot, nq, s, cfg, dedup)
+    super::resolve(p, &hits, rot, nq, s, cfg, dedup, super::Order::QueryTarget)
 }

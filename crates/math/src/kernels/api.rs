@@ -4,7 +4,7 @@
 
 use super::correlate::{correlate_part, Correlation, LeafQueries, Plan, MAX_LEVELS as MAX_CORRELATION_LEVELS};
 use super::dispatch::{backend, Kernels};
-use super::threads::split_rows;
+use super::threads::{split_rows, split_rows_by};
 use super::{detected, Isa, KernelError, P65519};
 
 fn same_len(left: usize, right: usize) -> Result<(), KernelError> {
@@ -301,8 +301,9 @@ pub fn gemm_f65519_with(isa: Isa, a: &[u16], b: &[u16], len: usize, out: &mut [u
 ///
 /// `signals` holds `nq = signals.len() / shape.signal_len()` query signals (each
 /// `positions + lags − 1` positions of `width` values), `taps` holds `rows = taps.len() /
-/// shape.row_len()` database rows; afterwards `out[(ℓ·nq + q)·rows + j] = Σ_c ⟨signal_q[c + ℓ],
-/// row_j[c]⟩` (positions as vectors of `width` values, wrapping). `levels`: `None` for
+/// shape.row_len()` database rows; afterwards `out[(ℓ·rows + j)·nq + q] = Σ_c ⟨signal_q[c + ℓ],
+/// row_j[c]⟩` (positions as vectors of `width` values, wrapping): lag-major, then database row,
+/// then query, so a lag's results are one run and a row's queries are side by side. `levels`: `None` for
 /// [`Correlation::default_levels_at`] the level used, 0 for the direct product.
 ///
 /// Errors: [`KernelError::ShapeMismatch`] if a dimension is 0, if `levels` exceeds
@@ -397,7 +398,7 @@ impl Correlator {
         if taps.is_empty() {
             return Ok(());
         }
-        split_rows(shape.lags * nq, taps, rl, out, |b, out| {
+        split_rows_by(shape.lags, nq, taps, rl, out, |b, out| {
             correlate_part(self.kernels, &self.plan, queries, b, out);
             true
         });

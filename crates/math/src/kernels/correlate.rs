@@ -330,12 +330,11 @@ impl Plan {
 }
 
 /// The correlation of every query against the rows of `b` (a part of the database), into
-/// `out` (`lags · nq` rows of `b.len() / row_len` values, lag-major, then query).
+/// `out` (`[lag][row][q]`, as [`super::correlate_u16`] writes it).
 ///
 /// Per block of database rows: the taps down to the leaves, one product per leaf, the leaves'
-/// results up to the root. The results of a node are `[outer][lag][slab]`: `outer = 1`,
-/// `slab = nq · rows` as the backend's products write them (`[lag][q][row]`), or `outer =
-/// rows`, `slab = nq` as the packed kernel writes them (`[row][lag][q]`).
+/// results up to the root. The results of a node are `[lag][slab]`, `slab = nq · rows`: within
+/// it `[q][row]` as the backend's products write them, `[row][q]` as the packed kernel does.
 pub(crate) fn correlate_part(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &[u16], out: &mut [u16]) {
     #[cfg(target_arch = "x86_64")]
     if matches!(queries, LeafQueries::Packed(_)) {
@@ -386,48 +385,43 @@ fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &
             LeafQueries::Packed(_) => unreachable!("packed leaves are made on x86-64 only"),
         }
         // Results up to the root: y[2s] = P_S[s] + P_E[s], y[2s+1] = P_S[s] + P_O[s].
-        let (outer, slab) = if packed { (rows, plan.nq) } else { (1, plan.nq * rows) };
+        let slab = plan.nq * rows;
         let mut cur = 0;
         for i in (0..levels).rev() {
             let [o0, o1] = &mut sc.outs;
             let (src, dst) = if cur == 0 { (&o0[..], o1) } else { (&o1[..], o0) };
             let (child, parent) = (plan.l[i + 1] * slab, plan.l[i] * slab);
             let nodes = 3usize.pow(i as u32);
-            grow(dst, nodes * outer * parent);
-            let src = src[..3 * nodes * outer * child].chunks_exact(3 * outer * child);
-            for (node, y) in src.zip(dst[..nodes * outer * parent].chunks_exact_mut(outer * parent)) {
-                let (ps, rest) = node.split_at(outer * child);
-                let (pe, po) = rest.split_at(outer * child);
-                let parts = ps.chunks_exact(child).zip(pe.chunks_exact(child)).zip(po.chunks_exact(child));
-                for (y, ((ps, pe), po)) in y.chunks_exact_mut(parent).zip(parts) {
-                    let lags = ps.chunks_exact(slab).zip(pe.chunks_exact(slab)).zip(po.chunks_exact(slab));
-                    for (y, ((ps, pe), po)) in y.chunks_exact_mut(2 * slab).zip(lags) {
-                        let (y0, y1) = y.split_at_mut(slab);
-                        for ((y0, &x), &e) in y0.iter_mut().zip(ps).zip(pe) {
-                            *y0 = x.wrapping_add(e);
-                        }
-                        for ((y1, &x), &o) in y1.iter_mut().zip(ps).zip(po) {
-                            *y1 = x.wrapping_add(o);
-                        }
+            grow(dst, nodes * parent);
+            let src = src[..3 * nodes * child].chunks_exact(3 * child);
+            for (node, y) in src.zip(dst[..nodes * parent].chunks_exact_mut(parent)) {
+                let (ps, rest) = node.split_at(child);
+                let (pe, po) = rest.split_at(child);
+                let lags = ps.chunks_exact(slab).zip(pe.chunks_exact(slab)).zip(po.chunks_exact(slab));
+                for (y, ((ps, pe), po)) in y.chunks_exact_mut(2 * slab).zip(lags) {
+                    let (y0, y1) = y.split_at_mut(slab);
+                    for ((y0, &x), &e) in y0.iter_mut().zip(ps).zip(pe) {
+                        *y0 = x.wrapping_add(e);
+                    }
+                    for ((y1, &x), &o) in y1.iter_mut().zip(ps).zip(po) {
+                        *y1 = x.wrapping_add(o);
                     }
                 }
             }
             cur ^= 1;
         }
-        // The root's lags that were asked for, into the part's output columns j0..j0 + rows.
-        let root = &sc.outs[cur][..outer * plan.l[0] * slab];
-        let wanted = plan.lags * plan.nq;
-        if packed {
-            // A transpose: each output row's run of `rows` values written at once.
-            let stride = plan.l[0] * plan.nq;
-            for r in 0..wanted {
-                for (o, y) in out[r * rows_b + j0..][..rows].iter_mut().zip(root[r..].iter().step_by(stride)) {
-                    *o = *y;
+        // The root's lags that were asked for, into the part's rows j0..j0 + rows of each lag.
+        let root = &sc.outs[cur][..plan.l[0] * slab];
+        for (lag, y) in root.chunks_exact(slab).take(plan.lags).enumerate() {
+            let o = &mut out[(lag * rows_b + j0) * plan.nq..][..slab];
+            if packed {
+                o.copy_from_slice(y); // already [row][q]
+            } else {
+                for (q, yq) in y.chunks_exact(rows).enumerate() {
+                    for (r, &v) in yq.iter().enumerate() {
+                        o[r * plan.nq + q] = v;
+                    }
                 }
-            }
-        } else {
-            for (r, y) in root.chunks_exact(rows).take(wanted).enumerate() {
-                out[r * rows_b + j0..][..rows].copy_from_slice(y);
             }
         }
     }
@@ -475,7 +469,7 @@ fn rows_leaves(
 /// depth first: a node's S child (the sums of its position pairs) is written to `bufs[0]` and
 /// its E and O children are views of the node itself, so the only copies are the S children on
 /// the current path, which stay in cache for the leaves that read them. Leaf `f`'s results go to
-/// `outs[f]` (`[row][lag][q]`).
+/// `outs[f]` (`[lag][row][q]`).
 ///
 /// # Safety
 /// AVX-512 F/BW/VNNI.
@@ -521,7 +515,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The definition: `y[(ℓ·nq + q)·rows + j] = Σ_c ⟨a_q[c + ℓ], b_j[c]⟩`.
+    /// The definition: `y[(ℓ·rows + j)·nq + q] = Σ_c ⟨a_q[c + ℓ], b_j[c]⟩`.
     fn direct(shape: Correlation, a: &[u16], b: &[u16]) -> Vec<u16> {
         let (sl, rl) = (shape.signal_len(), shape.row_len());
         let (nq, rows) = (a.len() / sl, b.len() / rl);
@@ -530,7 +524,7 @@ mod tests {
             for q in 0..nq {
                 for j in 0..rows {
                     let x = &a[q * sl + l * shape.width..][..rl];
-                    y[(l * nq + q) * rows + j] =
+                    y[(l * rows + j) * nq + q] =
                         x.iter().zip(&b[j * rl..][..rl]).fold(0u16, |s, (u, v)| s.wrapping_add(u.wrapping_mul(*v)));
                 }
             }
@@ -597,6 +591,25 @@ mod tests {
             let shape = Correlation { positions, width: 2 * half_width, lags };
             exact(shape, nq, rows, levels, seed, &[super::super::detected()])?;
         }
+    }
+
+    /// A correlation large enough to be split over threads (600 rows over 2 and 3, unevenly)
+    /// puts each part's rows in their place in every lag: exactly the direct correlation.
+    #[test]
+    fn correlation_split_over_threads() {
+        let shape = Correlation { positions: 200, width: 64, lags: 31 };
+        let (a, b) = random_case(shape, 3, 600, 11);
+        let want = direct(shape, &a, &b);
+        let saved = super::super::threads::setting();
+        for t in [2, 3] {
+            super::super::set_threads(t);
+            for isa in [Isa::Portable, super::super::detected()] {
+                let mut got = vec![7u16; want.len()];
+                correlate_u16_with(isa, shape, None, &a, &b, &mut got).unwrap();
+                assert!(got == want, "{isa:?} on {t} threads");
+            }
+        }
+        super::super::set_threads(saved);
     }
 
     /// Edge values: all ones (−1), the largest products, and zero.

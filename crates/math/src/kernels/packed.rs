@@ -197,7 +197,7 @@ struct Window {
 }
 
 /// Runs [`tile`] for windows `w` over every row of `taps`, storing the sums of the queries that
-/// exist at `out[row·stride + lag·nq + q]`.
+/// exist at `out[(lag·rows + row)·nq + q]`.
 ///
 /// # Safety
 /// As [`leaf_product`].
@@ -213,7 +213,6 @@ unsafe fn windows_times_rows<const G: usize, const NR: usize>(
     let pairs = shape.width / 2;
     let group_len = shape.signal_positions * shape.width * GROUP;
     let aq: [*const u16; G] = std::array::from_fn(|h| ap[w[h].g * group_len + w[h].lag * pairs * 2 * GROUP..].as_ptr());
-    let stride = shape.lags * shape.nq;
     for j0 in (0..taps.rows).step_by(NR) {
         // Rows past the end repeat the last one; their sums are not stored.
         // (Only computed, never read, for a view of no positions.)
@@ -224,11 +223,10 @@ unsafe fn windows_times_rows<const G: usize, const NR: usize>(
         // SAFETY: forwarded contract (the windows and the views were checked by the caller).
         let t = unsafe { tile::<G, NR>(aq, rows(taps), main, rows(plus), second, pairs) };
         for (u, tu) in t.iter().enumerate().take(taps.rows - j0) {
-            let row = &mut out[(j0 + u) * stride..][..stride];
             for (h, &acc) in tu.iter().enumerate() {
                 let q0 = w[h].g * GROUP;
                 let n = GROUP.min(shape.nq - q0);
-                let dst = &mut row[w[h].lag * shape.nq + q0..][..n];
+                let dst = &mut out[(w[h].lag * taps.rows + j0 + u) * shape.nq + q0..][..n];
                 // One narrowing masked store (a copy of `n` values would be a `memcpy` call).
                 // SAFETY: AVX-512 F by the contract; the mask covers the `n ≤ 16` values of `dst`.
                 unsafe { _mm512_mask_cvtepi32_storeu_epi16(dst.as_mut_ptr().cast(), ((1u32 << n) - 1) as u16, acc) };
@@ -249,7 +247,7 @@ pub(crate) struct LeafShape {
     pub width: usize,
 }
 
-/// `out[j·lags·nq + λ·nq + q] = Σ_c ⟨signal_q[c + λ], taps_j[c] + plus_j[c]⟩ mod 2^16` for the
+/// `out[(λ·rows + j)·nq + q] = Σ_c ⟨signal_q[c + λ], taps_j[c] + plus_j[c]⟩ mod 2^16` for the
 /// `nq` signals packed in `ap` by [`pack_signals`] and the rows of `taps`, with the rows of
 /// `plus` (same rows, at most as many positions, or none: [`TapView::NONE`]) added.
 ///

@@ -43,6 +43,19 @@ pub(crate) fn split_rows<T: Copy + Default + Send + Sync>(
     out: &mut [T],
     f: impl Fn(&[T], &mut [T]) -> bool + Sync,
 ) -> bool {
+    split_rows_by(rows_a, 1, b, len, out, f)
+}
+
+/// [`split_rows`] with `unit` output values per (row of `a`, row of `b`): `out` is `rows_a ×
+/// (rows_b · unit)` and each part `rows_a × (part rows · unit)`.
+pub(crate) fn split_rows_by<T: Copy + Default + Send + Sync>(
+    rows_a: usize,
+    unit: usize,
+    b: &[T],
+    len: usize,
+    out: &mut [T],
+    f: impl Fn(&[T], &mut [T]) -> bool + Sync,
+) -> bool {
     let rows_b = b.len() / len;
     let t = threads().min(rows_b / MIN_ROWS_PER_THREAD).max(1);
     if t == 1 || rows_a.saturating_mul(rows_b).saturating_mul(len) < PARALLEL_MIN_MACS {
@@ -55,7 +68,7 @@ pub(crate) fn split_rows<T: Copy + Default + Send + Sync>(
             .chunks(per * len)
             .map(|bp| {
                 s.spawn(move || {
-                    let mut o = vec![T::default(); rows_a * (bp.len() / len)];
+                    let mut o = vec![T::default(); rows_a * (bp.len() / len) * unit];
                     let ok = f(bp, &mut o);
                     (o, ok)
                 })
@@ -69,7 +82,7 @@ pub(crate) fn split_rows<T: Copy + Default + Send + Sync>(
         ok &= part_ok;
         let n = part.len() / rows_a;
         for (i, row) in part.chunks_exact(n).enumerate() {
-            out[i * rows_b + k * per..][..n].copy_from_slice(row);
+            out[(i * rows_b + k * per) * unit..][..n].copy_from_slice(row);
         }
     }
     ok
