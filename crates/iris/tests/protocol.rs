@@ -216,10 +216,11 @@ fn galois_check_costs_what_mpclift_z16_costs() {
     }
 }
 
-/// A batch whose eyes each fill a comparison chunk runs the GR(2^16, 4) check as a pipeline (the
-/// left eye compared while the right eye's products run on a second thread): it still agrees
-/// with the plaintext reference, entry by entry, with duplicates of the first, a middle and the
-/// last entry, one within the batch, and revealed matches in the right places.
+/// A batch whose eyes each fill a comparison chunk runs the GR(2^16, 4) check as a pipeline (each
+/// eye in two pieces of the database, a piece compared while the next one's products run on a
+/// second thread): it still agrees with the plaintext reference, entry by entry, with duplicates
+/// of the first entry, the last entry of the first piece, the first of the second and the last
+/// entry, one within the batch, and revealed matches in the right places.
 #[test]
 fn galois_pipeline_agrees_with_plaintext() {
     use argus_iris::protocol::COMPARE_CHUNK;
@@ -227,7 +228,7 @@ fn galois_pipeline_agrees_with_plaintext() {
     let mut g = Generator::new(geometry, 21).unwrap();
     let cfg = MatchConfig { reveal_matches: true, ..MatchConfig::default() };
     let rot = cfg.rotations.clone().count();
-    let nq = 5;
+    let nq = 7;
     let size = COMPARE_CHUNK / (rot * nq) + 1;
     assert!(rot * nq * (size + nq) >= COMPARE_CHUNK, "an eye fills a comparison chunk");
     let db: Vec<_> = (0..size).map(|_| g.random_template()).collect();
@@ -238,6 +239,8 @@ fn galois_pipeline_agrees_with_plaintext() {
         g.genuine_template(&db[size / 2]).unwrap(),
         fresh.clone(),
         g.genuine_template(&fresh).unwrap(),
+        g.genuine_template(&db[size / 2 - 1]).unwrap(),
+        g.genuine_template(&db[size - 1]).unwrap(),
     ];
     let out = check_shared(&MpcLiftGr16, geometry, &db, &batch, &cfg);
     for (i, q) in batch.iter().enumerate() {
@@ -248,5 +251,5 @@ fn galois_pipeline_agrees_with_plaintext() {
             assert_eq!(party.unique[i], want.is_empty(), "query {i}");
         }
     }
-    assert_eq!(out[0].unique, vec![false, true, false, true, false]);
+    assert_eq!(out[0].unique, vec![false, true, false, true, false, false, false]);
 }

@@ -229,30 +229,6 @@ impl GrDb {
     }
 }
 
-/// Every rotation of every query (`signals`: the buffer of [`rotation_windows`], each query's
-/// weights extended to `cols + rot − 1` columns) against every row of each of `targets` (`len`
-/// values per row), by Karatsuba's middle product ([`argus_math::kernels::Correlator`]: the
-/// query side is transformed once for all targets; 0.24–0.42 of the multiplies of the windowed
-/// matrix product at the iris shape, by kernel level). Each result is `[lag][target][query]`; lag
-/// `ℓ` is the window starting at extended column `ℓ`, i.e. rotation index `rot − 1 − ℓ`.
-fn rotations<const T: usize>(
-    signals: &[u16],
-    cols: usize,
-    rot: usize,
-    targets: [&[u16]; T],
-    len: usize,
-) -> Result<[Vec<u16>; T], MpcError> {
-    let err = |e: argus_math::kernels::KernelError| MpcError::InvalidParameter(e.to_string());
-    let shape = Correlation { positions: cols, width: len / cols, lags: rot };
-    let nq = signals.len() / shape.signal_len();
-    let c = Correlator::new(shape, None, signals).map_err(err)?;
-    let mut outs: [Vec<u16>; T] = std::array::from_fn(|t| vec![0u16; rot * nq * (targets[t].len() / len)]);
-    for (t, out) in targets.iter().zip(&mut outs) {
-        c.correlate(t, out).map_err(err)?;
-    }
-    Ok(outs)
-}
-
 /// Every query's weights for one eye and part, each extended cyclically to `cols + rot − 1`
 /// columns so that its `rot` rotations are overlapping windows (the signals of [`rotations`]).
 ///
@@ -315,14 +291,16 @@ pub fn check_batch(
     if s > 0 && db.rows[1].len() != s * mlen {
         return Err(MpcError::InvalidParameter("queries and database use different mask modes".into()));
     }
-    // Additive shares of both dot products per eye, laid out [rotation][target][query]. The
-    // comparison phase of the left eye (rounds of little work each, then waiting on the peers)
-    // runs while a second thread computes the right eye's products, so this party's cores stay
-    // busy (when an eye fills a comparison chunk; smaller batches run both eyes in one phase).
-    // Splitting further, into halves of each eye's rotations, was slower: every piece streams
-    // the whole database through the kernel again.
-    let id = p.id();
-    let eye = |e: usize| eye_products(id, queries, db, e, (rot, r0, cols));
+    // Additive shares of both dot products, per eye laid out [rotation][target][query], in
+    // pieces: each eye's database rows in `split` parts. Each piece's comparison phase (rounds of
+    // little work each, then waiting on the peers) runs while a second thread computes the next
+    // piece's products, so this party's cores stay busy; only the last piece's comparison runs
+    // alone (two pieces per eye instead of one: 1.02–1.04× end to end, median of 12 alternating
+    // pairs). Smaller batches, where an eye fits one comparison chunk, run both eyes in one
+    // phase. Splitting by rotations instead was slower: every piece streams the whole database
+    // through the kernel again.
+    let shape = (rot, r0, cols);
+    let eyes = [EyeQueries::new(p.id(), queries, 0, shape)?, EyeQueries::new(p.id(), queries, 1, shape)?];
     let ring = Z16::new();
     let compare = |p: &mut Party, chunks: EyeChunks| -> Result<Rep3Bits, MpcError> {
         let hits = chunks
@@ -331,25 +309,149 @@ pub fn check_batch(
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Rep3Bits::concat(&hits.iter().collect::<Vec<_>>()))
     };
-    let left = eye(0)?;
+    let whole = Piece { eye: 0, rows: 0..s, batch: true };
     if rot * nq * (s + nq) < super::COMPARE_CHUNK {
         // An eye fits one comparison chunk: both eyes in one phase (half the rounds).
-        let mut right = eye(1)?;
-        let both = match (left.into_iter().next(), right.pop()) {
+        let mut left = eyes[0].products(queries, db, &whole)?;
+        let mut right = eyes[1].products(queries, db, &Piece { eye: 1, ..whole })?;
+        let both = match (left.pop(), right.pop()) {
             (Some((ld, lm)), Some((rd, rm))) => vec![([ld, rd].concat(), [lm, rm].concat())],
             _ => Vec::new(),
         };
         let hits = compare(p, both)?;
         return super::resolve(p, &hits, rot, nq, s, cfg, dedup, super::Order::TargetQuery);
     }
-    let (left_hits, right) = std::thread::scope(|scope| {
-        let right = scope.spawn(|| eye(1));
-        let hits = compare(p, left);
-        // The product thread does not panic; if it did, its panic is re-raised here.
-        (hits, right.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-    });
-    let hits = Rep3Bits::concat(&[&left_hits?, &compare(p, right?)?]);
+    let split = pieces_per_eye(rot * nq, s, nq);
+    let pieces: Vec<Piece> = (0..2)
+        .flat_map(|eye| {
+            (0..split).map(move |h| Piece { eye, rows: s * h / split..s * (h + 1) / split, batch: h + 1 == split })
+        })
+        .collect();
+    let products = |pc: &Piece| eyes[pc.eye].products(queries, db, pc);
+    let mut hits = Vec::with_capacity(pieces.len());
+    let mut next = products(&pieces[0]);
+    for i in 0..pieces.len() {
+        let chunks = next?;
+        let (h, n) = std::thread::scope(|scope| {
+            let n = pieces.get(i + 1).map(|pc| scope.spawn(move || products(pc)));
+            let h = compare(p, chunks);
+            // The product thread does not panic; if it did, its panic is re-raised here.
+            (h, n.map(|j| j.join().unwrap_or_else(|e| std::panic::resume_unwind(e))))
+        });
+        hits.push(h?);
+        next = n.unwrap_or_else(|| Ok(Vec::new()));
+    }
+    // [eye][piece][rotation][piece's targets][query] -> [eye][rotation][target][query].
+    let mut parts = Vec::with_capacity(2 * rot * split);
+    for e in 0..2 {
+        for k in 0..rot {
+            for (pc, h) in pieces.iter().zip(&hits).filter(|(pc, _)| pc.eye == e) {
+                let run = pc.targets(nq) * nq;
+                parts.push(h.slice(k * run, run)?);
+            }
+        }
+    }
+    let hits = Rep3Bits::concat(&parts.iter().collect::<Vec<_>>());
     super::resolve(p, &hits, rot, nq, s, cfg, dedup, super::Order::TargetQuery)
+}
+
+/// Most pieces an eye's check is split into (see [`check_batch`]; 4 measured no better than 2).
+const PIECES_PER_EYE: usize = 2;
+
+/// Pieces per eye for `rows` comparisons per target (rotations × queries), `s` entries and `nq`
+/// batch rows (in the last piece): the most, up to [`PIECES_PER_EYE`], that keep every piece's
+/// entries non-empty and need no more comparison chunks (so no more rounds) than one piece.
+fn pieces_per_eye(rows: usize, s: usize, nq: usize) -> usize {
+    let chunks = |split: usize| -> usize {
+        (0..split)
+            .map(|h| {
+                let targets = s * (h + 1) / split - s * h / split + if h + 1 == split { nq } else { 0 };
+                (rows * targets).div_ceil(super::COMPARE_CHUNK)
+            })
+            .sum()
+    };
+    (1..=PIECES_PER_EYE.min(s.max(1))).rev().find(|&split| chunks(split) <= chunks(1)).unwrap_or(1)
+}
+
+/// A piece of the check: one eye's products against database entries `rows` and, for the eye's
+/// last piece, the batch's own rows.
+#[derive(Clone, Debug)]
+struct Piece {
+    eye: usize,
+    rows: std::ops::Range<usize>,
+    batch: bool,
+}
+
+impl Piece {
+    /// Targets compared: the entries, then the batch's rows.
+    fn targets(&self, nq: usize) -> usize {
+        self.rows.len() + if self.batch { nq } else { 0 }
+    }
+}
+
+/// One eye's queries prepared once for the middle product, code and mask, for all of the eye's
+/// pieces: each query's weights extended to its rotation windows (see [`rotation_windows`]),
+/// transformed and packed by [`Correlator`] (Karatsuba's middle product: 0.24–0.42 of the
+/// multiplies of the windowed matrix product at the iris shape, by kernel level).
+struct EyeQueries {
+    code: Correlator,
+    mask: Correlator,
+    rot: usize,
+    nq: usize,
+}
+
+impl EyeQueries {
+    fn new(
+        id: usize,
+        queries: &[GrTemplateShare],
+        e: usize,
+        (rot, r0, cols): (usize, usize, usize),
+    ) -> Result<Self, MpcError> {
+        let err = |e: argus_math::kernels::KernelError| MpcError::InvalidParameter(e.to_string());
+        let prepare = |part: fn(&GrEyeShare) -> &Vec<u16>| -> Result<Correlator, MpcError> {
+            let len = part(&queries[0].query[e]).len();
+            let signals = rotation_windows(id, queries.iter().map(|q| part(&q.query[e]).as_slice()), cols, rot, r0)?;
+            Correlator::new(Correlation { positions: cols, width: len / cols, lags: rot }, None, &signals).map_err(err)
+        };
+        Ok(EyeQueries { code: prepare(|x| &x.code)?, mask: prepare(|x| &x.mask)?, rot, nq: queries.len() })
+    }
+
+    /// The additive shares of the code and mask dot products of every rotation of every query
+    /// against the piece's targets, in comparison order (`[rotation][target][query]`), in
+    /// comparison chunks: local work only.
+    fn products(&self, queries: &[GrTemplateShare], db: &GrDb, pc: &Piece) -> Result<EyeChunks, MpcError> {
+        let (rot, nq, e) = (self.rot, self.nq, pc.eye);
+        let correlate = |c: &Correlator, rows: &[u16], len: usize| -> Result<Vec<u16>, MpcError> {
+            let mut out = vec![0u16; rot * nq * (rows.len() / len)];
+            c.correlate(rows, &mut out).map_err(|e| MpcError::InvalidParameter(e.to_string()))?;
+            Ok(out)
+        };
+        let (len, mlen) = (db.code_len, queries[0].entry[0].mask.len());
+        let r = &pc.rows;
+        let dot_db = correlate(&self.code, &db.rows[2 * e][r.start * len..r.end * len], len)?;
+        let ml_db = correlate(&self.mask, &db.rows[2 * e + 1][r.start * mlen..r.end * mlen], mlen)?;
+        // The batch's own rows are a small second database for the same prepared queries.
+        let batch = |part: fn(&GrEyeShare) -> &Vec<u16>| -> Vec<u16> {
+            if pc.batch {
+                queries.iter().flat_map(|q| part(&q.entry[e]).iter().copied()).collect()
+            } else {
+                Vec::new()
+            }
+        };
+        let dot_b = correlate(&self.code, &batch(|x| &x.code), len)?;
+        let ml_b = correlate(&self.mask, &batch(|x| &x.mask), mlen)?;
+        // Each lag's results are `[target][query]` runs: the entries', then the batch's; rotation
+        // index k is lag rot − 1 − k (the correlation's lag ℓ is the window starting at extended
+        // column ℓ).
+        let (n_db, n_b) = (r.len() * nq, dot_b.len() / rot);
+        let mut out = Chunker::new(rot * nq * pc.targets(nq));
+        for k in 0..rot {
+            let lag = rot - 1 - k;
+            out.extend(&dot_db[lag * n_db..][..n_db], &ml_db[lag * n_db..][..n_db]);
+            out.extend(&dot_b[lag * n_b..][..n_b], &ml_b[lag * n_b..][..n_b]);
+        }
+        Ok(out.chunks)
+    }
 }
 
 /// One eye's `(dots, mls)` in comparison order, cut into chunks of at most
@@ -384,42 +486,50 @@ impl Chunker {
     }
 }
 
-/// One eye's additive shares of the code and mask dot products of every rotation of every query
-/// against every enrolled entry and every query of the batch (`[rotation][target][query]`, the
-/// middle product's order, the targets being the entries and then the batch's unrotated rows),
-/// in comparison chunks: local work only.
-fn eye_products(
-    id: usize,
-    queries: &[GrTemplateShare],
-    db: &GrDb,
-    e: usize,
-    (rot, r0, cols): (usize, usize, usize),
-) -> Result<EyeChunks, MpcError> {
-    let (nq, s) = (queries.len(), db.count);
-    let (len, mlen) = (db.code_len, queries[0].entry[0].mask.len());
-    let wcode = rotation_windows(id, queries.iter().map(|q| q.query[e].code.as_slice()), cols, rot, r0)?;
-    let wmask = rotation_windows(id, queries.iter().map(|q| q.query[e].mask.as_slice()), cols, rot, r0)?;
-    let batch = |part: fn(&GrEyeShare) -> &Vec<u16>| {
-        queries.iter().flat_map(|q| part(&q.entry[e]).iter().copied()).collect::<Vec<u16>>()
-    };
-    // The batch's own rows are a small second database for the same prepared queries.
-    let [dot_db, dot_b] = rotations(&wcode, cols, rot, [&db.rows[2 * e], &batch(|x| &x.code)], len)?;
-    let [ml_db, ml_b] = rotations(&wmask, cols, rot, [&db.rows[2 * e + 1], &batch(|x| &x.mask)], mlen)?;
-    // Each lag's results are `[target][query]` runs: the entries', then the batch's.
-    let mut out = Chunker::new(rot * nq * (s + nq));
-    for k in 0..rot {
-        let lag = rot - 1 - k;
-        out.extend(&dot_db[lag * s * nq..][..s * nq], &ml_db[lag * s * nq..][..s * nq]);
-        out.extend(&dot_b[lag * nq * nq..][..nq * nq], &ml_b[lag * nq * nq..][..nq * nq]);
-    }
-    Ok(out.chunks)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{Generator, IrisGeometry};
+
+    /// Every rotation of every query (`signals`: the buffer of [`rotation_windows`], each query's
+    /// weights extended to `cols + rot − 1` columns) against every row of each of `targets` (`len`
+    /// values per row), by Karatsuba's middle product ([`argus_math::kernels::Correlator`]: the
+    /// query side is transformed once for all targets; 0.24–0.42 of the multiplies of the windowed
+    /// matrix product at the iris shape, by kernel level). Each result is `[lag][target][query]`; lag
+    /// `ℓ` is the window starting at extended column `ℓ`, i.e. rotation index `rot − 1 − ℓ`.
+    fn correlate_rotations<const T: usize>(
+        signals: &[u16],
+        cols: usize,
+        rot: usize,
+        targets: [&[u16]; T],
+        len: usize,
+    ) -> Result<[Vec<u16>; T], MpcError> {
+        let err = |e: argus_math::kernels::KernelError| MpcError::InvalidParameter(e.to_string());
+        let shape = Correlation { positions: cols, width: len / cols, lags: rot };
+        let nq = signals.len() / shape.signal_len();
+        let c = Correlator::new(shape, None, signals).map_err(err)?;
+        let mut outs: [Vec<u16>; T] = std::array::from_fn(|t| vec![0u16; rot * nq * (targets[t].len() / len)]);
+        for (t, out) in targets.iter().zip(&mut outs) {
+            c.correlate(t, out).map_err(err)?;
+        }
+        Ok(outs)
+    }
+
     use rand::{rngs::StdRng, SeedableRng};
+
+    /// An eye is split into pieces only where that costs no extra comparison chunk (rounds).
+    #[test]
+    fn pieces_keep_the_chunk_count() {
+        let chunk = super::super::COMPARE_CHUNK;
+        // The bench's batch: 31 rotations × 32 queries against 4000 entries, 4 chunks either way.
+        assert_eq!(pieces_per_eye(31 * 32, 4000, 32), 2);
+        // An eye of 1.5 chunks: two pieces of 0.75 would still take 2 chunks.
+        assert_eq!(pieces_per_eye(1, chunk + chunk / 2 - 8, 8), 2);
+        // An eye of 2.5 chunks: halves of 1.25 would take 4 chunks instead of 3.
+        assert_eq!(pieces_per_eye(1, 2 * chunk + chunk / 2, 0), 1);
+        assert_eq!(pieces_per_eye(31 * 32, 1, 32), 1);
+        assert_eq!(pieces_per_eye(31 * 32, 0, 32), 1);
+    }
 
     /// A geometry whose angular columns do not hold whole ring elements cannot be rotated by the
     /// nodes: the client is told why, before anything is shared.
@@ -474,7 +584,7 @@ mod tests {
                                 .enumerate()
                         {
                             let buf = rotation_windows(id, std::iter::once(mine.as_slice()), cols, x.rows, u).unwrap();
-                            let [out] = super::rotations(&buf, cols, x.rows, [entry], entry.len()).unwrap();
+                            let [out] = correlate_rotations(&buf, cols, x.rows, [entry], entry.len()).unwrap();
                             // Row ℓ of the result is lag ℓ: rotation index rows − 1 − ℓ.
                             sums[part] = sums[part].wrapping_add(out[x.rows - 1 - k]);
                         }
