@@ -303,8 +303,8 @@ pub fn gemm_f65519_with(isa: Isa, a: &[u16], b: &[u16], len: usize, out: &mut [u
 /// `positions + lags − 1` positions of `width` values), `taps` holds `rows = taps.len() /
 /// shape.row_len()` database rows; afterwards `out[(ℓ·rows + j)·nq + q] = Σ_c ⟨signal_q[c + ℓ],
 /// row_j[c]⟩` (positions as vectors of `width` values, wrapping): lag-major, then database row,
-/// then query, so a lag's results are one run and a row's queries are side by side. `levels`: `None` for
-/// [`Correlation::default_levels_at`] the level used, 0 for the direct product.
+/// then query, so a lag's results are one run and a row's queries are side by side. `levels`:
+/// `None` for [`Correlation::default_levels_at`] the level used, 0 for the direct product.
 ///
 /// Errors: [`KernelError::ShapeMismatch`] if a dimension is 0, if `levels` exceeds
 /// [`MAX_CORRELATION_LEVELS`], if `signals` or `taps` is not a whole number of signals or rows,

@@ -58,7 +58,7 @@ pub(crate) fn split_rows_by<T: Copy + Default + Send + Sync>(
 ) -> bool {
     let rows_b = b.len() / len;
     let t = threads().min(rows_b / MIN_ROWS_PER_THREAD).max(1);
-    if t == 1 || rows_a.saturating_mul(rows_b).saturating_mul(len) < PARALLEL_MIN_MACS {
+    if t == 1 || rows_a.saturating_mul(unit).saturating_mul(rows_b).saturating_mul(len) < PARALLEL_MIN_MACS {
         return f(b, out);
     }
     let per = rows_b.div_ceil(t);
