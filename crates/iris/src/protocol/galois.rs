@@ -230,7 +230,7 @@ impl GrDb {
 }
 
 /// Every query's weights for one eye and part, each extended cyclically to `cols + rot − 1`
-/// columns so that its `rot` rotations are overlapping windows (the signals of [`rotations`]).
+/// columns so that its `rot` rotations are overlapping windows (the signals of [`EyeQueries`]).
 ///
 /// Rotation index `k` shifts by `r = k − unrotated` columns, so with `hi = rot − 1 − unrotated`
 /// (the largest shift) extended column `e` holds weight column `(e − hi) mod cols`, and the
@@ -490,31 +490,6 @@ impl Chunker {
 mod tests {
     use super::*;
     use crate::{Generator, IrisGeometry};
-
-    /// Every rotation of every query (`signals`: the buffer of [`rotation_windows`], each query's
-    /// weights extended to `cols + rot − 1` columns) against every row of each of `targets` (`len`
-    /// values per row), by Karatsuba's middle product ([`argus_math::kernels::Correlator`]: the
-    /// query side is transformed once for all targets; 0.24–0.42 of the multiplies of the windowed
-    /// matrix product at the iris shape, by kernel level). Each result is `[lag][target][query]`; lag
-    /// `ℓ` is the window starting at extended column `ℓ`, i.e. rotation index `rot − 1 − ℓ`.
-    fn correlate_rotations<const T: usize>(
-        signals: &[u16],
-        cols: usize,
-        rot: usize,
-        targets: [&[u16]; T],
-        len: usize,
-    ) -> Result<[Vec<u16>; T], MpcError> {
-        let err = |e: argus_math::kernels::KernelError| MpcError::InvalidParameter(e.to_string());
-        let shape = Correlation { positions: cols, width: len / cols, lags: rot };
-        let nq = signals.len() / shape.signal_len();
-        let c = Correlator::new(shape, None, signals).map_err(err)?;
-        let mut outs: [Vec<u16>; T] = std::array::from_fn(|t| vec![0u16; rot * nq * (targets[t].len() / len)]);
-        for (t, out) in targets.iter().zip(&mut outs) {
-            c.correlate(t, out).map_err(err)?;
-        }
-        Ok(outs)
-    }
-
     use rand::{rngs::StdRng, SeedableRng};
 
     /// An eye is split into pieces only where that costs no extra comparison chunk (rounds).
@@ -544,9 +519,10 @@ mod tests {
         assert!(share_query(&t, &MatchConfig::default(), &mut rng).is_ok());
     }
 
-    /// The nodes' rotation windows give, summed over the parties, the plain dot product of every
-    /// rotation of the query with an entry — asymmetric windows (where a wrong direction would
-    /// show), the full window of a narrow geometry, and both mask modes.
+    /// The nodes' products (rotation windows, middle product, comparison order) give, summed over
+    /// the parties, the plain dot product of every rotation of the query with an entry —
+    /// asymmetric windows (where a wrong direction would show), the full window of a narrow
+    /// geometry, and both mask modes.
     #[test]
     fn rotation_windows_open_to_rotated_dot_products() {
         let mut rng = StdRng::seed_from_u64(5);
@@ -576,18 +552,18 @@ mod tests {
                     };
                     let mut sums = [0u16; 2];
                     for id in 0..3 {
-                        let (x, u, cols) = (&qs[id], qs[id].unrotated, qs[id].cols);
-                        assert_eq!((x.rows, cols), (rotations.len(), geometry.cols));
-                        for (part, (mine, entry)) in
-                            [(&x.query[0].code, &ds[id].entry[0].code), (&x.query[0].mask, &ds[id].entry[0].mask)]
-                                .into_iter()
-                                .enumerate()
-                        {
-                            let buf = rotation_windows(id, std::iter::once(mine.as_slice()), cols, x.rows, u).unwrap();
-                            let [out] = correlate_rotations(&buf, cols, x.rows, [entry], entry.len()).unwrap();
-                            // Row ℓ of the result is lag ℓ: rotation index rows − 1 − ℓ.
-                            sums[part] = sums[part].wrapping_add(out[x.rows - 1 - k]);
-                        }
+                        let x = &qs[id];
+                        assert_eq!((x.rows, x.cols), (rotations.len(), geometry.cols));
+                        let mut db = GrDb::new(geometry.bits());
+                        db.push(&ds[id]).unwrap();
+                        let eye =
+                            EyeQueries::new(id, std::slice::from_ref(x), 0, (x.rows, x.unrotated, x.cols)).unwrap();
+                        let piece = Piece { eye: 0, rows: 0..1, batch: false };
+                        // One target and one query: comparison k is rotation index k.
+                        let [(dots, mls)]: [_; 1] =
+                            eye.products(std::slice::from_ref(x), &db, &piece).unwrap().try_into().unwrap();
+                        sums[0] = sums[0].wrapping_add(dots[k]);
+                        sums[1] = sums[1].wrapping_add(mls[k]);
                     }
                     assert_eq!(
                         sums,

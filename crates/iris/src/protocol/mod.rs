@@ -382,12 +382,12 @@ pub(crate) fn resolve(
     let unique = rep3::reveal_bits(p, &dup)?.to_bools().into_iter().map(|d| !d).collect();
     let matches = if cfg.reveal_matches {
         let bits = rep3::reveal_bits(p, &entry)?.to_bools();
+        // In either order a query's targets come in ascending order.
         let mut m = vec![Vec::new(); nq];
         for (i, _) in bits.iter().enumerate().filter(|(_, &b)| b) {
             let (q, t) = at(i);
             m[q].push(t);
         }
-        m.iter_mut().for_each(|v| v.sort_unstable());
         m
     } else {
         vec![Vec::new(); nq]
