@@ -222,7 +222,8 @@ pub fn print_status(s: &[NodeStatus; 3]) {
         let hex: String = n.summary.digest[..8].iter().map(|b| format!("{b:02x}")).collect();
         println!(
             "node {}: {} identities (ids digest {hex}…), last batch {}, scheme {} ({:.1} B per code bit), \
-             shares in memory {:.1} MB ({} per identity), RSS {:.1} MB, sent to peers {:.1} MB",
+             shares in memory {:.1} MB ({} per identity), RSS {:.1} MB, sent to peers {:.1} MB, \
+             {} waiting ({} refused busy)",
             n.id,
             n.summary.count,
             n.summary.last_seq,
@@ -232,6 +233,8 @@ pub fn print_status(s: &[NodeStatus; 3]) {
             n.db_bytes_per_identity().map_or("-".into(), |b| format!("{:.1} kB", b / 1e3)),
             n.rss_bytes as f64 / 1e6,
             n.peer_bytes_sent as f64 / 1e6,
+            n.queued,
+            n.refused_busy,
         );
     }
 }

@@ -292,6 +292,51 @@ fn status_does_not_wait_for_a_running_batch() {
     assert_eq!(c.consistent_count(), 2);
 }
 
+/// A full leader refuses new requests with a retryable "busy" error and stores nothing for them;
+/// its clients back off and retry, and every request still gets its one outcome. The leader
+/// takes one request at a time (`batch.max = max_queued = 1`) and stalls in batch 2 while four
+/// more arrive: it admits one of them and refuses three.
+#[test]
+fn a_full_leader_refuses_and_clients_retry() {
+    let mut c = Cluster::new("busy");
+    for i in 0..3 {
+        c.kill(i);
+        rewrite(&c.dir.join(format!("party{i}.toml")), |s| {
+            s.replace("max = 32", "max = 1").replace("max_queued = 1024", "max_queued = 1")
+        });
+    }
+    c.start(0, Some("after-reveal:2:stall-2000"));
+    c.start(1, None);
+    c.start(2, None);
+    let mut gen = generator(11);
+    assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(0));
+    let submit = |c: &Cluster, t: Template| {
+        let client = c.client.clone();
+        c.rt.spawn(async move { client.submit(&t, Kind::Enroll).await })
+    };
+    let stalled = submit(&c, gen.random_template());
+    let t0 = Instant::now();
+    while !c.log(0).contains("failpoint after-reveal:2:stall-2000: stalling") {
+        assert!(t0.elapsed() < Duration::from_secs(60), "node 0 never reached batch 2:\n{}", c.log(0));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let more: Vec<_> = (0..4).map(|_| submit(&c, gen.random_template())).collect();
+    let mut ids: Vec<u64> = std::iter::once(stalled)
+        .chain(more)
+        .map(|h| c.rt.block_on(h).unwrap().unwrap_or_else(|e| panic!("{e}\nlog:\n{}", c.log(0))))
+        .map(|o| {
+            assert!(o.unique, "{o:?}");
+            o.enrolled.expect("a unique request is enrolled")
+        })
+        .collect();
+    ids.sort();
+    assert_eq!(ids, [1, 2, 3, 4, 5]);
+    assert_eq!(c.consistent_count(), 6);
+    let s = c.rt.block_on(c.client.status()).unwrap();
+    assert!(s[0].refused_busy >= 3, "the leader admitted one of the four and refused the others: {s:?}");
+    assert!(s.iter().all(|n| n.queued == 0), "{s:?}");
+}
+
 /// Node `node` aborts at `point` of batch 2; it is restarted, catches up, and everything agrees.
 fn crash_and_recover(node: usize, point: &str) {
     let mut c = Cluster::new(&format!("crash-{node}-{point}"));

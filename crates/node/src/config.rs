@@ -21,6 +21,7 @@
 //! [batch]
 //! max = 32          # queries per protocol run
 //! wait_ms = 20      # how long the leader waits to fill a batch
+//! max_queued = 1024 # requests waiting at the leader; more are refused (retryable) until it drains
 //! share_timeout_ms = 3000   # how long a request waits for its share to reach all three nodes
 //! peer_timeout_s = 120      # a silent peer fails the batch after this long
 //! threads = 0       # threads of each matrix product; 0: every core (a node on its own machine)
@@ -194,6 +195,11 @@ pub struct BatchSettings {
     pub max: usize,
     /// How long the leader waits for more requests before running a partial batch.
     pub wait_ms: u64,
+    /// Most requests waiting for a batch at the leader (node 0), which forms the batches. A new
+    /// request past it is refused with a retryable "busy" error (the client backs off and
+    /// retries), so an overloaded service holds a bounded backlog — each waiting query keeps its
+    /// share in memory — and tells its clients, instead of letting the backlog and the latency grow.
+    pub max_queued: usize,
     /// How long a request may wait for its shares to reach all three nodes.
     pub share_timeout_ms: u64,
     /// A peer silent for this long fails the batch (and the session is re-established).
@@ -206,7 +212,14 @@ pub struct BatchSettings {
 
 impl Default for BatchSettings {
     fn default() -> Self {
-        BatchSettings { max: 32, wait_ms: 20, share_timeout_ms: 3000, peer_timeout_s: 120, threads: 0 }
+        BatchSettings {
+            max: 32,
+            wait_ms: 20,
+            max_queued: 1024,
+            share_timeout_ms: 3000,
+            peer_timeout_s: 120,
+            threads: 0,
+        }
     }
 }
 
@@ -276,6 +289,12 @@ impl NodeConfig {
         if self.batch.max == 0 {
             return Err(NodeError::Config("batch.max must be at least 1".into()));
         }
+        if self.batch.max_queued < self.batch.max {
+            return Err(NodeError::Config(format!(
+                "batch.max_queued ({}) must be at least batch.max ({}): a smaller queue never fills a batch",
+                self.batch.max_queued, self.batch.max
+            )));
+        }
         self.iris.layout.geometry()?;
         self.iris.match_config()?;
         Ok(())
@@ -289,5 +308,35 @@ impl NodeConfig {
     /// Receive timeout for the party network.
     pub fn peer_timeout(&self) -> Duration {
         Duration::from_secs(self.batch.peer_timeout_s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(batch: BatchSettings) -> NodeConfig {
+        let addr = |port| SocketAddr::from(([127, 0, 0, 1], port));
+        NodeConfig {
+            id: 0,
+            peers: vec![addr(1), addr(2), addr(3)],
+            listen: addr(4),
+            pki: default_pki(),
+            clients: default_clients(),
+            store: "sqlite:node.db".into(),
+            iris: IrisSettings::default(),
+            batch,
+        }
+    }
+
+    /// The defaults validate; a queue smaller than a batch is refused with both values named.
+    #[test]
+    fn the_queue_holds_at_least_a_batch() {
+        assert!(config(BatchSettings::default()).validate().is_ok());
+        let small = BatchSettings { max: 8, max_queued: 7, ..BatchSettings::default() };
+        let e = config(small).validate().unwrap_err().to_string();
+        assert!(e.contains("batch.max_queued (7) must be at least batch.max (8)"), "{e}");
+        let exact = BatchSettings { max: 8, max_queued: 8, ..BatchSettings::default() };
+        assert!(config(exact).validate().is_ok());
     }
 }

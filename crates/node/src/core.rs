@@ -69,6 +69,8 @@ pub struct Core<S: IrisScheme> {
     peer_bytes: (u64, u64),
     /// Total time spent running batches.
     busy: Duration,
+    /// New requests refused because `batch.max_queued` were waiting, since start.
+    refused_busy: u64,
     /// Where [`Core::publish`] puts the status.
     board: StatusBoard,
 }
@@ -133,6 +135,7 @@ impl<S: IrisScheme> Core<S> {
             loaded: false,
             peer_bytes: (0, 0),
             busy: Duration::ZERO,
+            refused_busy: 0,
             board,
         }
     }
@@ -543,6 +546,7 @@ impl<S: IrisScheme> Core<S> {
                 if self.queue.iter().any(|q| q.item.request_id == request_id) {
                     return Ok(Some(((Item { request_id, op: ItemOp::Submit(kind) }, fp), None)));
                 }
+                self.admit()?;
                 let parsed = self.engine.decode_query(&share).map_err(|e| Handled::new(error(e.to_string(), false)))?;
                 if kind == Kind::Enroll {
                     let bytes =
@@ -556,9 +560,34 @@ impl<S: IrisScheme> Core<S> {
             }
             Request::Delete { request_id, id } => {
                 self.decided(&request_id, false)?;
+                if !self.queue.iter().any(|q| q.item.request_id == request_id) {
+                    self.admit()?;
+                }
                 Ok(Some(((Item { request_id, op: ItemOp::Delete(id) }, 0), None)))
             }
         }
+    }
+
+    /// The leader refuses a new request while `batch.max_queued` wait (before its share is parsed
+    /// or stored, so a refused request leaves nothing behind); a retry of a queued request always
+    /// joins it. Only the leader, which forms the batches, decides: followers refusing by their own
+    /// count would admit different requests at the margin, and a request missing at any node is
+    /// dropped from its batch. A follower holds what the leader has not proposed until it expires
+    /// (see [`Core::expire`]), and the client, refused by the leader, waits for that before retrying.
+    fn admit(&mut self) -> Result<(), Handled> {
+        let (waiting, max) = (self.queue.len(), self.cfg.batch.max_queued);
+        if self.cfg.id != LEADER || waiting < max {
+            return Ok(());
+        }
+        self.refused_busy += 1;
+        tracing::debug!(node = self.cfg.id, waiting, "queue full, refusing a request");
+        Err(Handled::new(error(
+            format!(
+                "node {} is busy: {waiting} requests are waiting for a batch (batch.max_queued); retry later",
+                self.cfg.id
+            ),
+            true,
+        )))
     }
 
     /// Answers a request id that was already decided (an idempotent retry).
@@ -584,6 +613,7 @@ impl<S: IrisScheme> Core<S> {
             share_bytes_per_code_bit: self.engine.scheme.share_bytes_per_code_bit(),
             peer_bytes_sent: self.peer_bytes.0 + self.peer_bytes.1,
             queued: self.queue.len(),
+            refused_busy: self.refused_busy,
         })
     }
 

@@ -79,6 +79,8 @@ pub struct NodeStatus {
     pub peer_bytes_sent: u64,
     /// Requests waiting for a batch.
     pub queued: usize,
+    /// New requests refused since start because `batch.max_queued` were waiting.
+    pub refused_busy: u64,
 }
 
 impl NodeStatus {
