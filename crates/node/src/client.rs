@@ -3,10 +3,12 @@
 //! id and the very same shares, so a retried enrolment is applied at most once.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use argus_iris::protocol::scheme::IrisScheme;
@@ -215,26 +217,47 @@ impl Client {
         }
     }
 
+    /// One attempt of [`Client::send_all`]: the three replies, or an error and whether it is
+    /// retryable. A node's error answer ends the attempt at once; a connection failure waits for
+    /// the other nodes, whose answer (say, a refusal) says more.
+    async fn attempt(&self, reqs: &[Request; 3]) -> Result<[Reply; 3], (NodeError, bool)> {
+        let mut calls = [0, 1, 2].map(|node| Box::pin(self.call(node, &reqs[node])));
+        let mut done: [Option<Result<Reply, NodeError>>; 3] = [None, None, None];
+        std::future::poll_fn(|cx| {
+            for (node, (call, slot)) in calls.iter_mut().zip(done.iter_mut()).enumerate() {
+                if slot.is_none() {
+                    if let Poll::Ready(r) = call.as_mut().poll(cx) {
+                        if let Ok(Reply::Error { message, retry }) = r {
+                            return Poll::Ready(Err((NodeError::Refused { node, message }, retry)));
+                        }
+                        *slot = Some(r);
+                    }
+                }
+            }
+            if done.iter().all(Option::is_some) {
+                Poll::Ready(Ok(()))
+            } else {
+                Poll::Pending
+            }
+        })
+        .await?;
+        let [a, b, c] = done.map(|r| r.expect("all three answered").map_err(|e| (e, true)));
+        Ok([a?, b?, c?])
+    }
+
     /// One request per node (e.g. each its own share), retried while the failure is retryable;
     /// returns the three replies once none is an error. The building block of the other calls.
+    ///
+    /// A node's error answer ends an attempt without waiting for the other nodes: a busy leader
+    /// answers at once, while the followers would answer only when the request's batch runs or
+    /// their copy expires. Their copies stay queued, and the retry (same id, same bytes) joins them.
     pub async fn send_all(&self, reqs: [Request; 3]) -> Result<[Reply; 3], NodeError> {
         let mut attempt = 0;
         loop {
-            let (a, b, c) = tokio::join!(self.call(0, &reqs[0]), self.call(1, &reqs[1]), self.call(2, &reqs[2]));
-            let mut retryable = None;
-            let mut replies = Vec::with_capacity(3);
-            for (node, r) in [a, b, c].into_iter().enumerate() {
-                match r {
-                    Ok(Reply::Error { message, retry: false }) => return Err(NodeError::Refused { node, message }),
-                    Ok(Reply::Error { message, retry: true }) => retryable = Some(NodeError::Refused { node, message }),
-                    Ok(reply) => replies.push(reply),
-                    Err(e) => retryable = Some(e),
-                }
-            }
-            match retryable {
-                None => return Ok(replies.try_into().expect("three replies")),
-                Some(e) if attempt >= self.cfg.retries => return Err(e),
-                Some(e) => {
+            match self.attempt(&reqs).await {
+                Ok(replies) => return Ok(replies),
+                Err((e, retry)) if !retry || attempt >= self.cfg.retries => return Err(e),
+                Err((e, _)) => {
                     tracing::debug!("retrying after: {e}");
                     attempt += 1;
                     tokio::time::sleep(Duration::from_millis(100 << attempt.min(5))).await;
