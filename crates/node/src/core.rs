@@ -69,6 +69,8 @@ pub struct Core<S: IrisScheme> {
     peer_bytes: (u64, u64),
     /// Total time spent running batches.
     busy: Duration,
+    /// The longest batch so far (bounds how long the leader may hold a request).
+    longest_batch: Duration,
     /// New requests refused because `batch.max_queued` were waiting, since start.
     refused_busy: u64,
     /// Where [`Core::publish`] puts the status.
@@ -135,6 +137,7 @@ impl<S: IrisScheme> Core<S> {
             loaded: false,
             peer_bytes: (0, 0),
             busy: Duration::ZERO,
+            longest_batch: Duration::ZERO,
             refused_busy: 0,
             board,
         }
@@ -390,6 +393,7 @@ impl<S: IrisScheme> Core<S> {
         let start = Instant::now();
         let r = self.run_batch_inner(p, seq, items);
         self.busy += start.elapsed();
+        self.longest_batch = self.longest_batch.max(start.elapsed());
         self.publish();
         r
     }
@@ -617,13 +621,18 @@ impl<S: IrisScheme> Core<S> {
         })
     }
 
-    /// Drops requests that waited longer than `age` for a batch, not counting the time this node
-    /// spent running other batches (a follower's request that the leader never proposes).
+    /// Drops a follower's requests that the leader never proposes: those that waited longer than
+    /// `age` for a batch, not counting the time this node spent running other batches, and — so
+    /// that a service busy without a pause still lets go of requests its leader refused — those
+    /// that waited longer than the leader can hold one: its whole queue (`batch.max_queued`,
+    /// `batch.max` per batch) at the longest batch seen, after `age`.
     fn expire(&mut self, age: Duration) {
-        let busy = self.busy;
+        let (busy, batch) = (self.busy, &self.cfg.batch);
+        let batches = u32::try_from(batch.max_queued.div_ceil(batch.max.max(1)) + 1).unwrap_or(u32::MAX);
+        let longest = age.saturating_add(self.longest_batch.saturating_mul(batches));
         let (old, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.queue)
             .into_iter()
-            .partition(|q| q.since.elapsed().saturating_sub(busy - q.busy_at) > age);
+            .partition(|q| expired(q.since.elapsed(), busy - q.busy_at, age, longest));
         self.queue = keep;
         for q in old {
             for w in q.waiters {
@@ -641,6 +650,12 @@ impl<S: IrisScheme> Core<S> {
     }
 }
 
+/// Whether a request that has waited `waited`, `busy` of it while this node ran batches, is past
+/// `age` of idle waiting or `longest` in all (see [`Core::expire`]).
+fn expired(waited: Duration, busy: Duration, age: Duration, longest: Duration) -> bool {
+    waited.saturating_sub(busy) > age || waited > longest
+}
+
 /// How long one attempt to connect to the peers may take.
 const CONNECT: Duration = Duration::from_secs(10);
 /// The pause after a failed attempt, doubling up to the maximum.
@@ -653,5 +668,23 @@ struct Handled(Box<Reply>);
 impl Handled {
     fn new(r: Reply) -> Self {
         Handled(Box::new(r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A follower's request expires after `age` of idle waiting, or after `longest` in all even
+    /// while its node never pauses between batches (the leader refused it and its client gave up).
+    #[test]
+    fn requests_expire_by_idle_or_total_wait() {
+        let s = Duration::from_secs;
+        let (age, longest) = (s(12), s(100));
+        assert!(!expired(s(30), s(25), age, longest), "5 s idle: keeps waiting");
+        assert!(expired(s(30), s(10), age, longest), "20 s idle");
+        assert!(!expired(s(99), s(99), age, longest), "busy all along, within the leader's longest hold");
+        assert!(expired(s(101), s(101), age, longest), "busy all along, past it");
+        assert!(!expired(s(12), s(0), age, longest) && expired(s(13), s(0), age, longest));
     }
 }
