@@ -74,7 +74,8 @@ pub fn run_load(
     });
     pb.finish();
     let elapsed = start.elapsed().as_secs_f64();
-    samples.push(rss(&rt.block_on(client.status()).map_err(|e| e.to_string())?));
+    let end = rt.block_on(client.status()).map_err(|e| e.to_string())?;
+    samples.push(rss(&end));
     latencies.sort();
     let pct = |p: f64| latencies.get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)));
     let ms = |d: Option<&Duration>| d.map_or("-".into(), |d| format!("{:.0} ms", d.as_secs_f64() * 1e3));
@@ -95,12 +96,14 @@ pub fn run_load(
         // Every minute's sample too, so a plateau shows apart from a steady climb.
         let by_minute: Vec<String> = series.iter().step_by(6).map(|v| format!("{v:.0}")).collect();
         println!(
-            "node {node} RSS: start {:.0} MB, end {:.0} MB, max {:.0} MB ({} samples, every 10 s; by minute: {})",
+            "node {node} RSS: start {:.0} MB, end {:.0} MB, max {:.0} MB ({} samples, every 10 s; by minute: {}); \
+             {} requests refused busy since start",
             series[0],
             series[series.len() - 1],
             max,
             series.len(),
-            by_minute.join(" ")
+            by_minute.join(" "),
+            end[node].refused_busy
         );
     }
     if let Some(e) = errors.first() {
