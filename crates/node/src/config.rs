@@ -199,6 +199,8 @@ pub struct BatchSettings {
     /// request past it is refused with a retryable "busy" error (the client backs off and
     /// retries), so an overloaded service holds a bounded backlog — each waiting query keeps its
     /// share in memory — and tells its clients, instead of letting the backlog and the latency grow.
+    /// A full queue is `max_queued` / throughput of waiting (about 100 s at the demo's 10 queries
+    /// per second on two cores): size it as throughput × the latency the clients accept.
     pub max_queued: usize,
     /// How long a request may wait for its shares to reach all three nodes.
     pub share_timeout_ms: u64,
