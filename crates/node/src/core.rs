@@ -576,8 +576,8 @@ impl<S: IrisScheme> Core<S> {
     /// or stored, so a refused request leaves nothing behind); a retry of a queued request always
     /// joins it. Only the leader, which forms the batches, decides: followers refusing by their own
     /// count would admit different requests at the margin, and a request missing at any node is
-    /// dropped from its batch. A follower holds what the leader has not proposed until it expires
-    /// (see [`Core::expire`]), and the client, refused by the leader, waits for that before retrying.
+    /// dropped from its batch. A follower holds what the leader has not proposed until the client's
+    /// retry joins it or it expires (see [`Core::expire`]).
     fn admit(&mut self) -> Result<(), Handled> {
         let (waiting, max) = (self.queue.len(), self.cfg.batch.max_queued);
         if self.cfg.id != LEADER || waiting < max {
