@@ -68,6 +68,13 @@ struct Record {
     ops_per_sec_per_core: f64,
     bytes_per_party: u64,
     rounds: u64,
+    /// End to end: the process's CPU time per batch, all three parties (median), and the
+    /// comparisons per core-second it gives (`batch × 3 / cpu_seconds`): the per-core rate without
+    /// the host's idle time and speed swings between runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_seconds: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ops_per_cpu_second: Option<f64>,
 }
 
 impl Record {
@@ -86,6 +93,8 @@ impl Record {
             ops_per_sec_per_core: rate / cores as f64,
             bytes_per_party: 0,
             rounds: 0,
+            cpu_seconds: None,
+            ops_per_cpu_second: None,
         }
     }
 }
@@ -362,6 +371,8 @@ fn compare_tables(a: &IrisArgs, backend: Backend) -> Result<Vec<Record>, String>
                 ops_per_sec_per_core: per_core,
                 bytes_per_party: bytes,
                 rounds,
+                cpu_seconds: None,
+                ops_per_cpu_second: None,
             });
             k += 1;
         }
@@ -396,9 +407,9 @@ fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<Reco
         let mine: Vec<_> = queries.iter().map(|q| q[p.id()].clone()).collect();
         let mut out = Vec::new();
         for _ in 0..reps {
-            let (before, t0) = (p.stats(), Instant::now());
-            let unique = scheme.check(p, &mine, &db, &cfg, true)?;
-            out.push((t0.elapsed().as_secs_f64(), p.stats() - before, unique));
+            let (before, t0, cpu0) = (p.stats(), Instant::now(), process_cpu_seconds());
+            scheme.check(p, &mine, &db, &cfg, true)?;
+            out.push((t0.elapsed().as_secs_f64(), p.stats() - before, process_cpu_seconds() - cpu0));
         }
         Ok(out)
     })
@@ -406,16 +417,30 @@ fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<Reco
     Ok(report(a, scheme.name(), scheme.bits(), rot, &per_party))
 }
 
-/// Builds and prints the record from each party's (seconds, stats, result) per repetition.
-fn report<T>(
+/// The CPU time (user and system) this process has used, all threads, in seconds.
+fn process_cpu_seconds() -> f64 {
+    // SAFETY: `getrusage` fills the zeroed struct it is given.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    secs(ru.ru_utime) + secs(ru.ru_stime)
+}
+
+/// Builds and prints the record from each party's (seconds, stats, process CPU seconds) per
+/// repetition (the CPU time is the whole process's, so party 0's is taken).
+fn report(
     a: &IrisArgs,
     variant: &'static str,
     bits: u32,
     rot: usize,
-    per_party: &[Vec<(f64, argus_net::Stats, T)>],
+    per_party: &[Vec<(f64, argus_net::Stats, f64)>],
 ) -> Record {
     let reps = per_party[0].len();
     let secs = median((0..reps).map(|r| per_party.iter().map(|pp| pp[r].0).fold(0.0, f64::max)).collect());
+    let cpu = median(per_party[0].iter().map(|r| r.2).collect());
     let bytes = per_party.iter().map(|pp| pp[0].1.bytes_sent).max().unwrap_or(0);
     let rounds = per_party.iter().map(|pp| pp[0].1.rounds).max().unwrap_or(0);
     // One comparison: one rotation of one eye of a query against one enrolled code of that eye.
@@ -434,11 +459,13 @@ fn report<T>(
         ops_per_sec_per_core: rate * 3.0 / cores as f64,
         bytes_per_party: bytes,
         rounds,
+        cpu_seconds: Some(cpu),
+        ops_per_cpu_second: Some(comparisons as f64 * 3.0 / cpu),
     };
     println!(
         "e2e {} ({} masks): {} queries x {} rotations x 2 eyes x {} identities = {} comparisons in {:.3} s (median of {reps}) \
          over {}: {:.2} M comparisons/s, {:.2} M per core ({} cores for 3 parties; paper's CPU headline 1 M, target 10 M), \
-         {} bytes/party, {} rounds",
+         {} bytes/party, {} rounds; CPU {:.2} core-s per batch, {:.2} M per core-second",
         rec.variant,
         rec.masks,
         a.batch,
@@ -451,7 +478,9 @@ fn report<T>(
         rec.ops_per_sec_per_core / 1e6,
         cores,
         bytes,
-        rounds
+        rounds,
+        cpu,
+        comparisons as f64 * 3.0 / cpu / 1e6
     );
     rec
 }
