@@ -55,7 +55,9 @@ pub trait Ring: Clone + PartialEq + Debug + Send + Sync + 'static {
     }
     /// `a * b`.
     fn mul(&self, a: Self::El, b: Self::El) -> Self::El;
-    /// The element `x mod modulus`.
+    /// The element `x mod modulus`. (It takes the ring, whose modulus makes the element: the
+    /// `from_*` names read as conversions into it.)
+    #[allow(clippy::wrong_self_convention)]
     fn from_u128(&self, x: u128) -> Self::El;
     /// The canonical representative in `[0, modulus)`.
     fn to_u128(&self, a: Self::El) -> u128;
@@ -93,6 +95,7 @@ pub trait Ring: Clone + PartialEq + Debug + Send + Sync + 'static {
         }
     }
     /// The signed embedding: `x mod modulus` for negative `x` too.
+    #[allow(clippy::wrong_self_convention)]
     fn from_i128(&self, x: i128) -> Self::El {
         if x >= 0 {
             self.from_u128(x as u128)

@@ -633,7 +633,9 @@ mod tests {
     fn bad_shapes_are_refused_and_nothing_is_written() {
         let ok = Correlation { positions: 4, width: 2, lags: 3 };
         let (a, b) = (vec![1u16; 2 * ok.signal_len()], vec![1u16; 5 * ok.row_len()]);
-        let cases: [(Correlation, Option<usize>, usize, usize, usize, &str); 6] = [
+        // (shape, levels, signal values, tap values, output values, the quantity named)
+        type Case = (Correlation, Option<usize>, usize, usize, usize, &'static str);
+        let cases: [Case; 6] = [
             (Correlation { positions: 0, ..ok }, None, a.len(), b.len(), 30, "positions"),
             (Correlation { width: 0, ..ok }, None, a.len(), b.len(), 30, "width"),
             (ok, Some(MAX_LEVELS + 1), a.len(), b.len(), 30, "levels"),

@@ -19,6 +19,9 @@ fn role(p: &Party, sender: PartyId) -> usize {
     (p.id() + 3 - sender) % 3
 }
 
+/// The OT sender's two messages per choice, `(m0, m1)`.
+pub type OtMessages<'a, E> = (&'a [E], &'a [E]);
+
 /// 3-party OT (Alg. 16): the sender inputs `(m0, m1)`, the receiver and helper both know the
 /// choice bits `c`; the receiver learns `m_c` and nothing else, the others learn nothing.
 /// Masks `w_0, w_1` come from the seed of sender and helper, so the sender sends two elements and
@@ -27,7 +30,7 @@ pub fn three_party_ot<R: Ring>(
     p: &mut Party,
     ring: &R,
     sender: PartyId,
-    msgs: Option<(&[R::El], &[R::El])>,
+    msgs: Option<OtMessages<'_, R::El>>,
     choice: Option<&BitVec>,
     n: usize,
 ) -> Result<Option<Vec<R::El>>> {

@@ -482,7 +482,8 @@ fn views_are_independent_of_inputs() {
     let n = 1 << 15;
     let mut rng = StdRng::seed_from_u64(11);
     let inputs = [vec![0u16; n], vec![u16::MAX; n], (0..n).map(|_| rng.gen()).collect::<Vec<u16>>()];
-    let ops: [(&str, fn(&mut Party, &Rep3<Z16>) -> crate::error::Result<()>); 4] = [
+    type Op = fn(&mut Party, &Rep3<Z16>) -> crate::error::Result<()>;
+    let ops: [(&str, Op); 4] = [
         ("mul", |p, x| mul(p, x, x).map(|_| ())),
         ("bit decomposition", |p, x| a2b(p, &x.slice(0, 1 << 13)?, Adder::Ripple).map(|_| ())),
         // Its masks do not depend on the bound, so inputs above it test the view as well.
