@@ -334,6 +334,8 @@ fn a_full_leader_refuses_and_clients_retry() {
     assert_eq!(c.consistent_count(), 6);
     let s = c.rt.block_on(c.client.status()).unwrap();
     assert!(s[0].refused_busy >= 3, "the leader admitted one of the four and refused the others: {s:?}");
+    let log = c.log(0);
+    assert!(log.contains("refusing new ones") && log.contains("admitting new requests"), "{log}");
     assert!(s.iter().all(|n| n.queued == 0), "{s:?}");
 }
 

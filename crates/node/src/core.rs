@@ -73,6 +73,8 @@ pub struct Core<S: IrisScheme> {
     longest_batch: Duration,
     /// New requests refused because `batch.max_queued` were waiting, since start.
     refused_busy: u64,
+    /// Whether the last new request was refused (logged once per spell of refusals).
+    refusing: bool,
     /// Where [`Core::publish`] puts the status.
     board: StatusBoard,
 }
@@ -139,6 +141,7 @@ impl<S: IrisScheme> Core<S> {
             busy: Duration::ZERO,
             longest_batch: Duration::ZERO,
             refused_busy: 0,
+            refusing: false,
             board,
         }
     }
@@ -581,10 +584,19 @@ impl<S: IrisScheme> Core<S> {
     fn admit(&mut self) -> Result<(), Handled> {
         let (waiting, max) = (self.queue.len(), self.cfg.batch.max_queued);
         if self.cfg.id != LEADER || waiting < max {
+            if std::mem::take(&mut self.refusing) {
+                tracing::info!(node = self.cfg.id, waiting, "below batch.max_queued again: admitting new requests");
+            }
             return Ok(());
         }
         self.refused_busy += 1;
-        tracing::debug!(node = self.cfg.id, waiting, "queue full, refusing a request");
+        if !std::mem::replace(&mut self.refusing, true) {
+            tracing::warn!(
+                node = self.cfg.id,
+                waiting,
+                "batch.max_queued requests waiting: refusing new ones (retryable)"
+            );
+        }
         Err(Handled::new(error(
             format!(
                 "node {} is busy: {waiting} requests are waiting for a batch (batch.max_queued); retry later",
