@@ -639,9 +639,8 @@ impl<S: IrisScheme> Core<S> {
     /// that waited longer than the leader can hold one: its whole queue (`batch.max_queued`,
     /// `batch.max` per batch) at the longest batch seen, after `age`.
     fn expire(&mut self, age: Duration) {
-        let (busy, batch) = (self.busy, &self.cfg.batch);
-        let batches = u32::try_from(batch.max_queued.div_ceil(batch.max.max(1)) + 1).unwrap_or(u32::MAX);
-        let longest = age.saturating_add(self.longest_batch.saturating_mul(batches));
+        let busy = self.busy;
+        let longest = longest_hold(self.cfg.batch.max_queued, self.cfg.batch.max, self.longest_batch, age);
         let (old, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.queue)
             .into_iter()
             .partition(|q| expired(q.since.elapsed(), busy - q.busy_at, age, longest));
@@ -660,6 +659,14 @@ impl<S: IrisScheme> Core<S> {
             }
         }
     }
+}
+
+/// The longest a leader holding at most `max_queued` requests, taking `max` per batch, can keep
+/// one before proposing it: every batch of its full queue and one more at `longest_batch` each,
+/// after `age` (the time to gather shares between batches).
+fn longest_hold(max_queued: usize, max: usize, longest_batch: Duration, age: Duration) -> Duration {
+    let batches = u32::try_from(max_queued.div_ceil(max.max(1)).saturating_add(1)).unwrap_or(u32::MAX);
+    age.saturating_add(longest_batch.saturating_mul(batches))
 }
 
 /// Whether a request that has waited `waited`, `busy` of it while this node ran batches, is past
@@ -698,5 +705,16 @@ mod tests {
         assert!(!expired(s(99), s(99), age, longest), "busy all along, within the leader's longest hold");
         assert!(expired(s(101), s(101), age, longest), "busy all along, past it");
         assert!(!expired(s(12), s(0), age, longest) && expired(s(13), s(0), age, longest));
+    }
+
+    /// The leader's longest hold: its full queue in batches, one more, at the longest batch.
+    #[test]
+    fn the_longest_hold_covers_a_full_queue() {
+        let s = Duration::from_secs;
+        // 1024 waiting, 32 per batch: 32 batches and the one running, 3 s each, after 12 s.
+        assert_eq!(longest_hold(1024, 32, s(3), s(12)), s(12 + 33 * 3));
+        assert_eq!(longest_hold(1000, 32, s(3), s(12)), s(12 + 33 * 3), "a partial batch counts");
+        assert_eq!(longest_hold(1024, 32, Duration::ZERO, s(12)), s(12), "before any batch: the idle bound");
+        assert!(longest_hold(usize::MAX, 1, s(1), s(1)) > s(1 << 31), "no overflow");
     }
 }
