@@ -550,7 +550,7 @@ impl<S: IrisScheme> Core<S> {
             Request::Submit { request_id, kind, share } => {
                 self.decided(&request_id, true)?;
                 let fp = fingerprint(&share);
-                if self.queue.iter().any(|q| q.item.request_id == request_id) {
+                if self.is_queued(&request_id) {
                     return Ok(Some(((Item { request_id, op: ItemOp::Submit(kind) }, fp), None)));
                 }
                 self.admit()?;
@@ -567,12 +567,17 @@ impl<S: IrisScheme> Core<S> {
             }
             Request::Delete { request_id, id } => {
                 self.decided(&request_id, false)?;
-                if !self.queue.iter().any(|q| q.item.request_id == request_id) {
+                if !self.is_queued(&request_id) {
                     self.admit()?;
                 }
                 Ok(Some(((Item { request_id, op: ItemOp::Delete(id) }, 0), None)))
             }
         }
+    }
+
+    /// Whether a request with this id waits for a batch here (a retry joins it).
+    fn is_queued(&self, request_id: &str) -> bool {
+        self.queue.iter().any(|q| q.item.request_id == request_id)
     }
 
     /// The leader refuses a new request while `batch.max_queued` wait (before its share is parsed
