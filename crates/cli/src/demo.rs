@@ -61,12 +61,23 @@ pub struct DemoArgs {
     pub load_seconds: u64,
 }
 
-/// The three node processes; killed on drop.
+/// The three node processes; stopped on drop as an operator would (SIGTERM: each finishes its
+/// batch and exits), killed if one is not gone within [`STOP_WITHIN`].
 struct Nodes(Vec<Child>);
+
+const STOP_WITHIN: Duration = Duration::from_secs(10);
 
 impl Drop for Nodes {
     fn drop(&mut self) {
+        for c in &self.0 {
+            // SAFETY: `kill` with our child's pid and a valid signal number.
+            unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGTERM) };
+        }
+        let until = Instant::now() + STOP_WITHIN;
         for c in &mut self.0 {
+            while matches!(c.try_wait(), Ok(None)) && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(20));
+            }
             let _ = c.kill();
             let _ = c.wait();
         }

@@ -39,7 +39,9 @@ enum Cmd {
     /// The iris uniqueness service end to end: 3 local nodes, a bulk-imported population, a stream
     /// of queries checked against the plaintext reference (exit 1 on any disagreement).
     Demo(demo::DemoArgs),
-    /// Run one iris node (peers over mutual TLS, clients over TLS) until killed.
+    /// Run one iris node (peers over mutual TLS, clients over TLS) until SIGINT or SIGTERM: it
+    /// finishes its running batch, tells waiting requests to retry and exits 0 (a second signal:
+    /// at once).
     Node(service::NodeArgs),
     /// Write a local 3-node deployment: PKI, party0..2.toml, client.toml.
     Setup(service::SetupArgs),

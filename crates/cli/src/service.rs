@@ -23,10 +23,18 @@ pub struct NodeArgs {
     config: PathBuf,
 }
 
-/// Runs one node until killed.
+/// Runs one node until SIGINT or SIGTERM: it then finishes the batch it is running (commit and
+/// replies), tells the requests still waiting to retry, and exits 0. A second signal ends it at
+/// once (exit status 1), should that batch hang; the store is consistent either way.
 pub fn node(a: NodeArgs) -> Result<(), String> {
     let cfg = NodeConfig::load(&a.config).map_err(err)?;
-    argus_node::run_node(cfg, Arc::new(AtomicBool::new(false))).map_err(err)
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // The shutdown first: it fires only once the flag is set, i.e. on the second signal.
+        signal_hook::flag::register_conditional_shutdown(sig, 1, Arc::clone(&stop)).map_err(err)?;
+        signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(err)?;
+    }
+    argus_node::run_node(cfg, stop).map_err(err)
 }
 
 /// `argus setup`.

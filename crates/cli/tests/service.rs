@@ -117,17 +117,24 @@ impl Cluster {
         }
     }
 
-    /// Waits until node `i` exits by itself (a failpoint).
-    fn wait_exit(&mut self, i: usize, within: Duration) {
+    /// Waits until node `i` exits by itself (a failpoint, a signal) and returns its status.
+    fn wait_exit(&mut self, i: usize, within: Duration) -> std::process::ExitStatus {
         let t = Instant::now();
         while t.elapsed() < within {
-            if let Some(Ok(Some(_))) = self.nodes[i].as_mut().map(|c| c.try_wait()) {
+            if let Some(Ok(Some(status))) = self.nodes[i].as_mut().map(|c| c.try_wait()) {
                 self.nodes[i] = None;
-                return;
+                return status;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        panic!("node {i} did not reach its failpoint; log:\n{}", self.log(i));
+        panic!("node {i} did not exit within {within:?}; log:\n{}", self.log(i));
+    }
+
+    /// Sends SIGTERM to node `i`.
+    fn terminate(&self, i: usize) {
+        let pid = self.nodes[i].as_ref().expect("node running").id();
+        // SAFETY: `kill` with a child's pid and a valid signal number.
+        assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) }, 0);
     }
 
     fn log(&self, i: usize) -> String {
@@ -337,6 +344,39 @@ fn a_full_leader_refuses_and_clients_retry() {
     let log = c.log(0);
     assert!(log.contains("refusing new ones") && log.contains("admitting new requests"), "{log}");
     assert!(s.iter().all(|n| n.queued == 0), "{s:?}");
+}
+
+/// SIGTERM stops a node between batches: the leader, stalled in batch 2 when the signal comes,
+/// finishes that batch (its client gets the outcome, not an error), exits 0, and once restarted
+/// is consistent with its peers and serves. A follower stopped while idle exits at once.
+#[test]
+fn a_terminated_node_finishes_its_batch_and_exits_cleanly() {
+    let mut c = Cluster::new("sigterm");
+    c.kill(0);
+    c.start(0, Some("after-reveal:2:stall-1500"));
+    let mut gen = generator(12);
+    assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(0));
+    let t = gen.random_template();
+    let client = c.client.clone();
+    let stalled = c.rt.spawn(async move { client.submit(&t, Kind::Enroll).await });
+    let t0 = Instant::now();
+    while !c.log(0).contains("failpoint after-reveal:2:stall-1500: stalling") {
+        assert!(t0.elapsed() < Duration::from_secs(60), "node 0 never reached batch 2:\n{}", c.log(0));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    c.terminate(0);
+    let outcome = c.rt.block_on(stalled).unwrap().unwrap_or_else(|e| panic!("{e}\nlog:\n{}", c.log(0)));
+    assert_eq!(outcome.enrolled, Some(1), "the running batch completes: {outcome:?}");
+    let status = c.wait_exit(0, Duration::from_secs(30));
+    assert!(status.success(), "{status:?}\n{}", c.log(0));
+    assert!(c.log(0).contains("stopped (no batch running)"), "{}", c.log(0));
+    c.start(0, None);
+    assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(2));
+    assert_eq!(c.consistent_count(), 3);
+    let t0 = Instant::now();
+    c.terminate(2);
+    assert!(c.wait_exit(2, Duration::from_secs(30)).success(), "{}", c.log(2));
+    assert!(t0.elapsed() < Duration::from_secs(5), "an idle follower stops at once: {:?}", t0.elapsed());
 }
 
 /// Node `node` aborts at `point` of batch 2; it is restarted, catches up, and everything agrees.

@@ -81,6 +81,8 @@ pub struct Core<S: IrisScheme> {
 
 const LEADER: PartyId = 0;
 const PING_EVERY: Duration = Duration::from_secs(1);
+/// How often a node waiting for requests looks at its stop flag.
+const STOP_POLL: Duration = Duration::from_millis(100);
 
 fn send(p: &Party, to: PartyId, m: &PeerMsg) -> Result<(), End> {
     Ok(p.net().send(to, wire::encode(m))?)
@@ -197,6 +199,11 @@ impl<S: IrisScheme> Core<S> {
                 }
             }
         }
+        // Stopped, between batches: what waits has no batch here any more, so its clients retry
+        // (at a node that is back, or at the restarted one: request ids keep that idempotent).
+        let waiting = self.queue.len();
+        self.fail_queue(&format!("node {id} is shutting down; retry"));
+        tracing::info!(node = id, last_seq = self.engine.last_seq(), waiting, "stopped (no batch running)");
         Ok(())
     }
 
@@ -494,11 +501,14 @@ impl<S: IrisScheme> Core<S> {
         }
     }
 
-    /// Answers requests for `d`, however many arrive.
+    /// Answers requests for `d`, however many arrive (less if the node is stopped).
     fn drain_for(&mut self, d: Duration) {
         let until = Instant::now() + d;
         while let Some(left) = until.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) {
-            self.drain(left);
+            if self.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            self.drain(left.min(STOP_POLL));
         }
     }
 
