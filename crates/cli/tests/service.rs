@@ -346,32 +346,45 @@ fn a_full_leader_refuses_and_clients_retry() {
     assert!(s.iter().all(|n| n.queued == 0), "{s:?}");
 }
 
-/// SIGTERM stops a node between batches: the leader, stalled in batch 2 when the signal comes,
-/// finishes that batch (its client gets the outcome, not an error), exits 0, and once restarted
-/// is consistent with its peers and serves. A follower stopped while idle exits at once.
+/// SIGTERM stops a node between batches and loses nothing. The leader takes one request per batch
+/// and is stalled in batch 2 (request A) when the signal comes, with request B waiting: it
+/// finishes batch 2 (A gets its outcome, not an error), tells B to retry, and exits 0. B's client
+/// retries until the restarted leader, consistent with its peers, enrols it. A follower stopped
+/// while idle exits at once.
 #[test]
 fn a_terminated_node_finishes_its_batch_and_exits_cleanly() {
     let mut c = Cluster::new("sigterm");
-    c.kill(0);
+    for i in 0..3 {
+        c.kill(i);
+        rewrite(&c.dir.join(format!("party{i}.toml")), |s| s.replace("max = 32", "max = 1"));
+    }
     c.start(0, Some("after-reveal:2:stall-1500"));
+    c.start(1, None);
+    c.start(2, None);
     let mut gen = generator(12);
     assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(0));
-    let t = gen.random_template();
-    let client = c.client.clone();
-    let stalled = c.rt.spawn(async move { client.submit(&t, Kind::Enroll).await });
+    let submit = |c: &Cluster, t: Template| {
+        let client = c.client.clone();
+        c.rt.spawn(async move { client.submit(&t, Kind::Enroll).await })
+    };
+    let a = submit(&c, gen.random_template());
     let t0 = Instant::now();
     while !c.log(0).contains("failpoint after-reveal:2:stall-1500: stalling") {
         assert!(t0.elapsed() < Duration::from_secs(60), "node 0 never reached batch 2:\n{}", c.log(0));
         std::thread::sleep(Duration::from_millis(20));
     }
+    let b = submit(&c, gen.random_template());
+    std::thread::sleep(Duration::from_millis(500)); // B's shares reach the nodes (the stall lasts 1.5 s)
     c.terminate(0);
-    let outcome = c.rt.block_on(stalled).unwrap().unwrap_or_else(|e| panic!("{e}\nlog:\n{}", c.log(0)));
+    let outcome = c.rt.block_on(a).unwrap().unwrap_or_else(|e| panic!("{e}\nlog:\n{}", c.log(0)));
     assert_eq!(outcome.enrolled, Some(1), "the running batch completes: {outcome:?}");
     let status = c.wait_exit(0, Duration::from_secs(30));
     assert!(status.success(), "{status:?}\n{}", c.log(0));
-    assert!(c.log(0).contains("stopped (no batch running)"), "{}", c.log(0));
+    let log = c.log(0);
+    assert!(log.contains("stopped (no batch running)") && log.contains("waiting=1"), "{log}");
     c.start(0, None);
-    assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(2));
+    let outcome = c.rt.block_on(b).unwrap().unwrap_or_else(|e| panic!("{e}\nlog:\n{}", c.log(0)));
+    assert_eq!(outcome.enrolled, Some(2), "the waiting request, retried, is enrolled once: {outcome:?}");
     assert_eq!(c.consistent_count(), 3);
     let t0 = Instant::now();
     c.terminate(2);

@@ -201,8 +201,14 @@ impl<S: IrisScheme> Core<S> {
         }
         // Stopped, between batches: what waits has no batch here any more, so its clients retry
         // (at a node that is back, or at the restarted one: request ids keep that idempotent).
-        let waiting = self.queue.len();
-        self.fail_queue(&format!("node {id} is shutting down; retry"));
+        let why = format!("node {id} is shutting down; retry");
+        let mut waiting = self.queue.len();
+        self.fail_queue(&why);
+        // And what the client port handed over since the last batch, still unread.
+        while let Ok(m) = self.inbox.try_recv() {
+            waiting += 1;
+            let _ = m.reply.send(error(why.as_str(), true));
+        }
         tracing::info!(node = id, last_seq = self.engine.last_seq(), waiting, "stopped (no batch running)");
         Ok(())
     }

@@ -15,6 +15,9 @@ use crate::engine::Engine;
 use crate::wire::{self, Envelope, Reply, Request};
 use crate::{with_scheme, NodeConfig, NodeError};
 
+/// How long a stopping node's client port may take to deliver its last replies.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Runs one node until `stop` is set or a fatal error: opens the store, starts the client port,
 /// connects to the peers, checks consistency, loads the database and serves.
 pub fn run_node(cfg: NodeConfig, stop: Arc<AtomicBool>) -> Result<(), NodeError> {
@@ -48,7 +51,8 @@ pub fn run_node(cfg: NodeConfig, stop: Arc<AtomicBool>) -> Result<(), NodeError>
         let engine = Engine::new(s, match_cfg, geometry, store)?;
         Core::new(cfg, engine, rx, stop, board).run()
     });
-    runtime.shutdown_background();
+    // A moment for the client port to deliver the last replies (the stopped node's "retry").
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
     result
 }
 
