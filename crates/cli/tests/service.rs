@@ -350,7 +350,7 @@ fn a_full_leader_refuses_and_clients_retry() {
 /// and is stalled in batch 2 (request A) when the signal comes, with request B waiting: it
 /// finishes batch 2 (A gets its outcome, not an error), tells B to retry, and exits 0. B's client
 /// retries until the restarted leader, consistent with its peers, enrols it. A follower stopped
-/// while idle exits at once.
+/// while idle exits at once, and so does a node waiting for a peer that is gone.
 #[test]
 fn a_terminated_node_finishes_its_batch_and_exits_cleanly() {
     let mut c = Cluster::new("sigterm");
@@ -390,6 +390,19 @@ fn a_terminated_node_finishes_its_batch_and_exits_cleanly() {
     c.terminate(2);
     assert!(c.wait_exit(2, Duration::from_secs(30)).success(), "{}", c.log(2));
     assert!(t0.elapsed() < Duration::from_secs(5), "an idle follower stops at once: {:?}", t0.elapsed());
+    // Node 1, its peers gone (node 0 ends the session when its pings to node 2 fail), is trying
+    // to reconnect in attempts of up to 10 s: it stops at once too. Its first session ended when
+    // node 0 stopped.
+    let t0 = Instant::now();
+    while c.log(1).matches("session ended").count() < 2 {
+        assert!(t0.elapsed() < Duration::from_secs(30), "node 1 never noticed node 2 leave:\n{}", c.log(1));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let t0 = Instant::now();
+    c.terminate(1);
+    assert!(c.wait_exit(1, Duration::from_secs(30)).success(), "{}", c.log(1));
+    assert!(t0.elapsed() < Duration::from_secs(2), "a node waiting for its peers stops at once: {:?}", t0.elapsed());
 }
 
 /// Node `node` aborts at `point` of batch 2; it is restarted, catches up, and everything agrees.

@@ -167,13 +167,7 @@ impl<S: IrisScheme> Core<S> {
         let mut pause = RETRY_MIN;
         while !self.stop.load(Ordering::Relaxed) {
             tracing::info!(node = id, "connecting to peers");
-            let attempt = listener
-                .try_clone()
-                .map_err(|e| NodeError::Io { context: "peer listener".into(), source: e })
-                .and_then(|l| {
-                    tcp::connect_with_listener(id, l, &self.cfg.peers, &identity, NetConfig::with_timeout(CONNECT))
-                        .map_err(NodeError::from)
-                });
+            let Some(attempt) = self.connect(&listener, &identity) else { break };
             let net = match attempt {
                 Ok(n) => n,
                 Err(e) => {
@@ -211,6 +205,38 @@ impl<S: IrisScheme> Core<S> {
         }
         tracing::info!(node = id, last_seq = self.engine.last_seq(), waiting, "stopped (no batch running)");
         Ok(())
+    }
+
+    /// One attempt (of up to [`CONNECT`]) to connect to the peers, on a helper thread so that a
+    /// stop is not held up by peers that are down: `None` if the node is stopped meanwhile (the
+    /// attempt is then left to end by itself).
+    fn connect(
+        &self,
+        listener: &std::net::TcpListener,
+        identity: &tcp::TlsIdentity,
+    ) -> Option<Result<argus_net::Network, NodeError>> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let (id, peers, identity) = (self.cfg.id, self.cfg.peers.clone(), identity.clone());
+        let listener = listener.try_clone();
+        std::thread::spawn(move || {
+            let attempt = listener
+                .map_err(|e| NodeError::Io { context: "peer listener".into(), source: e })
+                .and_then(|l| {
+                    tcp::connect_with_listener(id, l, &peers, &identity, NetConfig::with_timeout(CONNECT))
+                        .map_err(NodeError::from)
+                });
+            let _ = tx.send(attempt);
+        });
+        loop {
+            match rx.recv_timeout(STOP_POLL) {
+                Ok(attempt) => return Some(attempt),
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) if !self.stop.load(Ordering::Relaxed) => {}
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => return None,
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                    return Some(Err(NodeError::Protocol("the connection attempt ended without a result".into())))
+                }
+            }
+        }
     }
 
     fn session(&mut self, p: &mut Party) -> Result<(), End> {
