@@ -131,6 +131,32 @@ impl Cluster {
         panic!("node {i} did not exit within {within:?}; log:\n{}", self.log(i));
     }
 
+    /// Submits `t` for enrolment without waiting for the outcome.
+    fn spawn_enrol(&self, t: Template) -> tokio::task::JoinHandle<Result<argus_node::Outcome, NodeError>> {
+        let client = self.client.clone();
+        self.rt.spawn(async move { client.submit(&t, Kind::Enroll).await })
+    }
+
+    /// Waits until node `i`'s log says `stalling` at `failpoint`.
+    fn wait_stall(&self, i: usize, failpoint: &str) {
+        let t0 = Instant::now();
+        while !self.log(i).contains(&format!("failpoint {failpoint}: stalling")) {
+            assert!(t0.elapsed() < Duration::from_secs(60), "node {i} never reached {failpoint}:\n{}", self.log(i));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Restarts all three nodes with their configuration edited by `edit`, node 0 at `failpoint`.
+    fn restart_edited(&mut self, edit: impl Fn(String) -> String, failpoint: Option<&str>) {
+        for i in 0..3 {
+            self.kill(i);
+            rewrite(&self.dir.join(format!("party{i}.toml")), &edit);
+        }
+        self.start(0, failpoint);
+        self.start(1, None);
+        self.start(2, None);
+    }
+
     /// Sends SIGTERM to node `i`.
     fn terminate(&self, i: usize) {
         let pid = self.nodes[i].as_ref().expect("node running").id();
@@ -284,14 +310,8 @@ fn status_does_not_wait_for_a_running_batch() {
     c.start(1, Some("after-reveal:2:stall-8000"));
     let mut gen = generator(9);
     assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(0));
-    let t = gen.random_template();
-    let client = c.client.clone();
-    let pending = c.rt.spawn(async move { client.submit(&t, Kind::Enroll).await });
-    let t0 = Instant::now();
-    while !c.log(1).contains("failpoint after-reveal:2:stall-8000: stalling") {
-        assert!(t0.elapsed() < Duration::from_secs(60), "node 1 never reached batch 2:\n{}", c.log(1));
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let pending = c.spawn_enrol(gen.random_template());
+    c.wait_stall(1, "after-reveal:2:stall-8000");
     let s = c.rt.block_on(c.client.status()).unwrap();
     assert!(!pending.is_finished(), "the batch was still stalled when the status came back");
     assert_eq!(s[1].summary.count, 1, "node 1 reports its last finished batch: {s:?}");
@@ -307,28 +327,15 @@ fn status_does_not_wait_for_a_running_batch() {
 #[test]
 fn a_full_leader_refuses_and_clients_retry() {
     let mut c = Cluster::new("busy");
-    for i in 0..3 {
-        c.kill(i);
-        rewrite(&c.dir.join(format!("party{i}.toml")), |s| {
-            s.replace("max = 32", "max = 1").replace("max_queued = 1024", "max_queued = 1")
-        });
-    }
-    c.start(0, Some("after-reveal:2:stall-2000"));
-    c.start(1, None);
-    c.start(2, None);
+    c.restart_edited(
+        |s| s.replace("max = 32", "max = 1").replace("max_queued = 1024", "max_queued = 1"),
+        Some("after-reveal:2:stall-2000"),
+    );
     let mut gen = generator(11);
     assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(0));
-    let submit = |c: &Cluster, t: Template| {
-        let client = c.client.clone();
-        c.rt.spawn(async move { client.submit(&t, Kind::Enroll).await })
-    };
-    let stalled = submit(&c, gen.random_template());
-    let t0 = Instant::now();
-    while !c.log(0).contains("failpoint after-reveal:2:stall-2000: stalling") {
-        assert!(t0.elapsed() < Duration::from_secs(60), "node 0 never reached batch 2:\n{}", c.log(0));
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let more: Vec<_> = (0..4).map(|_| submit(&c, gen.random_template())).collect();
+    let stalled = c.spawn_enrol(gen.random_template());
+    c.wait_stall(0, "after-reveal:2:stall-2000");
+    let more: Vec<_> = (0..4).map(|_| c.spawn_enrol(gen.random_template())).collect();
     let mut ids: Vec<u64> = std::iter::once(stalled)
         .chain(more)
         .map(|h| c.rt.block_on(h).unwrap().unwrap_or_else(|e| panic!("{e}\nlog:\n{}", c.log(0))))
@@ -355,26 +362,12 @@ fn a_full_leader_refuses_and_clients_retry() {
 #[test]
 fn a_terminated_node_finishes_its_batch_and_exits_cleanly() {
     let mut c = Cluster::new("sigterm");
-    for i in 0..3 {
-        c.kill(i);
-        rewrite(&c.dir.join(format!("party{i}.toml")), |s| s.replace("max = 32", "max = 1"));
-    }
-    c.start(0, Some("after-reveal:2:stall-1500"));
-    c.start(1, None);
-    c.start(2, None);
+    c.restart_edited(|s| s.replace("max = 32", "max = 1"), Some("after-reveal:2:stall-1500"));
     let mut gen = generator(12);
     assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(0));
-    let submit = |c: &Cluster, t: Template| {
-        let client = c.client.clone();
-        c.rt.spawn(async move { client.submit(&t, Kind::Enroll).await })
-    };
-    let a = submit(&c, gen.random_template());
-    let t0 = Instant::now();
-    while !c.log(0).contains("failpoint after-reveal:2:stall-1500: stalling") {
-        assert!(t0.elapsed() < Duration::from_secs(60), "node 0 never reached batch 2:\n{}", c.log(0));
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let b = submit(&c, gen.random_template());
+    let a = c.spawn_enrol(gen.random_template());
+    c.wait_stall(0, "after-reveal:2:stall-1500");
+    let b = c.spawn_enrol(gen.random_template());
     std::thread::sleep(Duration::from_millis(500)); // B's shares reach the nodes (the stall lasts 1.5 s)
     c.terminate(0);
     let outcome = c.rt.block_on(a).unwrap().unwrap_or_else(|e| panic!("{e}\nlog:\n{}", c.log(0)));
