@@ -55,7 +55,8 @@ enum Cmd {
     Check(service::TemplateArgs),
     /// Delete an enrolled identity by id.
     Delete(service::DeleteArgs),
-    /// Show each node's identities, memory and traffic.
+    /// Show each node's identities, memory, traffic and backlog, and whether the three agree
+    /// (exit status 1 if a node does not answer within 5 s or the nodes differ).
     Status(service::StatusArgs),
     /// A load run of check-only queries at a fixed rate, with latency percentiles.
     Load(LoadArgs),

@@ -227,32 +227,78 @@ pub struct StatusArgs {
 /// Prints one line per node.
 pub fn print_status(s: &[NodeStatus; 3]) {
     for n in s {
-        let hex: String = n.summary.digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-        println!(
-            "node {}: {} identities (ids digest {hex}…), last batch {}, scheme {} ({:.1} B per code bit), \
-             shares in memory {:.1} MB ({} per identity), RSS {:.1} MB, sent to peers {:.1} MB, \
-             {} waiting ({} refused busy)",
-            n.id,
-            n.summary.count,
-            n.summary.last_seq,
-            n.scheme,
-            n.share_bytes_per_code_bit,
-            n.db_bytes as f64 / 1e6,
-            n.db_bytes_per_identity().map_or("-".into(), |b| format!("{:.1} kB", b / 1e3)),
-            n.rss_bytes as f64 / 1e6,
-            n.peer_bytes_sent as f64 / 1e6,
-            n.queued,
-            n.refused_busy,
-        );
+        println!("{}", status_line(n));
     }
 }
 
-/// Shows the nodes' state.
+/// One node's status on one line.
+fn status_line(n: &NodeStatus) -> String {
+    let hex: String = n.summary.digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "node {}: {} identities (ids digest {hex}…), last batch {}, scheme {} ({:.1} B per code bit), \
+         shares in memory {:.1} MB ({} per identity), RSS {:.1} MB, sent to peers {:.1} MB, \
+         {} waiting ({} refused busy), {}",
+        n.id,
+        n.summary.count,
+        n.summary.last_seq,
+        n.scheme,
+        n.share_bytes_per_code_bit,
+        n.db_bytes as f64 / 1e6,
+        n.db_bytes_per_identity().map_or("-".into(), |b| format!("{:.1} kB", b / 1e3)),
+        n.rss_bytes as f64 / 1e6,
+        n.peer_bytes_sent as f64 / 1e6,
+        n.queued,
+        n.refused_busy,
+        if n.serving { "serving" } else { "not serving: connecting to its peers" },
+    )
+}
+
+/// How long `argus status` waits for a node.
+const STATUS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Shows the nodes' state, asking each node once: a line per node (or why it did not answer),
+/// then whether the three agree. Fails (exit status 1) if a node did not answer or the nodes
+/// differ, so that a monitor can run it.
 pub fn status(a: StatusArgs) -> Result<(), String> {
     let rt = runtime()?;
     let _guard = rt.enter();
-    let client = client_at(&a.client)?;
-    let s = rt.block_on(client.status()).map_err(err)?;
-    print_status(&s);
+    let client = Arc::new(client_at(&a.client)?);
+    let asks: Vec<_> = (0..3)
+        .map(|node| {
+            let client = client.clone();
+            rt.spawn(async move { tokio::time::timeout(STATUS_TIMEOUT, client.node_status(node)).await })
+        })
+        .collect();
+    let mut answered = Vec::new();
+    let mut silent = Vec::new();
+    for (node, ask) in asks.into_iter().enumerate() {
+        match rt.block_on(ask).map_err(err)? {
+            Ok(Ok(s)) => {
+                println!("{}", status_line(&s));
+                answered.push(s);
+            }
+            Ok(Err(e)) => {
+                println!("node {node}: no answer: {e}");
+                silent.push(node);
+            }
+            Err(_) => {
+                println!("node {node}: no answer within {STATUS_TIMEOUT:?}");
+                silent.push(node);
+            }
+        }
+    }
+    if !silent.is_empty() {
+        return Err(format!("node(s) {silent:?} did not answer"));
+    }
+    let idle: Vec<usize> = answered.iter().filter(|s| !s.serving).map(|s| s.id).collect();
+    if !idle.is_empty() {
+        return Err(format!("node(s) {idle:?} are not connected to their peers"));
+    }
+    if answered.iter().any(|s| s.summary != answered[0].summary) {
+        return Err("the nodes hold different identities (count, digest, last batch, next id); \
+                    a batch may be committing: ask again"
+            .into());
+    }
+    println!("all three nodes agree: {} identities, last batch {}", answered[0].summary.count, answered[0].summary.last_seq);
     Ok(())
 }

@@ -399,6 +399,29 @@ fn a_terminated_node_finishes_its_batch_and_exits_cleanly() {
     assert!(t0.elapsed() < Duration::from_secs(2), "a node waiting for its peers stops at once: {:?}", t0.elapsed());
 }
 
+/// `argus status` asks each node once: it shows the three and that they agree (exit 0), then,
+/// with node 2 down, its peers' lines and that node 2 did not answer (exit 1), within seconds.
+#[test]
+fn status_command_names_a_node_that_does_not_answer() {
+    let mut c = Cluster::new("status-command");
+    let mut gen = generator(14);
+    assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(0));
+    let status = |c: &Cluster| {
+        let out = Command::new(EXE).args(["status", "--client"]).arg(c.dir.join("client.toml")).output().unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr))
+    };
+    let (ok, out) = status(&c);
+    assert!(ok && out.contains("all three nodes agree: 1 identities, last batch 1"), "{out}");
+    assert_eq!(out.matches(", serving").count(), 3, "{out}");
+    c.kill(2);
+    let t0 = Instant::now();
+    let (ok, out) = status(&c);
+    assert!(!ok, "{out}");
+    assert!(out.contains("node 2: no answer") && out.contains("node(s) [2] did not answer"), "{out}");
+    assert!(out.contains("node 0: 1 identities") && out.contains("node 1: 1 identities"), "{out}");
+    assert!(t0.elapsed() < Duration::from_secs(10), "no retries: {:?}", t0.elapsed());
+}
+
 /// A rolling restart under load loses nothing: while 40 new people enrol (a request every 50 ms,
 /// each retried by its client), every node in turn, the leader last, is stopped with SIGTERM and
 /// started again. Every request gets its one outcome, ids 0..40 are each given once, and the

@@ -330,6 +330,16 @@ impl Client {
         Ok(existed[0])
     }
 
+    /// Node `node`'s status, asked once (no retry): for monitoring, where an unreachable node is
+    /// the answer.
+    pub async fn node_status(&self, node: usize) -> Result<NodeStatus, NodeError> {
+        match self.call(node, &Request::Status).await? {
+            Reply::Status(s) => Ok(s),
+            Reply::Error { message, .. } => Err(NodeError::Refused { node, message }),
+            other => Err(NodeError::Protocol(format!("unexpected answer to status: {other:?}"))),
+        }
+    }
+
     /// The three nodes' status.
     pub async fn status(&self) -> Result<[NodeStatus; 3], NodeError> {
         let replies = self.send_all([Request::Status, Request::Status, Request::Status]).await?;

@@ -75,6 +75,8 @@ pub struct Core<S: IrisScheme> {
     refused_busy: u64,
     /// Whether the last new request was refused (logged once per spell of refusals).
     refusing: bool,
+    /// In a session with both peers, past the consistency check (reported in the status).
+    serving: bool,
     /// Where [`Core::publish`] puts the status.
     board: StatusBoard,
 }
@@ -144,6 +146,7 @@ impl<S: IrisScheme> Core<S> {
             longest_batch: Duration::ZERO,
             refused_busy: 0,
             refusing: false,
+            serving: false,
             board,
         }
     }
@@ -165,6 +168,9 @@ impl<S: IrisScheme> Core<S> {
         let listener = std::net::TcpListener::bind(addr)
             .map_err(|e| NodeError::Io { context: format!("listening for peers on {addr}"), source: e })?;
         let mut pause = RETRY_MIN;
+        // A first snapshot (the store's summary) so that status is answered while the node waits
+        // for its peers, before its first session.
+        self.publish();
         while !self.stop.load(Ordering::Relaxed) {
             tracing::info!(node = id, "connecting to peers");
             let Some(attempt) = self.connect(&listener, &identity) else { break };
@@ -183,7 +189,9 @@ impl<S: IrisScheme> Core<S> {
             net.set_timeout(self.cfg.peer_timeout());
             let mut p = Party::new(net)?;
             let end = self.session(&mut p);
+            self.serving = false;
             self.peer_bytes = (self.peer_bytes.0 + p.stats().bytes_sent, 0);
+            self.publish();
             match end {
                 Ok(()) => break,
                 Err(End::Fatal(e)) => return Err(e),
@@ -260,6 +268,7 @@ impl<S: IrisScheme> Core<S> {
                 "after catch-up the nodes hold different identities (count, digest, last commit, next id): {all:?}"
             ))));
         }
+        self.serving = true;
         self.publish();
         tracing::info!(
             node = self.cfg.id,
@@ -677,6 +686,7 @@ impl<S: IrisScheme> Core<S> {
             peer_bytes_sent: self.peer_bytes.0 + self.peer_bytes.1,
             queued: self.queue.len(),
             refused_busy: self.refused_busy,
+            serving: self.serving,
         })
     }
 

@@ -81,6 +81,9 @@ pub struct NodeStatus {
     pub queued: usize,
     /// New requests refused since start because `batch.max_queued` were waiting.
     pub refused_busy: u64,
+    /// Whether the node is in a session with both peers (connected, consistent, taking batches);
+    /// false while it connects or catches up.
+    pub serving: bool,
 }
 
 impl NodeStatus {
