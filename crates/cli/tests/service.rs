@@ -358,7 +358,8 @@ fn a_full_leader_refuses_and_clients_retry() {
 /// and is stalled in batch 2 (request A) when the signal comes, with request B waiting: it
 /// finishes batch 2 (A gets its outcome, not an error), tells B to retry, and exits 0. B's client
 /// retries until the restarted leader, consistent with its peers, enrols it. A follower stopped
-/// while idle exits at once, and so does a node waiting for a peer that is gone.
+/// while idle exits at once, and so does a node waiting for a peer that is gone (within 5 s; a
+/// connection attempt alone lasts up to 10).
 #[test]
 fn a_terminated_node_finishes_its_batch_and_exits_cleanly() {
     let mut c = Cluster::new("sigterm");
@@ -396,7 +397,7 @@ fn a_terminated_node_finishes_its_batch_and_exits_cleanly() {
     let t0 = Instant::now();
     c.terminate(1);
     assert!(c.wait_exit(1, Duration::from_secs(30)).success(), "{}", c.log(1));
-    assert!(t0.elapsed() < Duration::from_secs(2), "a node waiting for its peers stops at once: {:?}", t0.elapsed());
+    assert!(t0.elapsed() < Duration::from_secs(5), "a node waiting for its peers stops at once: {:?}", t0.elapsed());
 }
 
 /// `argus status` asks each node once: it shows the three and that they agree (exit 0), then,
