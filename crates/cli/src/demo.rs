@@ -119,7 +119,8 @@ impl Nodes {
     }
 }
 
-fn bar(len: u64, what: &str) -> ProgressBar {
+/// A progress bar of `len` steps labelled `what`.
+pub(crate) fn bar(len: u64, what: &str) -> ProgressBar {
     let pb = ProgressBar::new(len);
     pb.set_style(
         ProgressStyle::with_template(&format!("{what:>10} [{{bar:40}}] {{pos}}/{{len}} {{per_sec}} eta {{eta}}"))

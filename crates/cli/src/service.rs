@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use argus_iris::Template;
 use argus_node::config::{BatchSettings, IrisSettings};
-use argus_node::import::{import_share_file, ShareFileWriter};
+use argus_node::import::{import_share_file, ImportStep, ShareFileWriter};
 use argus_node::{with_scheme, Client, ClientConfig, Kind, NodeConfig, NodeStatus};
 use clap::Args;
 
@@ -107,7 +107,9 @@ pub fn share(a: ShareArgs) -> Result<(), String> {
         .map(|i| ShareFileWriter::create(&a.out.join(format!("party{i}.shares")), name, bits))
         .collect::<Result<Vec<_>, _>>()
         .map_err(err)?;
+    let pb = crate::demo::bar(a.templates.len() as u64, "share");
     for (k, path) in a.templates.iter().enumerate() {
+        pb.inc(1);
         let t = Template::read_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let shares = with_scheme!(cfg.iris.scheme, s => {
             use argus_iris::protocol::scheme::IrisScheme;
@@ -121,6 +123,7 @@ pub fn share(a: ShareArgs) -> Result<(), String> {
     for f in files {
         f.finish().map_err(err)?;
     }
+    pb.finish_and_clear();
     println!("wrote {} shares per node to {}", a.templates.len(), a.out.display());
     Ok(())
 }
@@ -141,8 +144,26 @@ pub fn import(a: ImportArgs) -> Result<(), String> {
     let mut store = argus_store::open(&cfg.store).map_err(err)?;
     let bits = cfg.iris.layout.geometry().map_err(err)?.bits();
     let match_cfg = cfg.iris.match_config().map_err(err)?;
-    let n = with_scheme!(cfg.iris.scheme, s => import_share_file(store.as_mut(), &a.shares, &s, bits, &match_cfg))
+    // Checking counts up (the file's length is known only once read); writing fills a bar.
+    let pb = indicatif::ProgressBar::new_spinner();
+    pb.set_style(
+        indicatif::ProgressStyle::with_template("{msg:>10} {pos} identities {per_sec}").expect("valid template"),
+    );
+    pb.set_message("check");
+    let mut writing = false;
+    let mut progress = |step: ImportStep, n: u64| {
+        if step == ImportStep::Writing && !writing {
+            writing = true;
+            let total = pb.position();
+            pb.set_style(crate::demo::bar(total, "write").style());
+            pb.set_length(total);
+            pb.reset();
+        }
+        pb.set_position(n);
+    };
+    let n = with_scheme!(cfg.iris.scheme, s => import_share_file(store.as_mut(), &a.shares, &s, bits, &match_cfg, &mut progress))
         .map_err(err)?;
+    pb.finish_and_clear();
     println!("imported {n} identities into {}", store.describe());
     Ok(())
 }

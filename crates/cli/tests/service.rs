@@ -423,6 +423,57 @@ fn status_command_names_a_node_that_does_not_answer() {
     assert!(t0.elapsed() < Duration::from_secs(10), "no retries: {:?}", t0.elapsed());
 }
 
+/// Seeding from existing shares, as README describes it: `argus share` writes one share file per
+/// node, `argus import` loads each into its stopped node's store (a file for another node's
+/// layout is refused and imports nothing), and the restarted service knows the seeded people.
+#[test]
+fn seeding_by_share_and_import() {
+    let mut c = Cluster::new("seed");
+    for i in 0..3 {
+        c.kill(i);
+    }
+    let mut gen = generator(15);
+    let people: Vec<Template> = (0..6).map(|_| gen.random_template()).collect();
+    let files: Vec<PathBuf> = people
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            let f = c.dir.join(format!("person-{k}.json"));
+            t.write_file(&f).unwrap();
+            f
+        })
+        .collect();
+    let run = |args: &[&std::ffi::OsStr]| {
+        let out = Command::new(EXE).args(args).current_dir(&c.dir).output().unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr))
+    };
+    let shares = c.dir.join("shares");
+    let mut args: Vec<&std::ffi::OsStr> = vec!["share".as_ref(), "--client".as_ref(), "client.toml".as_ref()];
+    args.extend(["--out".as_ref(), shares.as_os_str()]);
+    args.extend(files.iter().map(|f| f.as_os_str()));
+    let (ok, out) = run(&args);
+    assert!(ok && out.contains("wrote 6 shares per node"), "{out}");
+    // A node's file is checked against the importing node's configuration: a share file made for
+    // codes of another length is refused and leaves the store empty.
+    let other = c.dir.join("other.toml");
+    std::fs::write(&other, std::fs::read_to_string(c.dir.join("party0.toml")).unwrap().replace("cols = 32", "cols = 16"))
+        .unwrap();
+    let (ok, out) = run(&["import".as_ref(), "--config".as_ref(), other.as_os_str(), shares.join("party0.shares").as_os_str()]);
+    assert!(!ok && out.contains("this node runs"), "{out}");
+    for i in 0..3 {
+        let (cfg, file) = (format!("party{i}.toml"), shares.join(format!("party{i}.shares")));
+        let (ok, out) = run(&["import".as_ref(), "--config".as_ref(), cfg.as_ref(), file.as_os_str()]);
+        assert!(ok && out.contains("imported 6 identities"), "node {i}: {out}");
+    }
+    for i in 0..3 {
+        c.start(i, None);
+    }
+    assert_eq!(c.consistent_count(), 6);
+    let again = gen.genuine_template(&people[4]).unwrap();
+    assert!(!c.submit(&again, Kind::Enroll).unwrap().unique, "a seeded person is known");
+    assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(6));
+}
+
 /// A rolling restart under load loses nothing: while 40 new people enrol (a request every 50 ms,
 /// each retried by its client), every node in turn, the leader last, is stopped with SIGTERM and
 /// started again. Every request gets its one outcome, ids 0..40 are each given once, and the

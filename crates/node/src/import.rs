@@ -103,14 +103,25 @@ pub fn read_share_file(
     }))
 }
 
+/// What [`import_share_file`] is doing, for a progress display.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImportStep {
+    /// Reading and validating every record (nothing written yet).
+    Checking,
+    /// Writing the records to the store.
+    Writing,
+}
+
 /// Imports a share file into `store`: every record is validated first (so a bad file imports
-/// nothing), then all are written. Returns the number imported.
+/// nothing), then all are written. Returns the number imported. `progress` is told the step and
+/// the records done in it, every [`PROGRESS_EVERY`] records and at each step's end.
 pub fn import_share_file<S: IrisScheme>(
     store: &mut dyn Store,
     path: &Path,
     scheme: &S,
     bits: usize,
     cfg: &MatchConfig,
+    progress: &mut dyn FnMut(ImportStep, u64),
 ) -> Result<u64, NodeError> {
     let mut n = 0u64;
     let mut last = None;
@@ -124,20 +135,36 @@ pub fn import_share_file<S: IrisScheme>(
         }
         last = Some(id);
         n += 1;
-    }
-    let mut err = None;
-    let mut records = read_share_file(path, scheme.name(), bits)?.map_while(|r| match r {
-        Ok(v) => Some(v),
-        Err(e) => {
-            err = Some(e);
-            None
+        if n.is_multiple_of(PROGRESS_EVERY) {
+            progress(ImportStep::Checking, n);
         }
-    });
+    }
+    progress(ImportStep::Checking, n);
+    let mut err = None;
+    let mut written = 0u64;
+    let mut records = read_share_file(path, scheme.name(), bits)?
+        .map_while(|r| match r {
+            Ok(v) => Some(v),
+            Err(e) => {
+                err = Some(e);
+                None
+            }
+        })
+        .inspect(|_| {
+            written += 1;
+            if written.is_multiple_of(PROGRESS_EVERY) {
+                progress(ImportStep::Writing, written);
+            }
+        });
     let imported = store.bulk_import(&mut records)?;
     drop(records);
     if let Some(e) = err {
         return Err(e);
     }
     debug_assert_eq!(imported, n);
+    progress(ImportStep::Writing, imported);
     Ok(imported)
 }
+
+/// How often [`import_share_file`] reports progress, in records.
+pub const PROGRESS_EVERY: u64 = 1000;
