@@ -77,12 +77,16 @@ pub struct Core<S: IrisScheme> {
     refusing: bool,
     /// In a session with both peers, past the consistency check (reported in the status).
     serving: bool,
+    /// Activity since the last periodic log line: (start, batches, requests, busy time).
+    window: (Instant, u64, u64, Duration),
     /// Where [`Core::publish`] puts the status.
     board: StatusBoard,
 }
 
 const LEADER: PartyId = 0;
 const PING_EVERY: Duration = Duration::from_secs(1);
+/// How often a busy node logs its activity (at info).
+const LOG_EVERY: Duration = Duration::from_secs(60);
 /// How often a node waiting for requests looks at its stop flag.
 const STOP_POLL: Duration = Duration::from_millis(100);
 
@@ -147,6 +151,7 @@ impl<S: IrisScheme> Core<S> {
             refused_busy: 0,
             refusing: false,
             serving: false,
+            window: (Instant::now(), 0, 0, Duration::ZERO),
             board,
         }
     }
@@ -446,7 +451,34 @@ impl<S: IrisScheme> Core<S> {
         self.busy += start.elapsed();
         self.longest_batch = self.longest_batch.max(start.elapsed());
         self.publish();
+        if r.is_ok() {
+            self.log_activity(items.len() as u64, start.elapsed());
+        }
         r
+    }
+
+    /// Counts a finished batch and, once per [`LOG_EVERY`] with batches in it, logs one line of
+    /// what the node did (the operator's view between status calls).
+    fn log_activity(&mut self, requests: u64, took: Duration) {
+        let (since, batches, done, busy) = &mut self.window;
+        *batches += 1;
+        *done += requests;
+        *busy += took;
+        let secs = since.elapsed().as_secs_f64();
+        if secs >= LOG_EVERY.as_secs_f64() {
+            tracing::info!(
+                node = self.cfg.id,
+                batches = *batches,
+                requests = *done,
+                per_sec = format!("{:.2}", *done as f64 / secs),
+                busy = format!("{:.0}%", 100.0 * busy.as_secs_f64() / secs),
+                waiting = self.queue.len(),
+                count = self.engine.count(),
+                last_seq = self.engine.last_seq(),
+                "activity over the last {secs:.0} s"
+            );
+            self.window = (Instant::now(), 0, 0, Duration::ZERO);
+        }
     }
 
     fn run_batch_inner(&mut self, p: &mut Party, seq: u64, items: &[Item]) -> Result<(), End> {
