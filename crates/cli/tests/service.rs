@@ -474,6 +474,32 @@ fn seeding_by_share_and_import() {
     assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(6));
 }
 
+/// Nodes whose `[iris]` settings differ refuse to serve together: a node with another threshold
+/// would compare wrongly without any error. Every node stops with a configuration error naming
+/// both settings; with the setting mended, the three serve.
+#[test]
+fn nodes_with_different_settings_refuse_to_serve() {
+    let mut c = Cluster::new("settings");
+    c.kill(2);
+    let party2 = c.dir.join("party2.toml");
+    let original = std::fs::read_to_string(&party2).unwrap();
+    assert!(original.contains("threshold = 0.345"), "{original}");
+    std::fs::write(&party2, original.replace("threshold = 0.345", "threshold = 0.3")).unwrap();
+    c.start(2, None);
+    for i in 0..3 {
+        let status = c.wait_exit(i, Duration::from_secs(60));
+        assert!(!status.success(), "node {i} stops with an error");
+        let log = c.log(i);
+        assert!(log.contains("the three nodes must use the same [iris] settings") && log.contains("\"threshold\":0.3,"), "node {i}:\n{log}");
+    }
+    std::fs::write(&party2, original).unwrap();
+    for i in 0..3 {
+        c.start(i, None);
+    }
+    let mut gen = generator(16);
+    assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(0));
+}
+
 /// A rolling restart under load loses nothing: while 40 new people enrol (a request every 50 ms,
 /// each retried by its client), every node in turn, the leader last, is stopped with SIGTERM and
 /// started again. Every request gets its one outcome, ids 0..40 are each given once, and the

@@ -85,6 +85,8 @@ pub struct Core<S: IrisScheme> {
 
 const LEADER: PartyId = 0;
 const PING_EVERY: Duration = Duration::from_secs(1);
+/// A session that lasted this long resets the reconnection back-off.
+const STABLE_SESSION: Duration = Duration::from_secs(10);
 /// How often a busy node logs its activity (at info).
 const LOG_EVERY: Duration = Duration::from_secs(60);
 /// How often a node waiting for requests looks at its stop flag.
@@ -190,9 +192,9 @@ impl<S: IrisScheme> Core<S> {
                     continue;
                 }
             };
-            pause = RETRY_MIN;
             net.set_timeout(self.cfg.peer_timeout());
             let mut p = Party::new(net)?;
+            let started = Instant::now();
             let end = self.session(&mut p);
             self.serving = false;
             self.peer_bytes = (self.peer_bytes.0 + p.stats().bytes_sent, 0);
@@ -203,6 +205,14 @@ impl<S: IrisScheme> Core<S> {
                 Err(End::Peer(e)) => {
                     tracing::warn!(node = id, "session ended: {e}");
                     self.fail_queue("a peer failed; retry");
+                    // A session that fails as soon as it starts (a peer failing it each time)
+                    // backs off like a failed connection instead of reconnecting in a loop.
+                    if started.elapsed() < STABLE_SESSION {
+                        self.drain_for(pause);
+                        pause = (pause * 2).min(RETRY_MAX);
+                    } else {
+                        pause = RETRY_MIN;
+                    }
                 }
             }
         }
@@ -253,6 +263,7 @@ impl<S: IrisScheme> Core<S> {
     }
 
     fn session(&mut self, p: &mut Party) -> Result<(), End> {
+        self.same_settings(p)?;
         self.sync(p)?;
         if !self.loaded {
             let id = self.cfg.id;
@@ -286,6 +297,32 @@ impl<S: IrisScheme> Core<S> {
         } else {
             self.follow(p)
         }
+    }
+
+    /// Checks that both peers run the same `[iris]` settings: a node with another threshold,
+    /// rotation window, mask mode or scheme would compute the wrong comparisons (or fall out of
+    /// step with its peers) without any error. A difference is a configuration error: fatal, with
+    /// both settings named, on every node.
+    fn same_settings(&mut self, p: &Party) -> Result<(), End> {
+        // As JSON: bincode cannot read the layout's untagged enum back.
+        let mine = serde_json::to_string(&self.cfg.iris).expect("settings serialise");
+        for peer in [p.next(), p.prev()] {
+            send(p, peer, &PeerMsg::Settings(mine.clone()))?;
+        }
+        for peer in [p.next(), p.prev()] {
+            match recv(p, peer)? {
+                PeerMsg::Settings(theirs) if theirs == mine => {}
+                PeerMsg::Settings(theirs) => {
+                    return Err(End::Fatal(NodeError::Config(format!(
+                        "node {peer} runs the [iris] settings {theirs}, this node (node {}) runs {mine}: \
+                         the three nodes must use the same [iris] settings",
+                        self.cfg.id
+                    ))))
+                }
+                other => return Err(End::Peer(NodeError::Protocol(format!("expected settings, got {other:?}")))),
+            }
+        }
+        Ok(())
     }
 
     /// Sends our summary to both peers and returns all three, indexed by party.

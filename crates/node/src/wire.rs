@@ -150,6 +150,8 @@ pub enum ItemOp {
 /// Control messages between the nodes.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum PeerMsg {
+    /// Session start, first: the sender's `[iris]` settings (JSON), which all three must share.
+    Settings(String),
     /// Session start: the sender's store summary.
     Hello(Summary),
     /// Send me your commits after this sequence number.
