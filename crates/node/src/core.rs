@@ -303,7 +303,7 @@ impl<S: IrisScheme> Core<S> {
     /// rotation window, mask mode or scheme would compute the wrong comparisons (or fall out of
     /// step with its peers) without any error. A difference is a configuration error: fatal, with
     /// both settings named, on every node.
-    fn same_settings(&mut self, p: &Party) -> Result<(), End> {
+    fn same_settings(&self, p: &Party) -> Result<(), End> {
         // As JSON: bincode cannot read the layout's untagged enum back.
         let mine = serde_json::to_string(&self.cfg.iris).expect("settings serialise");
         for peer in [p.next(), p.prev()] {
