@@ -79,6 +79,8 @@ pub struct Core<S: IrisScheme> {
     serving: bool,
     /// Activity since the last periodic log line: (start, batches, requests, busy time).
     window: (Instant, u64, u64, Duration),
+    /// When abandoned pending shares were last pruned (`None`: not yet in this process).
+    pruned_at: Option<Instant>,
     /// Where [`Core::publish`] puts the status.
     board: StatusBoard,
 }
@@ -154,6 +156,7 @@ impl<S: IrisScheme> Core<S> {
             refusing: false,
             serving: false,
             window: (Instant::now(), 0, 0, Duration::ZERO),
+            pruned_at: None,
             board,
         }
     }
@@ -292,6 +295,7 @@ impl<S: IrisScheme> Core<S> {
             last_seq = mine.last_seq,
             "consistent with peers; serving"
         );
+        self.prune_pending();
         if self.cfg.id == LEADER {
             self.lead(p)
         } else {
@@ -490,8 +494,33 @@ impl<S: IrisScheme> Core<S> {
         self.publish();
         if r.is_ok() {
             self.log_activity(items.len() as u64, start.elapsed());
+            if self.pruned_at.is_none_or(|t| t.elapsed() >= PRUNE_EVERY) {
+                self.prune_pending();
+            }
         }
         r
+    }
+
+    /// Deletes the pending shares of requests abandoned before their batch (a client that gave
+    /// up, a request dropped because a node lacked it), which would otherwise stay in the store
+    /// for good. Runs only while serving: a pending share is needed until its batch commits here,
+    /// or, after a crash, until this node catches up from its peers, which it does before it
+    /// serves. See [`pending_keep`] for the age.
+    fn prune_pending(&mut self) {
+        let age = Duration::from_millis(self.cfg.batch.share_timeout_ms) * 4;
+        let hold = longest_hold(self.cfg.batch.max_queued, self.cfg.batch.max, self.longest_batch, age);
+        let keep = pending_keep(hold);
+        match self.engine.store.prune_pending(keep) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                node = self.cfg.id,
+                pruned = n,
+                "deleted pending shares older than {} h: requests abandoned before their batch",
+                keep.as_secs() / 3600
+            ),
+            Err(e) => tracing::warn!(node = self.cfg.id, "pruning abandoned pending shares: {e}"),
+        }
+        self.pruned_at = Some(Instant::now());
     }
 
     /// Counts a finished batch and, once per [`LOG_EVERY`] with batches in it, logs one line of
@@ -795,6 +824,18 @@ fn longest_hold(max_queued: usize, max: usize, longest_batch: Duration, age: Dur
     age.saturating_add(longest_batch.saturating_mul(batches))
 }
 
+/// How old a pending share must be to count as abandoned: a day, or twice the longest the leader
+/// can hold a request (`hold`, see [`longest_hold`]) if that is longer, so that no share of a
+/// request that may still be batched is deleted.
+fn pending_keep(hold: Duration) -> Duration {
+    PENDING_KEEP_MIN.max(hold.saturating_mul(2))
+}
+
+/// The least age of a pending share that [`Core::prune_pending`] deletes.
+const PENDING_KEEP_MIN: Duration = Duration::from_secs(24 * 3600);
+/// How often a serving node prunes abandoned pending shares.
+const PRUNE_EVERY: Duration = Duration::from_secs(600);
+
 /// Whether a request that has waited `waited`, `busy` of it while this node ran batches, is past
 /// `age` of idle waiting or `longest` in all (see [`Core::expire`]).
 fn expired(waited: Duration, busy: Duration, age: Duration, longest: Duration) -> bool {
@@ -842,5 +883,14 @@ mod tests {
         assert_eq!(longest_hold(1000, 32, s(3), s(12)), s(12 + 33 * 3), "a partial batch counts");
         assert_eq!(longest_hold(1024, 32, Duration::ZERO, s(12)), s(12), "before any batch: the idle bound");
         assert!(longest_hold(usize::MAX, 1, s(1), s(1)) > s(1 << 31), "no overflow");
+    }
+
+    #[test]
+    fn pending_shares_outlive_the_longest_hold() {
+        let s = Duration::from_secs;
+        assert_eq!(pending_keep(s(111)), PENDING_KEEP_MIN, "a day at least");
+        assert_eq!(pending_keep(s(20 * 3600)), s(40 * 3600), "twice a long hold");
+        let hold = longest_hold(usize::MAX, 1, s(1), s(1));
+        assert!(pending_keep(hold) >= hold, "no overflow");
     }
 }
