@@ -424,8 +424,9 @@ fn status_command_names_a_node_that_does_not_answer() {
 }
 
 /// Seeding from existing shares, as README describes it: `argus share` writes one share file per
-/// node, `argus import` loads each into its stopped node's store (a file for another node's
-/// layout is refused and imports nothing), and the restarted service knows the seeded people.
+/// node (a bad template stops it with the file's name and leaves no share file), `argus import`
+/// loads each into its stopped node's store (a file for another node's layout is refused and
+/// imports nothing), and the restarted service knows the seeded people.
 #[test]
 fn seeding_by_share_and_import() {
     let mut c = Cluster::new("seed");
@@ -448,10 +449,23 @@ fn seeding_by_share_and_import() {
         (out.status.success(), String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr))
     };
     let shares = c.dir.join("shares");
-    let mut args: Vec<&std::ffi::OsStr> = vec!["share".as_ref(), "--client".as_ref(), "client.toml".as_ref()];
-    args.extend(["--out".as_ref(), shares.as_os_str()]);
-    args.extend(files.iter().map(|f| f.as_os_str()));
-    let (ok, out) = run(&args);
+    let share_args = |files: &[PathBuf]| -> Vec<std::ffi::OsString> {
+        let mut args: Vec<std::ffi::OsString> = vec!["share".into(), "--client".into(), "client.toml".into()];
+        args.extend(["--out".into(), shares.clone().into_os_string()]);
+        args.extend(files.iter().map(|f| f.clone().into_os_string()));
+        args
+    };
+    // A bad template stops the run with its name, and leaves no share file behind.
+    let broken = c.dir.join("broken.json");
+    std::fs::write(&broken, "{ not a template").unwrap();
+    let with_broken: Vec<PathBuf> = files[..3].iter().cloned().chain([broken]).chain(files[3..].iter().cloned()).collect();
+    let args = share_args(&with_broken);
+    let (ok, out) = run(&args.iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
+    assert!(!ok && out.contains("broken.json"), "{out}");
+    let left: Vec<_> = std::fs::read_dir(&shares).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "a failed run leaves nothing: {left:?}");
+    let args = share_args(&files);
+    let (ok, out) = run(&args.iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
     assert!(ok && out.contains("wrote 6 shares per node"), "{out}");
     // A node's file is checked against the importing node's configuration: a share file made for
     // codes of another length is refused and leaves the store empty.

@@ -20,19 +20,29 @@ fn io(context: String) -> impl FnOnce(std::io::Error) -> NodeError {
     move |source| NodeError::Io { context, source }
 }
 
-/// Writes one node's share file.
+/// Writes one node's share file: into `<path>.partial`, renamed to `path` by
+/// [`finish`](ShareFileWriter::finish) and deleted if the writer is dropped unfinished, so that a
+/// failed run leaves no file behind that looks whole or blocks the next run.
 pub struct ShareFileWriter {
     w: BufWriter<File>,
+    path: std::path::PathBuf,
+    partial: std::path::PathBuf,
+    done: bool,
 }
 
 impl ShareFileWriter {
     /// Creates `path` (refusing to overwrite) for shares of `scheme` over codes of `bits` bits.
     pub fn create(path: &Path, scheme: &str, bits: usize) -> Result<Self, NodeError> {
-        let f = File::options()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(io(format!("creating {}", path.display())))?;
+        if path.exists() {
+            return Err(NodeError::Io {
+                context: format!("creating {}", path.display()),
+                source: std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+            });
+        }
+        let mut partial = path.as_os_str().to_owned();
+        partial.push(".partial");
+        let partial = std::path::PathBuf::from(partial);
+        let f = File::create(&partial).map_err(io(format!("creating {}", partial.display())))?;
         let mut w = BufWriter::new(f);
         let ctx = || format!("writing {}", path.display());
         w.write_all(MAGIC).map_err(io(ctx()))?;
@@ -40,7 +50,7 @@ impl ShareFileWriter {
         w.write_all(&(scheme.len() as u16).to_le_bytes()).map_err(io(ctx()))?;
         w.write_all(scheme.as_bytes()).map_err(io(ctx()))?;
         w.write_all(&(bits as u64).to_le_bytes()).map_err(io(ctx()))?;
-        Ok(ShareFileWriter { w })
+        Ok(ShareFileWriter { w, path: path.to_path_buf(), partial, done: false })
     }
 
     /// Appends identity `id`'s share.
@@ -51,9 +61,28 @@ impl ShareFileWriter {
         self.w.write_all(share).map_err(io(ctx()))
     }
 
-    /// Flushes the file.
+    /// Flushes the file to disk and gives it its name.
     pub fn finish(mut self) -> Result<(), NodeError> {
-        self.w.flush().map_err(io("flushing a share file".into()))
+        let ctx = || format!("writing {}", self.partial.display());
+        self.w.flush().map_err(io(ctx()))?;
+        self.w.get_ref().sync_all().map_err(io(ctx()))?;
+        if self.path.exists() {
+            return Err(NodeError::Io {
+                context: format!("naming {}", self.path.display()),
+                source: std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+            });
+        }
+        std::fs::rename(&self.partial, &self.path).map_err(io(format!("naming {}", self.path.display())))?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for ShareFileWriter {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.partial);
+        }
     }
 }
 
