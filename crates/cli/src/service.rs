@@ -161,10 +161,11 @@ pub fn import(a: ImportArgs) -> Result<(), String> {
         }
         pb.set_position(n);
     };
-    let n = with_scheme!(cfg.iris.scheme, s => import_share_file(store.as_mut(), &a.shares, &s, bits, &match_cfg, &mut progress))
+    let done = with_scheme!(cfg.iris.scheme, s => import_share_file(store.as_mut(), &a.shares, &s, bits, &match_cfg, &mut progress))
         .map_err(err)?;
     pb.finish_and_clear();
-    println!("imported {n} identities into {}", store.describe());
+    let again = if done.already > 0 { format!(" ({} were there already, skipped)", done.already) } else { String::new() };
+    println!("imported {} identities into {}{again}", done.written, store.describe());
     Ok(())
 }
 

@@ -426,7 +426,8 @@ fn status_command_names_a_node_that_does_not_answer() {
 /// Seeding from existing shares, as README describes it: `argus share` writes one share file per
 /// node (a bad template stops it with the file's name and leaves no share file), `argus import`
 /// loads each into its stopped node's store (a file for another node's layout is refused and
-/// imports nothing), and the restarted service knows the seeded people.
+/// imports nothing; run again, it skips what is there), and the restarted service knows the
+/// seeded people.
 #[test]
 fn seeding_by_share_and_import() {
     let mut c = Cluster::new("seed");
@@ -479,6 +480,10 @@ fn seeding_by_share_and_import() {
         let (ok, out) = run(&["import".as_ref(), "--config".as_ref(), cfg.as_ref(), file.as_os_str()]);
         assert!(ok && out.contains("imported 6 identities"), "node {i}: {out}");
     }
+    // Run again (as after an interruption), an import skips what the store already holds.
+    let file = shares.join("party1.shares");
+    let (ok, out) = run(&["import".as_ref(), "--config".as_ref(), "party1.toml".as_ref(), file.as_os_str()]);
+    assert!(ok && out.contains("imported 0 identities") && out.contains("(6 were there already, skipped)"), "{out}");
     for i in 0..3 {
         c.start(i, None);
     }

@@ -141,9 +141,19 @@ pub enum ImportStep {
     Writing,
 }
 
+/// What [`import_share_file`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Imported {
+    /// Records written.
+    pub written: u64,
+    /// Records the store already held with the same share (an import run again), skipped.
+    pub already: u64,
+}
+
 /// Imports a share file into `store`: every record is validated first (so a bad file imports
-/// nothing), then all are written. Returns the number imported. `progress` is told the step and
-/// the records done in it, every [`PROGRESS_EVERY`] records and at each step's end.
+/// nothing), then all are written, skipping those the store already holds with the same share
+/// (so an interrupted import can be run again). `progress` is told the step and the records done
+/// in it, every [`PROGRESS_EVERY`] records and at each step's end.
 pub fn import_share_file<S: IrisScheme>(
     store: &mut dyn Store,
     path: &Path,
@@ -151,7 +161,7 @@ pub fn import_share_file<S: IrisScheme>(
     bits: usize,
     cfg: &MatchConfig,
     progress: &mut dyn FnMut(ImportStep, u64),
-) -> Result<u64, NodeError> {
+) -> Result<Imported, NodeError> {
     let mut n = 0u64;
     let mut last = None;
     for rec in read_share_file(path, scheme.name(), bits)? {
@@ -185,14 +195,13 @@ pub fn import_share_file<S: IrisScheme>(
                 progress(ImportStep::Writing, written);
             }
         });
-    let imported = store.bulk_import(&mut records)?;
+    let written = store.bulk_import(&mut records)?;
     drop(records);
     if let Some(e) = err {
         return Err(e);
     }
-    debug_assert_eq!(imported, n);
-    progress(ImportStep::Writing, imported);
-    Ok(imported)
+    progress(ImportStep::Writing, n);
+    Ok(Imported { written, already: n - written })
 }
 
 /// How often [`import_share_file`] reports progress, in records.

@@ -215,9 +215,11 @@ pub trait Store: Send {
     fn commits_since(&mut self, after: u64) -> Result<Vec<Commit>, StoreError>;
 
     /// Bulk import of existing shares (seeding a deployment): inserts `(id, share)` rows in transactions of
-    /// [`IMPORT_BATCH`] rows. Ids must be new ([`StoreError::DuplicateId`] otherwise, with nothing of that
-    /// transaction kept; earlier transactions stay). Advances `next_id` past the largest id. Not logged as
-    /// a commit. Returns the number of rows imported.
+    /// [`IMPORT_BATCH`] rows. A row whose id is already held with the same share is skipped, so an
+    /// interrupted import can simply be run again; an id held with another share is
+    /// [`StoreError::DuplicateId`], with nothing of that transaction kept (earlier transactions stay).
+    /// Advances `next_id` past the largest id. Not logged as a commit. Returns the number of rows
+    /// written (not counting those skipped).
     fn bulk_import(&mut self, rows: &mut dyn Iterator<Item = (IdentityId, Vec<u8>)>) -> Result<u64, StoreError>;
 
     /// Deletes the pending shares older than `age` (second resolution) that no commit used: abandoned

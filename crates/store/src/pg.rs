@@ -227,11 +227,15 @@ impl Store for PgStore {
         loop {
             let mut tx = self.client.transaction()?;
             let insert = tx.prepare("INSERT INTO identities(id, share) VALUES ($1, $2) ON CONFLICT DO NOTHING")?;
-            let mut n = 0;
+            let held = tx.prepare("SELECT share FROM identities WHERE id = $1")?;
+            let (mut n, mut written) = (0, 0u64);
             let mut max_id = None;
             while n < IMPORT_BATCH {
                 let Some((id, share)) = rows.next() else { break };
-                if tx.execute(&insert, &[&to_i64("identity id", id)?, &share])? == 0 {
+                let key = to_i64("identity id", id)?;
+                if tx.execute(&insert, &[&key, &share])? == 1 {
+                    written += 1;
+                } else if tx.query_one(&held, &[&key])?.get::<_, Vec<u8>>(0) != share {
                     return Err(StoreError::DuplicateId(id));
                 }
                 max_id = max_id.max(Some(id));
@@ -241,7 +245,7 @@ impl Store for PgStore {
             let next_id = meta(&mut tx, "next_id", true)?.max(max_id + 1);
             set_meta(&mut tx, "next_id", next_id)?;
             tx.commit()?;
-            total += n as u64;
+            total += written;
             if n < IMPORT_BATCH {
                 break;
             }

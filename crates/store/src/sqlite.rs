@@ -220,14 +220,18 @@ impl Store for SqliteStore {
         let mut total = 0u64;
         loop {
             let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let mut n = 0;
+            let (mut n, mut written) = (0, 0u64);
             let mut max_id = None;
             {
                 let mut insert =
                     tx.prepare_cached("INSERT INTO identities(id, share) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?;
+                let mut held = tx.prepare_cached("SELECT share FROM identities WHERE id = ?1")?;
                 while n < IMPORT_BATCH {
                     let Some((id, share)) = rows.next() else { break };
-                    if insert.execute(params![to_i64("identity id", id)?, share])? == 0 {
+                    let key = to_i64("identity id", id)?;
+                    if insert.execute(params![key, share])? == 1 {
+                        written += 1;
+                    } else if held.query_row([key], |r| r.get::<_, Vec<u8>>(0))? != share {
                         return Err(StoreError::DuplicateId(id));
                     }
                     max_id = max_id.max(Some(id));
@@ -238,7 +242,7 @@ impl Store for SqliteStore {
             let next_id = meta(&tx, "next_id")?.max(max_id + 1);
             set_meta(&tx, "next_id", next_id)?;
             tx.commit()?;
-            total += n as u64;
+            total += written;
             if n < IMPORT_BATCH {
                 break;
             }

@@ -322,6 +322,16 @@ fn streaming_and_bulk_import(fresh: &Fresh) {
     ));
     assert_eq!(snapshot(&mut *s), before);
 
+    // An import run again (say, after an interruption) skips the rows it already wrote, and
+    // writes the rest.
+    let again: Vec<_> = sorted[..10].iter().map(|&id| (id, blob(id))).collect();
+    assert_eq!(s.bulk_import(&mut again.clone().into_iter()).unwrap(), 0);
+    assert_eq!(snapshot(&mut *s), before);
+    let more = again.into_iter().chain([(11, blob(11)), (14, blob(14))]);
+    assert_eq!(s.bulk_import(&mut more.into_iter()).unwrap(), 2, "only the two new rows are written");
+    assert_eq!(s.summary().unwrap().count, n as u64 + 2);
+    assert_eq!(s.summary().unwrap().next_id, max + 1);
+
     // Commits after an import enrol above it.
     s.put_pending("q", &[7; 3]).unwrap();
     assert!(s.commit(&Commit { seq: 1, ops: vec![enrol("q", max + 1)] }).unwrap());
