@@ -141,6 +141,19 @@ pub struct ImportArgs {
 /// Bulk-imports a share file into a node's store.
 pub fn import(a: ImportArgs) -> Result<(), String> {
     let cfg = NodeConfig::load(&a.config).map_err(err)?;
+    // A running node would not see the imported identities (it holds its database in memory) and
+    // would answer from the old set: refuse while its ports are taken.
+    for (what, addr) in [("client", cfg.listen), ("peer", cfg.peers[cfg.id])] {
+        if let Err(e) = std::net::TcpListener::bind(addr) {
+            if e.kind() == std::io::ErrorKind::AddrInUse {
+                return Err(format!(
+                    "node {}'s {what} port {addr} is in use: is the node running? Stop it before importing \
+                     (a running node would not see the imported identities)",
+                    cfg.id
+                ));
+            }
+        }
+    }
     let mut store = argus_store::open(&cfg.store).map_err(err)?;
     let bits = cfg.iris.layout.geometry().map_err(err)?.bits();
     let match_cfg = cfg.iris.match_config().map_err(err)?;

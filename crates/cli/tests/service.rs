@@ -425,12 +425,21 @@ fn status_command_names_a_node_that_does_not_answer() {
 
 /// Seeding from existing shares, as README describes it: `argus share` writes one share file per
 /// node (a bad template stops it with the file's name and leaves no share file), `argus import`
-/// loads each into its stopped node's store (a file for another node's layout is refused and
-/// imports nothing; run again, it skips what is there), and the restarted service knows the
-/// seeded people.
+/// loads each into its stopped node's store (refused while the node runs; a file for another
+/// node's layout is refused and imports nothing; run again, it skips what is there), and the
+/// restarted service knows the seeded people.
 #[test]
 fn seeding_by_share_and_import() {
     let mut c = Cluster::new("seed");
+    assert_eq!(c.consistent_count(), 0, "the nodes are up");
+    // Into a running node, an import is refused: that node would not see the identities.
+    let out = Command::new(EXE)
+        .args(["import", "--config", "party0.toml", "any.shares"])
+        .current_dir(&c.dir)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("is the node running?"), "{said}");
     for i in 0..3 {
         c.kill(i);
     }
