@@ -308,8 +308,13 @@ impl<S: IrisScheme> Core<S> {
     /// step with its peers) without any error. A difference is a configuration error: fatal, with
     /// both settings named, on every node.
     fn same_settings(&self, p: &Party) -> Result<(), End> {
-        // As JSON: bincode cannot read the layout's untagged enum back.
-        let mine = serde_json::to_string(&self.cfg.iris).expect("settings serialise");
+        // As JSON (bincode cannot read the layout's untagged enum back), the layout as its
+        // dimensions, so that "deployed" and the same dimensions spelt out agree.
+        let mut mine = serde_json::to_value(&self.cfg.iris).expect("settings serialise");
+        if let Ok(g) = self.cfg.iris.layout.geometry() {
+            mine["layout"] = serde_json::json!({ "rows": g.rows, "cols": g.cols, "filters": g.filters, "parts": g.parts });
+        }
+        let mine = mine.to_string();
         for peer in [p.next(), p.prev()] {
             send(p, peer, &PeerMsg::Settings(mine.clone()))?;
         }
