@@ -180,7 +180,7 @@ pub fn import_share_file<S: IrisScheme>(
     }
     progress(ImportStep::Checking, n);
     let mut err = None;
-    let mut written = 0u64;
+    let mut sent = 0u64;
     let mut records = read_share_file(path, scheme.name(), bits)?
         .map_while(|r| match r {
             Ok(v) => Some(v),
@@ -190,9 +190,9 @@ pub fn import_share_file<S: IrisScheme>(
             }
         })
         .inspect(|_| {
-            written += 1;
-            if written.is_multiple_of(PROGRESS_EVERY) {
-                progress(ImportStep::Writing, written);
+            sent += 1;
+            if sent.is_multiple_of(PROGRESS_EVERY) {
+                progress(ImportStep::Writing, sent);
             }
         });
     let written = store.bulk_import(&mut records)?;
