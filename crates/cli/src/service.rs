@@ -177,7 +177,8 @@ pub fn import(a: ImportArgs) -> Result<(), String> {
     let done = with_scheme!(cfg.iris.scheme, s => import_share_file(store.as_mut(), &a.shares, &s, bits, &match_cfg, &mut progress))
         .map_err(err)?;
     pb.finish_and_clear();
-    let again = if done.already > 0 { format!(" ({} were there already, skipped)", done.already) } else { String::new() };
+    let again =
+        if done.already > 0 { format!(" ({} were there already, skipped)", done.already) } else { String::new() };
     println!("imported {} identities into {}{again}", done.written, store.describe());
     Ok(())
 }
@@ -334,6 +335,9 @@ pub fn status(a: StatusArgs) -> Result<(), String> {
                     a batch may be committing: ask again"
             .into());
     }
-    println!("all three nodes agree: {} identities, last batch {}", answered[0].summary.count, answered[0].summary.last_seq);
+    println!(
+        "all three nodes agree: {} identities, last batch {}",
+        answered[0].summary.count, answered[0].summary.last_seq
+    );
     Ok(())
 }

@@ -468,7 +468,8 @@ fn seeding_by_share_and_import() {
     // A bad template stops the run with its name, and leaves no share file behind.
     let broken = c.dir.join("broken.json");
     std::fs::write(&broken, "{ not a template").unwrap();
-    let with_broken: Vec<PathBuf> = files[..3].iter().cloned().chain([broken]).chain(files[3..].iter().cloned()).collect();
+    let with_broken: Vec<PathBuf> =
+        files[..3].iter().cloned().chain([broken]).chain(files[3..].iter().cloned()).collect();
     let args = share_args(&with_broken);
     let (ok, out) = run(&args.iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
     assert!(!ok && out.contains("broken.json"), "{out}");
@@ -480,9 +481,13 @@ fn seeding_by_share_and_import() {
     // A node's file is checked against the importing node's configuration: a share file made for
     // codes of another length is refused and leaves the store empty.
     let other = c.dir.join("other.toml");
-    std::fs::write(&other, std::fs::read_to_string(c.dir.join("party0.toml")).unwrap().replace("cols = 32", "cols = 16"))
-        .unwrap();
-    let (ok, out) = run(&["import".as_ref(), "--config".as_ref(), other.as_os_str(), shares.join("party0.shares").as_os_str()]);
+    std::fs::write(
+        &other,
+        std::fs::read_to_string(c.dir.join("party0.toml")).unwrap().replace("cols = 32", "cols = 16"),
+    )
+    .unwrap();
+    let (ok, out) =
+        run(&["import".as_ref(), "--config".as_ref(), other.as_os_str(), shares.join("party0.shares").as_os_str()]);
     assert!(!ok && out.contains("this node runs"), "{out}");
     for i in 0..3 {
         let (cfg, file) = (format!("party{i}.toml"), shares.join(format!("party{i}.shares")));
@@ -519,11 +524,16 @@ fn nodes_with_different_settings_refuse_to_serve() {
         let status = c.wait_exit(i, Duration::from_secs(60));
         assert!(!status.success(), "node {i} stops with an error");
         let log = c.log(i);
-        assert!(log.contains("the three nodes must use the same [iris] settings") && (log.contains("\"threshold\":0.3,") || log.contains("\"threshold\":0.3}")), "node {i}:\n{log}");
+        assert!(
+            log.contains("the three nodes must use the same [iris] settings")
+                && (log.contains("\"threshold\":0.3,") || log.contains("\"threshold\":0.3}")),
+            "node {i}:\n{log}"
+        );
     }
     // The same layout spelt out agrees with its name.
     assert!(original.contains(LAYOUT), "{original}");
-    std::fs::write(&party2, original.replace(LAYOUT, "layout = { cols = 32, rows = 4, parts = 2, filters = 2 }")).unwrap();
+    std::fs::write(&party2, original.replace(LAYOUT, "layout = { cols = 32, rows = 4, parts = 2, filters = 2 }"))
+        .unwrap();
     for i in 0..3 {
         c.start(i, None);
     }
@@ -561,17 +571,16 @@ fn a_rolling_restart_under_load_loses_nothing() {
         assert!(status.success(), "node {node}: {status:?}\n{}", c.log(node));
         c.start(node, None);
     }
-    let mut ids: Vec<u64> = c
-        .rt
-        .block_on(load)
-        .unwrap()
-        .into_iter()
-        .map(|o| {
-            let o = o.unwrap_or_else(|e| panic!("{e}\nnode 0 log:\n{}", c.log(0)));
-            assert!(o.unique, "{o:?}");
-            o.enrolled.expect("a unique request is enrolled")
-        })
-        .collect();
+    let mut ids: Vec<u64> =
+        c.rt.block_on(load)
+            .unwrap()
+            .into_iter()
+            .map(|o| {
+                let o = o.unwrap_or_else(|e| panic!("{e}\nnode 0 log:\n{}", c.log(0)));
+                assert!(o.unique, "{o:?}");
+                o.enrolled.expect("a unique request is enrolled")
+            })
+            .collect();
     ids.sort();
     assert_eq!(ids, (0..40).collect::<Vec<u64>>());
     assert_eq!(c.consistent_count(), 40);

@@ -245,9 +245,8 @@ impl<S: IrisScheme> Core<S> {
         let (id, peers, identity) = (self.cfg.id, self.cfg.peers.clone(), identity.clone());
         let listener = listener.try_clone();
         std::thread::spawn(move || {
-            let attempt = listener
-                .map_err(|e| NodeError::Io { context: "peer listener".into(), source: e })
-                .and_then(|l| {
+            let attempt =
+                listener.map_err(|e| NodeError::Io { context: "peer listener".into(), source: e }).and_then(|l| {
                     tcp::connect_with_listener(id, l, &peers, &identity, NetConfig::with_timeout(CONNECT))
                         .map_err(NodeError::from)
                 });
@@ -312,7 +311,8 @@ impl<S: IrisScheme> Core<S> {
         // dimensions, so that "deployed" and the same dimensions spelt out agree.
         let mut mine = serde_json::to_value(&self.cfg.iris).expect("settings serialise");
         if let Ok(g) = self.cfg.iris.layout.geometry() {
-            mine["layout"] = serde_json::json!({ "rows": g.rows, "cols": g.cols, "filters": g.filters, "parts": g.parts });
+            mine["layout"] =
+                serde_json::json!({ "rows": g.rows, "cols": g.cols, "filters": g.filters, "parts": g.parts });
         }
         let mine = mine.to_string();
         for peer in [p.next(), p.prev()] {
