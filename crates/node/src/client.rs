@@ -333,23 +333,14 @@ impl Client {
     /// Node `node`'s status, asked once (no retry): for monitoring, where an unreachable node is
     /// the answer.
     pub async fn node_status(&self, node: usize) -> Result<NodeStatus, NodeError> {
-        match self.call(node, &Request::Status).await? {
-            Reply::Status(s) => Ok(s),
-            Reply::Error { message, .. } => Err(NodeError::Refused { node, message }),
-            other => Err(NodeError::Protocol(format!("unexpected answer to status: {other:?}"))),
-        }
+        status_of(node, self.call(node, &Request::Status).await?)
     }
 
     /// The three nodes' status.
     pub async fn status(&self) -> Result<[NodeStatus; 3], NodeError> {
         let replies = self.send_all([Request::Status, Request::Status, Request::Status]).await?;
-        let s: Vec<NodeStatus> = replies
-            .into_iter()
-            .map(|r| match r {
-                Reply::Status(s) => Ok(s),
-                other => Err(NodeError::Protocol(format!("unexpected answer to status: {other:?}"))),
-            })
-            .collect::<Result<_, _>>()?;
+        let s: Vec<NodeStatus> =
+            replies.into_iter().enumerate().map(|(node, r)| status_of(node, r)).collect::<Result<_, _>>()?;
         Ok(s.try_into().expect("three"))
     }
 
@@ -360,6 +351,15 @@ impl Client {
             Reply::Error { message, .. } => Err(NodeError::Refused { node, message }),
             other => Err(NodeError::Protocol(format!("unexpected answer to commits: {other:?}"))),
         }
+    }
+}
+
+/// Node `node`'s answer to a status request.
+fn status_of(node: usize, r: Reply) -> Result<NodeStatus, NodeError> {
+    match r {
+        Reply::Status(s) => Ok(s),
+        Reply::Error { message, .. } => Err(NodeError::Refused { node, message }),
+        other => Err(NodeError::Protocol(format!("unexpected answer to status: {other:?}"))),
     }
 }
 

@@ -421,7 +421,7 @@ impl<S: IrisScheme> Core<S> {
         let share_timeout = Duration::from_millis(self.cfg.batch.share_timeout_ms);
         while !self.stop.load(Ordering::Relaxed) {
             self.drain(Duration::ZERO);
-            self.expire(share_timeout * 4);
+            self.expire();
             let Some(bytes) = p.net().recv_within(LEADER, Duration::from_millis(5))? else { continue };
             match wire::decode::<PeerMsg>(&bytes).map_err(End::Peer)? {
                 PeerMsg::Ping => {}
@@ -512,9 +512,7 @@ impl<S: IrisScheme> Core<S> {
     /// or, after a crash, until this node catches up from its peers, which it does before it
     /// serves. See [`pending_keep`] for the age.
     fn prune_pending(&mut self) {
-        let age = Duration::from_millis(self.cfg.batch.share_timeout_ms) * 4;
-        let hold = longest_hold(self.cfg.batch.max_queued, self.cfg.batch.max, self.longest_batch, age);
-        let keep = pending_keep(hold);
+        let keep = pending_keep(self.hold().1);
         match self.engine.store.prune_pending(keep) {
             Ok(0) => {}
             Ok(n) => tracing::info!(
@@ -793,14 +791,21 @@ impl<S: IrisScheme> Core<S> {
         })
     }
 
+    /// How long a request may wait idle for its batch (4 × `share_timeout_ms`), and the longest
+    /// the leader can hold one ([`longest_hold`]) given the longest batch so far.
+    fn hold(&self) -> (Duration, Duration) {
+        let age = Duration::from_millis(self.cfg.batch.share_timeout_ms) * 4;
+        (age, longest_hold(self.cfg.batch.max_queued, self.cfg.batch.max, self.longest_batch, age))
+    }
+
     /// Drops a follower's requests that the leader never proposes: those that waited longer than
-    /// `age` for a batch, not counting the time this node spent running other batches, and — so
+    /// the idle `age` of [`Core::hold`] for a batch, not counting the time this node spent running other batches, and — so
     /// that a service busy without a pause still lets go of requests its leader refused — those
     /// that waited longer than the leader can hold one: its whole queue (`batch.max_queued`,
     /// `batch.max` per batch) at the longest batch seen, after `age`.
-    fn expire(&mut self, age: Duration) {
+    fn expire(&mut self) {
         let busy = self.busy;
-        let longest = longest_hold(self.cfg.batch.max_queued, self.cfg.batch.max, self.longest_batch, age);
+        let (age, longest) = self.hold();
         let (old, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.queue)
             .into_iter()
             .partition(|q| expired(q.since.elapsed(), busy - q.busy_at, age, longest));
