@@ -1,5 +1,5 @@
 //! Share bytes (wire and store): round trips, validation of untrusted bytes, the enrolment share
-//! taken from a query share, and removal from the databases — for all five schemes.
+//! taken from a query share, removal from the databases, and share recovery — for all five schemes.
 
 use argus_iris::protocol::codec::{HEADER_LEN, TAG_MPCLIFT_GR16, TAG_MPCLIFT_Z16};
 use argus_iris::protocol::field::FieldTemplateShare;
@@ -15,6 +15,7 @@ use argus_mpc::local::{run3, Backend};
 use argus_mpc::rep3::Rep3;
 use argus_mpc::shamir::Shamir;
 use argus_net::NetConfig;
+use argus_prg::{Prg, Seed};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -263,6 +264,49 @@ fn round_trips() {
     round_trip(&MpcLiftF16, &both);
     round_trip(&MpcLiftGr16, &both);
     round_trip(&PlainMaskZ16, &both);
+}
+
+// ------------------------------------------------------------------ share recovery
+
+/// A lost party's enrolment share, rebuilt from the two helpers' parts (sent as bytes, as a
+/// node does), is exactly the share it had: for enrolment shares and for those taken from a
+/// query, every lost party, both mask modes. A part is never a helper's share itself.
+fn recovers<S: Open>(s: &S) {
+    let t = &templates(1, 17)[0];
+    for mask_mode in [MaskMode::PerBit, MaskMode::Trimmed] {
+        let cfg = MatchConfig { mask_mode, ..MatchConfig::default() };
+        let from_query = s.share_query(t, &cfg).unwrap().map(|q| s.enrollment_of(&q).unwrap());
+        for shares in [s.share_enrollment(t, &cfg).unwrap(), from_query] {
+            for lost in 0..3 {
+                let (j, k) = ((lost + 1) % 3, (lost + 2) % 3);
+                let seed = Seed([lost as u8; 16]);
+                let (mut pj, mut pk) = (Prg::new(&seed), Prg::new(&seed));
+                let part = |me: usize, pad: &mut Prg| {
+                    let p = s.recovery_part(me, lost, &shares[me], pad).unwrap();
+                    assert_ne!(S::flat(&p), S::flat(&shares[me]), "{}: a part is not the helper's share", s.name());
+                    s.decode(&s.encode(&p), G.bits(), &cfg, ShareKind::Enrollment).unwrap()
+                };
+                let (a, b) = (part(j, &mut pj), part(k, &mut pk));
+                let got = s.recover(&a, &b).unwrap();
+                assert_eq!(s.encode(&got), s.encode(&shares[lost]), "{} {mask_mode:?} lost {lost}", s.name());
+                assert_eq!(S::flat(&s.recover(&b, &a).unwrap()), S::flat(&shares[lost]), "either order");
+            }
+        }
+        let e = s.share_enrollment(t, &cfg).unwrap();
+        let mut pad = Prg::new(&Seed([1; 16]));
+        assert!(s.recovery_part(0, 0, &e[0], &mut pad).is_err(), "a party cannot help itself");
+        let q = s.share_query(t, &cfg).unwrap();
+        assert!(s.recovery_part(1, 0, &q[1], &mut pad).is_err(), "only enrolment shares are recovered");
+    }
+}
+
+#[test]
+fn share_recovery() {
+    recovers(&MpcLiftZ16);
+    recovers(&NoLiftZ32);
+    recovers(&MpcLiftF16);
+    recovers(&MpcLiftGr16);
+    recovers(&PlainMaskZ16);
 }
 
 /// The header is the documented 18 bytes and the body packs values at the ring's width.

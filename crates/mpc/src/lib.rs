@@ -6,12 +6,14 @@
 //! * [`shamir`]: Shamir sharing with 3 parties and threshold 1 over prime fields.
 //! * [`galois`]: Shamir sharing over the Galois ring GR(2^16, 4), dot products at one 16-bit
 //!   multiply per value.
+//! * [`recovery`]: a party that lost its shares gets them back from the other two.
 #![deny(missing_docs)]
 
 mod error;
 pub mod galois;
 pub mod local;
 mod party;
+pub mod recovery;
 pub mod rep3;
 pub mod shamir;
 

@@ -2,7 +2,7 @@
 
 use argus_math::{BitVec, Ring};
 use argus_net::{Network, PartyId, Stats};
-use argus_prg::Rep3Prg;
+use argus_prg::{Prg, Rep3Prg};
 
 use crate::error::{MpcError, Result};
 
@@ -38,6 +38,18 @@ impl Party {
     /// The transport.
     pub fn net(&self) -> &Network {
         &self.net
+    }
+    /// A fresh stream shared with `peer` alone (forked from the seed agreed with it; both must
+    /// call this at the same point of their sessions), e.g. the pad of [`crate::recovery`].
+    pub fn stream_with(&mut self, peer: PartyId) -> Result<Prg> {
+        let seed = if peer == self.next() {
+            self.prg.next.fork()
+        } else if peer == self.prev() {
+            self.prg.prev.fork()
+        } else {
+            return Err(MpcError::InvalidParameter(format!("party {} has no stream with party {peer}", self.id())));
+        };
+        Ok(Prg::new(&seed))
     }
     /// Bytes and rounds so far (subtract two readings to measure a protocol call).
     pub fn stats(&self) -> Stats {

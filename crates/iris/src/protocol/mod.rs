@@ -25,6 +25,7 @@ pub mod codec;
 pub mod field;
 pub mod galois;
 pub mod plain_mask;
+mod recovery;
 pub mod scheme;
 
 use argus_math::{BitVec, Modulus, Ring, Z32};

@@ -9,9 +9,11 @@
 
 use argus_math::{Ring, Z16, Z32};
 use argus_mpc::{MpcError, Party};
+use argus_net::PartyId;
+use argus_prg::Prg;
 use rand::rngs::OsRng;
 
-use super::{codec, field, galois, plain_mask, Checked, SharedDb, TemplateShare};
+use super::{codec, field, galois, plain_mask, recovery, Checked, SharedDb, TemplateShare};
 use crate::{IrisError, IrisGeometry, MatchConfig, Template};
 
 /// What a share is expected to hold (checked by [`IrisScheme::decode`]).
@@ -117,6 +119,19 @@ pub trait IrisScheme: Sync {
     /// Bytes of one party's database share per code bit, codes only (masks come on top): 2.0 for
     /// Shamir F_65519, two components × the element width for replicated sharing (4.0 for Z_2^16).
     fn share_bytes_per_code_bit(&self) -> f64;
+    /// Share recovery, a helper's side ([`argus_mpc::recovery`]): party `me`'s part of party
+    /// `lost`'s enrolment share, from `me`'s enrolment share `s` of the same identity. `pad` is a
+    /// stream `me` shares with the other helper alone (used in the same order by both); a part
+    /// is encoded and decoded like an enrolment share, and alone it reveals nothing.
+    fn recovery_part(
+        &self,
+        me: PartyId,
+        lost: PartyId,
+        s: &Self::Share,
+        pad: &mut Prg,
+    ) -> Result<Self::Share, IrisError>;
+    /// Share recovery, the lost party's side: its enrolment share, the sum of the two parts.
+    fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError>;
 }
 
 /// Secret masks over replicated Z_2^16 (MPCLift-Z).
@@ -192,6 +207,18 @@ macro_rules! rep3_scheme {
                 // Two components (pre-processed: x_i + x_{i-1} and x_{i-1}) of one element each.
                 2.0 * $ring.byte_len() as f64
             }
+            fn recovery_part(
+                &self,
+                me: PartyId,
+                lost: PartyId,
+                s: &Self::Share,
+                _pad: &mut Prg,
+            ) -> Result<Self::Share, IrisError> {
+                recovery::rep3_part(me, lost, s)
+            }
+            fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError> {
+                recovery::rep3_sum(a, b)
+            }
         }
     };
 }
@@ -262,6 +289,18 @@ impl IrisScheme for MpcLiftF16 {
     fn share_bytes_per_code_bit(&self) -> f64 {
         2.0
     }
+    fn recovery_part(
+        &self,
+        me: PartyId,
+        lost: PartyId,
+        s: &Self::Share,
+        pad: &mut Prg,
+    ) -> Result<Self::Share, IrisError> {
+        recovery::field_part(me, lost, s, pad)
+    }
+    fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError> {
+        recovery::field_sum(a, b)
+    }
 }
 
 impl IrisScheme for PlainMaskZ16 {
@@ -326,6 +365,18 @@ impl IrisScheme for PlainMaskZ16 {
     fn share_bytes_per_code_bit(&self) -> f64 {
         4.0
     }
+    fn recovery_part(
+        &self,
+        me: PartyId,
+        lost: PartyId,
+        s: &Self::Share,
+        _pad: &mut Prg,
+    ) -> Result<Self::Share, IrisError> {
+        recovery::plain_mask_part(me, lost, s)
+    }
+    fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError> {
+        recovery::plain_mask_sum(a, b)
+    }
 }
 
 impl IrisScheme for MpcLiftGr16 {
@@ -381,5 +432,17 @@ impl IrisScheme for MpcLiftGr16 {
     }
     fn share_bytes_per_code_bit(&self) -> f64 {
         2.0
+    }
+    fn recovery_part(
+        &self,
+        me: PartyId,
+        lost: PartyId,
+        s: &Self::Share,
+        pad: &mut Prg,
+    ) -> Result<Self::Share, IrisError> {
+        recovery::gr_part(me, lost, s, pad)
+    }
+    fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError> {
+        recovery::gr_sum(a, b)
     }
 }

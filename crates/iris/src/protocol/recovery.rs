@@ -1,0 +1,148 @@
+//! Share recovery of enrolment shares, for every scheme ([`argus_mpc::recovery`]): the part a
+//! helper sends a node that lost its store, and the sum the node makes of the two parts. Parts
+//! have the type (and the encoding) of an enrolment share. A helper draws its pad for the code,
+//! then the mask, left eye then right, so both helpers' pads line up.
+
+use argus_math::Ring;
+use argus_mpc::recovery;
+use argus_mpc::MpcError;
+use argus_net::PartyId;
+use argus_prg::Prg;
+
+use super::field::{FieldEyeShare, FieldTemplateShare};
+use super::galois::{GrEyeShare, GrTemplateShare};
+use super::plain_mask::PlainMaskShare;
+use super::{EyeShare, TemplateShare};
+use crate::IrisError;
+
+fn bad(e: MpcError) -> IrisError {
+    IrisError::BadShare(e.to_string())
+}
+
+/// Only enrolment shares (one row per eye) are kept, and so recovered.
+fn enrolment(rows: usize, unrotated: usize) -> Result<(), IrisError> {
+    if (rows, unrotated) != (1, 0) {
+        return Err(IrisError::BadShare(format!("recovery takes enrolment shares (1 row per eye), got {rows} rows")));
+    }
+    Ok(())
+}
+
+/// A replicated scheme's part.
+pub(crate) fn rep3_part<R: Ring>(
+    me: PartyId,
+    lost: PartyId,
+    s: &TemplateShare<R>,
+) -> Result<TemplateShare<R>, IrisError> {
+    enrolment(s.rows, s.unrotated)?;
+    let eye = |e: &EyeShare<R>| -> Result<EyeShare<R>, IrisError> {
+        Ok(EyeShare {
+            code: recovery::rep3(me, lost, &e.code).map_err(bad)?,
+            mask: recovery::rep3(me, lost, &e.mask).map_err(bad)?,
+        })
+    };
+    Ok(TemplateShare { left: eye(&s.left)?, right: eye(&s.right)?, rows: 1, unrotated: 0 })
+}
+
+/// A replicated scheme's lost share from the two parts.
+pub(crate) fn rep3_sum<R: Ring>(a: &TemplateShare<R>, b: &TemplateShare<R>) -> Result<TemplateShare<R>, IrisError> {
+    enrolment(a.rows, a.unrotated)?;
+    enrolment(b.rows, b.unrotated)?;
+    let eye = |x: &EyeShare<R>, y: &EyeShare<R>| -> Result<EyeShare<R>, IrisError> {
+        Ok(EyeShare { code: x.code.add(&y.code).map_err(bad)?, mask: x.mask.add(&y.mask).map_err(bad)? })
+    };
+    Ok(TemplateShare { left: eye(&a.left, &b.left)?, right: eye(&a.right, &b.right)?, rows: 1, unrotated: 0 })
+}
+
+/// The Shamir F_65519 scheme's part.
+pub(crate) fn field_part(
+    me: PartyId,
+    lost: PartyId,
+    s: &FieldTemplateShare,
+    pad: &mut Prg,
+) -> Result<FieldTemplateShare, IrisError> {
+    enrolment(s.rows, s.unrotated)?;
+    let mut eye = |e: &FieldEyeShare| -> Result<FieldEyeShare, IrisError> {
+        Ok(FieldEyeShare {
+            code: recovery::shamir(me, lost, &e.code, pad).map_err(bad)?,
+            mask: recovery::shamir(me, lost, &e.mask, pad).map_err(bad)?,
+        })
+    };
+    Ok(FieldTemplateShare { left: eye(&s.left)?, right: eye(&s.right)?, rows: 1, unrotated: 0 })
+}
+
+/// The Shamir F_65519 scheme's lost share from the two parts.
+pub(crate) fn field_sum(a: &FieldTemplateShare, b: &FieldTemplateShare) -> Result<FieldTemplateShare, IrisError> {
+    enrolment(a.rows, a.unrotated)?;
+    enrolment(b.rows, b.unrotated)?;
+    let eye = |x: &FieldEyeShare, y: &FieldEyeShare| -> Result<FieldEyeShare, IrisError> {
+        Ok(FieldEyeShare { code: x.code.add(&y.code).map_err(bad)?, mask: x.mask.add(&y.mask).map_err(bad)? })
+    };
+    Ok(FieldTemplateShare { left: eye(&a.left, &b.left)?, right: eye(&a.right, &b.right)?, rows: 1, unrotated: 0 })
+}
+
+/// The public-mask scheme's part: the code's, and the masks as they are (every node holds them).
+pub(crate) fn plain_mask_part(me: PartyId, lost: PartyId, s: &PlainMaskShare) -> Result<PlainMaskShare, IrisError> {
+    enrolment(s.rows, s.unrotated)?;
+    let [l, r] = &s.codes;
+    Ok(PlainMaskShare {
+        codes: [recovery::rep3(me, lost, l).map_err(bad)?, recovery::rep3(me, lost, r).map_err(bad)?],
+        masks: s.masks.clone(),
+        rows: 1,
+        unrotated: 0,
+    })
+}
+
+/// The public-mask scheme's lost share from the two parts, whose masks must agree.
+pub(crate) fn plain_mask_sum(a: &PlainMaskShare, b: &PlainMaskShare) -> Result<PlainMaskShare, IrisError> {
+    enrolment(a.rows, a.unrotated)?;
+    enrolment(b.rows, b.unrotated)?;
+    if a.masks != b.masks {
+        return Err(IrisError::BadShare("the two parts carry different public masks".into()));
+    }
+    Ok(PlainMaskShare {
+        codes: [a.codes[0].add(&b.codes[0]).map_err(bad)?, a.codes[1].add(&b.codes[1]).map_err(bad)?],
+        masks: a.masks.clone(),
+        rows: 1,
+        unrotated: 0,
+    })
+}
+
+fn gr_enrolment(s: &GrTemplateShare) -> Result<(), IrisError> {
+    enrolment(s.rows, s.unrotated)?;
+    if s.query.iter().any(|q| !q.code.is_empty() || !q.mask.is_empty()) {
+        return Err(IrisError::BadShare("recovery takes enrolment shares, got a query share".into()));
+    }
+    Ok(())
+}
+
+/// The Shamir GR(2^16, 4) scheme's part (the monomial entry rows).
+pub(crate) fn gr_part(
+    me: PartyId,
+    lost: PartyId,
+    s: &GrTemplateShare,
+    pad: &mut Prg,
+) -> Result<GrTemplateShare, IrisError> {
+    gr_enrolment(s)?;
+    let mut eye = |e: &GrEyeShare| -> Result<GrEyeShare, IrisError> {
+        Ok(GrEyeShare {
+            code: recovery::galois(me, lost, &e.code, pad).map_err(bad)?,
+            mask: recovery::galois(me, lost, &e.mask, pad).map_err(bad)?,
+        })
+    };
+    let entry = [eye(&s.entry[0])?, eye(&s.entry[1])?];
+    Ok(GrTemplateShare { entry, query: Default::default(), rows: 1, unrotated: 0, cols: s.cols })
+}
+
+/// The Shamir GR(2^16, 4) scheme's lost share from the two parts.
+pub(crate) fn gr_sum(a: &GrTemplateShare, b: &GrTemplateShare) -> Result<GrTemplateShare, IrisError> {
+    gr_enrolment(a)?;
+    gr_enrolment(b)?;
+    let eye = |x: &GrEyeShare, y: &GrEyeShare| -> Result<GrEyeShare, IrisError> {
+        Ok(GrEyeShare {
+            code: recovery::add_u16(&x.code, &y.code).map_err(bad)?,
+            mask: recovery::add_u16(&x.mask, &y.mask).map_err(bad)?,
+        })
+    };
+    let entry = [eye(&a.entry[0], &b.entry[0])?, eye(&a.entry[1], &b.entry[1])?];
+    Ok(GrTemplateShare { entry, query: Default::default(), rows: 1, unrotated: 0, cols: a.cols })
+}
