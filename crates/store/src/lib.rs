@@ -211,6 +211,12 @@ pub trait Store: Send {
     /// `last_seq` is set. Returns `Ok(true)` when applied; on any error nothing of the commit is kept.
     fn commit(&mut self, c: &Commit) -> Result<bool, StoreError>;
 
+    /// Share recovery (a node rebuilt from its peers): [`commit`](Store::commit) without the shares.
+    /// An enrolment moves no pending share and needs none (the identities come back through
+    /// [`bulk_import`](Store::bulk_import), recovered from the peers) but still advances `next_id`;
+    /// deletions, outcomes, the log and `last_seq` are as in `commit`.
+    fn adopt(&mut self, c: &Commit) -> Result<bool, StoreError>;
+
     /// The logged commits with seq > `after`, ascending (how a node that crashed catches up from a peer).
     fn commits_since(&mut self, after: u64) -> Result<Vec<Commit>, StoreError>;
 

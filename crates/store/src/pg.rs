@@ -33,6 +33,61 @@ pub(crate) struct PgStore {
 }
 
 impl PgStore {
+    /// [`Store::commit`], or with `adopt` [`Store::adopt`]: an enrolment moves no pending share.
+    fn apply(&mut self, c: &Commit, adopt: bool) -> Result<bool, StoreError> {
+        let mut tx = self.client.transaction()?;
+        // The row lock serialises concurrent writers on the same database.
+        let last_seq = meta(&mut tx, "last_seq", true)?;
+        if c.seq <= last_seq {
+            return Ok(false);
+        }
+        if c.seq != last_seq + 1 {
+            return Err(StoreError::SeqGap { expected: last_seq + 1, got: c.seq });
+        }
+        let seq = to_i64("seq", c.seq)?;
+        let mut next_id = meta(&mut tx, "next_id", true)?;
+        let enrol = tx.prepare(
+            "INSERT INTO identities(id, share) SELECT $1, share FROM pending WHERE request_id = $2
+             ON CONFLICT DO NOTHING",
+        )?;
+        let record = tx.prepare(
+            "INSERT INTO outcomes(request_id, seq, op) VALUES ($1, $2, $3)
+             ON CONFLICT(request_id) DO UPDATE SET seq = excluded.seq, op = excluded.op",
+        )?;
+        for op in &c.ops {
+            match op {
+                Op::Outcome { enrolled: Some(id), .. } if adopt => next_id = next_id.max(id + 1),
+                Op::Outcome { request_id, enrolled: Some(id), .. } => {
+                    if tx.execute(&enrol, &[&to_i64("identity id", *id)?, request_id])? == 0 {
+                        let has_pending =
+                            tx.query_opt("SELECT 1 FROM pending WHERE request_id = $1", &[request_id])?.is_some();
+                        return Err(if has_pending {
+                            StoreError::DuplicateId(*id)
+                        } else {
+                            StoreError::MissingPending { request_id: request_id.clone() }
+                        });
+                    }
+                    next_id = next_id.max(id + 1);
+                }
+                Op::Outcome { enrolled: None, .. } => {}
+                Op::Delete { id, .. } => {
+                    // Ids above i64::MAX cannot be enrolled, so there is nothing to delete.
+                    if let Ok(id) = to_i64("identity id", *id) {
+                        tx.execute("DELETE FROM identities WHERE id = $1", &[&id])?;
+                    }
+                }
+            }
+            tx.execute(&record, &[&op.request_id(), &seq, &encode_op(op)?])?;
+        }
+        let ids: Vec<&str> = c.ops.iter().map(Op::request_id).collect();
+        tx.execute("DELETE FROM pending WHERE request_id = ANY($1)", &[&ids])?;
+        tx.execute("INSERT INTO commits(seq, ops) VALUES ($1, $2)", &[&seq, &encode_ops(&c.ops)?])?;
+        set_meta(&mut tx, "last_seq", c.seq)?;
+        set_meta(&mut tx, "next_id", next_id)?;
+        tx.commit()?;
+        Ok(true)
+    }
+
     pub(crate) fn open(url: &str) -> Result<Self, StoreError> {
         let mut config: Config = url.parse()?;
         if config.get_connect_timeout().is_none() {
@@ -161,56 +216,11 @@ impl Store for PgStore {
     }
 
     fn commit(&mut self, c: &Commit) -> Result<bool, StoreError> {
-        let mut tx = self.client.transaction()?;
-        // The row lock serialises concurrent writers on the same database.
-        let last_seq = meta(&mut tx, "last_seq", true)?;
-        if c.seq <= last_seq {
-            return Ok(false);
-        }
-        if c.seq != last_seq + 1 {
-            return Err(StoreError::SeqGap { expected: last_seq + 1, got: c.seq });
-        }
-        let seq = to_i64("seq", c.seq)?;
-        let mut next_id = meta(&mut tx, "next_id", true)?;
-        let enrol = tx.prepare(
-            "INSERT INTO identities(id, share) SELECT $1, share FROM pending WHERE request_id = $2
-             ON CONFLICT DO NOTHING",
-        )?;
-        let record = tx.prepare(
-            "INSERT INTO outcomes(request_id, seq, op) VALUES ($1, $2, $3)
-             ON CONFLICT(request_id) DO UPDATE SET seq = excluded.seq, op = excluded.op",
-        )?;
-        for op in &c.ops {
-            match op {
-                Op::Outcome { request_id, enrolled: Some(id), .. } => {
-                    if tx.execute(&enrol, &[&to_i64("identity id", *id)?, request_id])? == 0 {
-                        let has_pending =
-                            tx.query_opt("SELECT 1 FROM pending WHERE request_id = $1", &[request_id])?.is_some();
-                        return Err(if has_pending {
-                            StoreError::DuplicateId(*id)
-                        } else {
-                            StoreError::MissingPending { request_id: request_id.clone() }
-                        });
-                    }
-                    next_id = next_id.max(id + 1);
-                }
-                Op::Outcome { enrolled: None, .. } => {}
-                Op::Delete { id, .. } => {
-                    // Ids above i64::MAX cannot be enrolled, so there is nothing to delete.
-                    if let Ok(id) = to_i64("identity id", *id) {
-                        tx.execute("DELETE FROM identities WHERE id = $1", &[&id])?;
-                    }
-                }
-            }
-            tx.execute(&record, &[&op.request_id(), &seq, &encode_op(op)?])?;
-        }
-        let ids: Vec<&str> = c.ops.iter().map(Op::request_id).collect();
-        tx.execute("DELETE FROM pending WHERE request_id = ANY($1)", &[&ids])?;
-        tx.execute("INSERT INTO commits(seq, ops) VALUES ($1, $2)", &[&seq, &encode_ops(&c.ops)?])?;
-        set_meta(&mut tx, "last_seq", c.seq)?;
-        set_meta(&mut tx, "next_id", next_id)?;
-        tx.commit()?;
-        Ok(true)
+        self.apply(c, false)
+    }
+
+    fn adopt(&mut self, c: &Commit) -> Result<bool, StoreError> {
+        self.apply(c, true)
     }
 
     fn commits_since(&mut self, after: u64) -> Result<Vec<Commit>, StoreError> {

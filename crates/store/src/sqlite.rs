@@ -32,6 +32,65 @@ pub(crate) struct SqliteStore {
 }
 
 impl SqliteStore {
+    /// [`Store::commit`], or with `adopt` [`Store::adopt`]: an enrolment moves no pending share.
+    fn apply(&mut self, c: &Commit, adopt: bool) -> Result<bool, StoreError> {
+        // IMMEDIATE: take the write lock first, so the meta read below cannot go stale.
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let last_seq = meta(&tx, "last_seq")?;
+        if c.seq <= last_seq {
+            return Ok(false);
+        }
+        if c.seq != last_seq + 1 {
+            return Err(StoreError::SeqGap { expected: last_seq + 1, got: c.seq });
+        }
+        let seq = to_i64("seq", c.seq)?;
+        let mut next_id = meta(&tx, "next_id")?;
+        for op in &c.ops {
+            match op {
+                Op::Outcome { enrolled: Some(id), .. } if adopt => next_id = next_id.max(id + 1),
+                Op::Outcome { request_id, enrolled: Some(id), .. } => {
+                    let moved = tx
+                        .prepare_cached(
+                            "INSERT INTO identities(id, share) SELECT ?1, share FROM pending WHERE request_id = ?2
+                             ON CONFLICT DO NOTHING",
+                        )?
+                        .execute(params![to_i64("identity id", *id)?, request_id])?;
+                    if moved == 0 {
+                        let has_pending =
+                            tx.prepare_cached("SELECT 1 FROM pending WHERE request_id = ?1")?.exists([request_id])?;
+                        return Err(if has_pending {
+                            StoreError::DuplicateId(*id)
+                        } else {
+                            StoreError::MissingPending { request_id: request_id.clone() }
+                        });
+                    }
+                    next_id = next_id.max(id + 1);
+                }
+                Op::Outcome { enrolled: None, .. } => {}
+                Op::Delete { id, .. } => {
+                    // Ids above i64::MAX cannot be enrolled, so there is nothing to delete.
+                    if let Ok(id) = to_i64("identity id", *id) {
+                        tx.prepare_cached("DELETE FROM identities WHERE id = ?1")?.execute([id])?;
+                    }
+                }
+            }
+            tx.prepare_cached(
+                "INSERT INTO outcomes(request_id, seq, op) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(request_id) DO UPDATE SET seq = excluded.seq, op = excluded.op",
+            )?
+            .execute(params![op.request_id(), seq, encode_op(op)?])?;
+        }
+        for op in &c.ops {
+            tx.prepare_cached("DELETE FROM pending WHERE request_id = ?1")?.execute([op.request_id()])?;
+        }
+        tx.prepare_cached("INSERT INTO commits(seq, ops) VALUES (?1, ?2)")?
+            .execute(params![seq, encode_ops(&c.ops)?])?;
+        set_meta(&tx, "last_seq", c.seq)?;
+        set_meta(&tx, "next_id", next_id)?;
+        tx.commit()?;
+        Ok(true)
+    }
+
     pub(crate) fn open(path: &Path) -> Result<Self, StoreError> {
         let conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
@@ -148,60 +207,11 @@ impl Store for SqliteStore {
     }
 
     fn commit(&mut self, c: &Commit) -> Result<bool, StoreError> {
-        // IMMEDIATE: take the write lock first, so the meta read below cannot go stale.
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let last_seq = meta(&tx, "last_seq")?;
-        if c.seq <= last_seq {
-            return Ok(false);
-        }
-        if c.seq != last_seq + 1 {
-            return Err(StoreError::SeqGap { expected: last_seq + 1, got: c.seq });
-        }
-        let seq = to_i64("seq", c.seq)?;
-        let mut next_id = meta(&tx, "next_id")?;
-        for op in &c.ops {
-            match op {
-                Op::Outcome { request_id, enrolled: Some(id), .. } => {
-                    let moved = tx
-                        .prepare_cached(
-                            "INSERT INTO identities(id, share) SELECT ?1, share FROM pending WHERE request_id = ?2
-                             ON CONFLICT DO NOTHING",
-                        )?
-                        .execute(params![to_i64("identity id", *id)?, request_id])?;
-                    if moved == 0 {
-                        let has_pending =
-                            tx.prepare_cached("SELECT 1 FROM pending WHERE request_id = ?1")?.exists([request_id])?;
-                        return Err(if has_pending {
-                            StoreError::DuplicateId(*id)
-                        } else {
-                            StoreError::MissingPending { request_id: request_id.clone() }
-                        });
-                    }
-                    next_id = next_id.max(id + 1);
-                }
-                Op::Outcome { enrolled: None, .. } => {}
-                Op::Delete { id, .. } => {
-                    // Ids above i64::MAX cannot be enrolled, so there is nothing to delete.
-                    if let Ok(id) = to_i64("identity id", *id) {
-                        tx.prepare_cached("DELETE FROM identities WHERE id = ?1")?.execute([id])?;
-                    }
-                }
-            }
-            tx.prepare_cached(
-                "INSERT INTO outcomes(request_id, seq, op) VALUES (?1, ?2, ?3)
-                 ON CONFLICT(request_id) DO UPDATE SET seq = excluded.seq, op = excluded.op",
-            )?
-            .execute(params![op.request_id(), seq, encode_op(op)?])?;
-        }
-        for op in &c.ops {
-            tx.prepare_cached("DELETE FROM pending WHERE request_id = ?1")?.execute([op.request_id()])?;
-        }
-        tx.prepare_cached("INSERT INTO commits(seq, ops) VALUES (?1, ?2)")?
-            .execute(params![seq, encode_ops(&c.ops)?])?;
-        set_meta(&tx, "last_seq", c.seq)?;
-        set_meta(&tx, "next_id", next_id)?;
-        tx.commit()?;
-        Ok(true)
+        self.apply(c, false)
+    }
+
+    fn adopt(&mut self, c: &Commit) -> Result<bool, StoreError> {
+        self.apply(c, true)
     }
 
     fn commits_since(&mut self, after: u64) -> Result<Vec<Commit>, StoreError> {

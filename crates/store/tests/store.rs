@@ -357,6 +357,51 @@ fn prune_pending(fresh: &Fresh) {
     assert_eq!(s.prune_pending(Duration::ZERO).unwrap(), 0);
 }
 
+/// Share recovery's store side: a store rebuilt from the identities of another (`bulk_import`)
+/// and its log (`adopt`) ends equal to it, log, outcomes and next id included: from empty, and
+/// from an older backup that holds an identity deleted since. `adopt` needs no pending share.
+fn adopt_rebuilds_a_store(fresh: &Fresh) {
+    let source_at = Fresh::new(fresh_kind(fresh)).expect("a second store of the same kind");
+    let mut source = source_at.open();
+    let mut older = fresh.open();
+    let batches = [
+        vec![enrol("a", 0), enrol("b", 1), not_unique("c")],
+        vec![enrol("d", 2), delete("x", 0, true)],
+        vec![not_unique("e"), delete("y", 7, false), enrol("f", 3)],
+    ];
+    for (i, ops) in batches.iter().enumerate() {
+        for op in ops {
+            if let Op::Outcome { request_id, enrolled: Some(id), .. } = op {
+                source.put_pending(request_id, &share(*id as u8, 100)).unwrap();
+                if i == 0 {
+                    older.put_pending(request_id, &share(*id as u8, 100)).unwrap();
+                }
+            }
+        }
+        let c = Commit { seq: i as u64 + 1, ops: ops.clone() };
+        assert!(source.commit(&c).unwrap());
+        if i == 0 {
+            assert!(older.commit(&c).unwrap()); // a backup taken after batch 1: holds identity 0
+        }
+    }
+    let want = snapshot(&mut *source);
+    let outcome = |s: &mut dyn Store, r: &str| s.outcome(r).unwrap();
+    let restored = Fresh::new(fresh_kind(fresh)).expect("a third store of the same kind");
+    for (target, from) in [(restored.open(), 0u64), (older, 1)] {
+        let mut target = target;
+        let held = identities(&mut *source);
+        target.bulk_import(&mut held.into_iter()).unwrap();
+        for c in source.commits_since(from).unwrap() {
+            assert!(target.adopt(&c).unwrap());
+        }
+        assert!(!target.adopt(&source.commits_since(2).unwrap()[0]).unwrap(), "an adopted seq is a no-op");
+        assert_eq!(snapshot(&mut *target), want, "rebuilt from seq {from}");
+        for r in ["a", "c", "d", "x", "y", "f"] {
+            assert_eq!(outcome(&mut *target, r), outcome(&mut *source, r), "outcome of {r}");
+        }
+    }
+}
+
 fn reopen_persists(fresh: &Fresh) {
     let before;
     {
@@ -616,6 +661,15 @@ fn sqlite_prune_pending() {
 #[test]
 fn postgres_prune_pending() {
     on(Kind::Postgres, prune_pending);
+}
+
+#[test]
+fn sqlite_adopt_rebuilds_a_store() {
+    on(Kind::Sqlite, adopt_rebuilds_a_store);
+}
+#[test]
+fn postgres_adopt_rebuilds_a_store() {
+    on(Kind::Postgres, adopt_rebuilds_a_store);
 }
 
 #[test]
