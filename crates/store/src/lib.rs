@@ -186,6 +186,15 @@ pub trait Store: Send {
         f: &mut dyn FnMut(IdentityId, &[u8]) -> Result<(), StoreError>,
     ) -> Result<(), StoreError>;
 
+    /// Up to `limit` enrolled identities with ids above `after` (from the smallest with `None`), in
+    /// ascending id order: a page of the population, for a reader that must not hold the store
+    /// while it works on each page (share recovery).
+    fn identities_after(
+        &mut self,
+        after: Option<IdentityId>,
+        limit: usize,
+    ) -> Result<Vec<(IdentityId, Vec<u8>)>, StoreError>;
+
     /// Durably records a request's share before the node takes part in its batch (replaces an existing
     /// pending share of the same request id). Committed and synced to disk on return.
     fn put_pending(&mut self, request_id: &str, share: &[u8]) -> Result<(), StoreError>;

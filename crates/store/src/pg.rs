@@ -197,6 +197,20 @@ impl Store for PgStore {
         Ok(())
     }
 
+    fn identities_after(
+        &mut self,
+        after: Option<IdentityId>,
+        limit: usize,
+    ) -> Result<Vec<(IdentityId, Vec<u8>)>, StoreError> {
+        let after = after.map_or(Ok(-1), |id| to_i64("identity id", id))?;
+        let limit = to_i64("limit", limit as u64)?;
+        self.client
+            .query("SELECT id, share FROM identities WHERE id > $1 ORDER BY id LIMIT $2", &[&after, &limit])?
+            .iter()
+            .map(|r| Ok((from_i64("identity id", r.get(0))?, r.get(1))))
+            .collect()
+    }
+
     fn put_pending(&mut self, request_id: &str, share: &[u8]) -> Result<(), StoreError> {
         self.client.execute(
             "INSERT INTO pending(request_id, created_at, share) VALUES ($1, $2, $3)

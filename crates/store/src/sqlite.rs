@@ -179,6 +179,23 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn identities_after(
+        &mut self,
+        after: Option<IdentityId>,
+        limit: usize,
+    ) -> Result<Vec<(IdentityId, Vec<u8>)>, StoreError> {
+        let after = after.map_or(Ok(-1), |id| to_i64("identity id", id))?;
+        let limit = to_i64("limit", limit as u64)?;
+        let mut stmt =
+            self.conn.prepare_cached("SELECT id, share FROM identities WHERE id > ?1 ORDER BY id LIMIT ?2")?;
+        let rows = stmt.query_map(params![after, limit], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
+        rows.map(|r| {
+            let (id, share) = r?;
+            Ok((from_i64("identity id", id)?, share))
+        })
+        .collect()
+    }
+
     fn put_pending(&mut self, request_id: &str, share: &[u8]) -> Result<(), StoreError> {
         self.conn
             .prepare_cached(

@@ -385,6 +385,17 @@ fn adopt_rebuilds_a_store(fresh: &Fresh) {
         }
     }
     let want = snapshot(&mut *source);
+    // Paging the population: pages of 2 give the ids 1, 2 | 3 | (none), shares and all.
+    let mut pages = Vec::new();
+    let mut after = None;
+    loop {
+        let page = source.identities_after(after, 2).unwrap();
+        let Some(&(last, _)) = page.last() else { break };
+        after = Some(last);
+        pages.push(page);
+    }
+    assert_eq!(pages.iter().map(Vec::len).collect::<Vec<_>>(), [2, 1]);
+    assert_eq!(pages.concat(), want.1);
     let outcome = |s: &mut dyn Store, r: &str| s.outcome(r).unwrap();
     let restored = Fresh::new(fresh_kind(fresh)).expect("a third store of the same kind");
     for (target, from) in [(restored.open(), 0u64), (older, 1)] {
