@@ -21,13 +21,20 @@ pub struct NodeArgs {
     /// The node's configuration file (see `argus setup` for an example).
     #[arg(long)]
     config: PathBuf,
+    /// Rebuild this node's store from its two peers before serving, for a node whose store was
+    /// lost or restored from an older backup: point `store` at an empty database (or the old
+    /// one), start the node with --recover while the other two run, and it gets back its own
+    /// shares of every enrolled identity and the peers' commit log, learning nothing else. The
+    /// other two must be intact and agree. Harmless when there is nothing to recover.
+    #[arg(long)]
+    recover: bool,
 }
 
 /// Runs one node until SIGINT or SIGTERM: it then finishes the batch it is running (commit and
 /// replies), tells the requests still waiting to retry, and exits 0. A second signal ends it at
 /// once (exit status 1), should that batch hang; the store is consistent either way.
 pub fn node(a: NodeArgs) -> Result<(), String> {
-    let cfg = NodeConfig::load(&a.config).map_err(err)?;
+    let cfg = NodeConfig { recover: a.recover, ..NodeConfig::load(&a.config).map_err(err)? };
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         // The shutdown first: it fires only once the flag is set, i.e. on the second signal.

@@ -97,11 +97,17 @@ impl Cluster {
     }
 
     fn start(&mut self, i: usize, failpoint: Option<&str>) {
+        self.start_with(i, failpoint, &[]);
+    }
+
+    /// Starts node `i` with extra arguments to `argus node`.
+    fn start_with(&mut self, i: usize, failpoint: Option<&str>, args: &[&str]) {
         let log =
             std::fs::OpenOptions::new().create(true).append(true).open(self.dir.join(format!("node{i}.log"))).unwrap();
         let mut cmd = Command::new(EXE);
         cmd.args(["node", "--config"])
             .arg(self.dir.join(format!("party{i}.toml")))
+            .args(args)
             .env("RUST_LOG", "info,argus_net=debug");
         cmd.stdout(Stdio::null()).stderr(log);
         match failpoint {
@@ -170,6 +176,20 @@ impl Cluster {
 
     fn submit(&self, t: &Template, kind: Kind) -> Result<argus_node::Outcome, NodeError> {
         self.rt.block_on(self.client.submit(t, kind))
+    }
+
+    /// Waits (up to 60 s) until all three nodes serve and agree; returns the count.
+    fn serving_count(&self) -> u64 {
+        let t = Instant::now();
+        loop {
+            if let Ok(s) = self.rt.block_on(self.client.status()) {
+                if s.iter().all(|n| n.serving && n.summary == s[0].summary) {
+                    return s[0].summary.count;
+                }
+            }
+            assert!(t.elapsed() < Duration::from_secs(60), "the nodes do not serve together");
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// All three nodes agree on (count, digest, last batch, next id); returns the count.
@@ -587,6 +607,81 @@ fn a_rolling_restart_under_load_loses_nothing() {
     for node in 0..3 {
         assert!(c.log(node).contains("stopped (no batch running)"), "node {node}:\n{}", c.log(node));
     }
+}
+
+/// Node `i`'s SQLite store files (the database and its WAL side files).
+fn store_files(c: &Cluster, i: usize) -> Vec<PathBuf> {
+    ["", "-wal", "-shm"].iter().map(|x| c.dir.join(format!("party{i}.db{x}"))).collect()
+}
+
+/// Share recovery. A node whose store is gone is refused (it is behind and lacks the shares
+/// its peers enrolled) with a pointer to `--recover`; started with `--recover` it rebuilds its
+/// shares and log from the other two and serves: re-captures of people enrolled before the loss
+/// are refused (so its recovered shares work in the protocol), a deleted identity stays deleted,
+/// new people enrol. Then a node restored from an older backup, which still holds an identity
+/// deleted since, is rebuilt the same way; and `--recover` with nothing to recover is harmless.
+#[test]
+fn a_node_that_lost_its_store_is_rebuilt_by_its_peers() {
+    let mut c = Cluster::new("recover");
+    let mut gen = generator(21);
+    let people: Vec<Template> = (0..5).map(|_| gen.random_template()).collect();
+    for (i, p) in people.iter().enumerate() {
+        assert_eq!(c.submit(p, Kind::Enroll).unwrap().enrolled, Some(i as u64));
+    }
+    // An older backup of node 2: stopped cleanly, its files copied.
+    c.terminate(2);
+    assert!(c.wait_exit(2, Duration::from_secs(30)).success());
+    let backup = c.dir.join("backup2");
+    std::fs::create_dir_all(&backup).unwrap();
+    for f in store_files(&c, 2).iter().filter(|f| f.exists()) {
+        std::fs::copy(f, backup.join(f.file_name().unwrap())).unwrap();
+    }
+    c.start(2, None);
+    assert!(c.rt.block_on(c.client.delete(1)).unwrap());
+    assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(5));
+    let want = c.consistent_count();
+    assert_eq!(want, 5);
+
+    // Node 1 loses its store.
+    c.terminate(1);
+    assert!(c.wait_exit(1, Duration::from_secs(30)).success());
+    for f in store_files(&c, 1) {
+        let _ = std::fs::remove_file(f);
+    }
+    c.start(1, None);
+    assert!(!c.wait_exit(1, Duration::from_secs(60)).success(), "an empty store is refused");
+    assert!(c.log(1).contains("rebuild it with `argus node --recover`"), "{}", c.log(1));
+    c.start_with(1, None, &["--recover"]);
+    assert_eq!(c.serving_count(), want);
+    assert!(c.log(1).contains("recovered"), "{}", c.log(1));
+    assert!(c.log(0).contains("helped a node recover") && c.log(2).contains("helped a node recover"));
+    for (i, p) in people.iter().enumerate() {
+        let unique = c.submit(&gen.genuine_template(p).unwrap(), Kind::Check).unwrap().unique;
+        assert_eq!(unique, i == 1, "person {i} (identity 1 was deleted)");
+    }
+
+    // Node 2 restored from the older backup: it still holds identity 1 and lacks identity 5.
+    c.terminate(2);
+    assert!(c.wait_exit(2, Duration::from_secs(30)).success());
+    for f in store_files(&c, 2) {
+        let _ = std::fs::remove_file(&f);
+        let saved = backup.join(f.file_name().unwrap());
+        if saved.exists() {
+            std::fs::copy(saved, f).unwrap();
+        }
+    }
+    c.start_with(2, None, &["--recover"]);
+    assert_eq!(c.serving_count(), want);
+    assert!(c.submit(&gen.genuine_template(&people[1]).unwrap(), Kind::Check).unwrap().unique);
+    assert!(!c.submit(&gen.genuine_template(&people[4]).unwrap(), Kind::Check).unwrap().unique);
+    assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(6));
+
+    // Nothing to recover: the flag is harmless.
+    c.terminate(0);
+    assert!(c.wait_exit(0, Duration::from_secs(30)).success());
+    c.start_with(0, None, &["--recover"]);
+    assert_eq!(c.serving_count(), want + 1);
+    assert!(c.log(0).contains("nothing to recover"), "{}", c.log(0));
 }
 
 /// Node `node` aborts at `point` of batch 2; it is restarted, catches up, and everything agrees.

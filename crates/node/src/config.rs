@@ -249,6 +249,11 @@ pub struct NodeConfig {
     /// Batching.
     #[serde(default)]
     pub batch: BatchSettings,
+    /// Rebuild this node's store from its two peers before serving (`argus node --recover`; never
+    /// read from the file): share recovery, for a node whose store was lost or restored from an
+    /// older backup.
+    #[serde(skip)]
+    pub recover: bool,
 }
 
 fn default_pki() -> PathBuf {
@@ -328,6 +333,7 @@ mod tests {
             store: "sqlite:node.db".into(),
             iris: IrisSettings::default(),
             batch,
+            recover: false,
         }
     }
 

@@ -86,6 +86,10 @@ pub struct Core<S: IrisScheme> {
 }
 
 const LEADER: PartyId = 0;
+/// Identities per page of share recovery (a page of GR parts of 12800-bit codes is ~6.5 MB).
+const RECOVERY_PAGE: usize = 64;
+/// Commits per message of share recovery's log transfer.
+const RECOVERY_COMMITS: usize = 1000;
 const PING_EVERY: Duration = Duration::from_secs(1);
 /// A session that lasted this long resets the reconnection back-off.
 const STABLE_SESSION: Duration = Duration::from_secs(10);
@@ -107,6 +111,21 @@ fn fingerprint(bytes: &[u8]) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     bytes.hash(&mut h);
     h.finish()
+}
+
+/// A node behind its peers that lacks the pending shares of their commits lost its store (or
+/// was restored from an older backup): say how to rebuild it.
+fn behind_without_shares(e: NodeError) -> NodeError {
+    match e {
+        NodeError::Store(argus_store::StoreError::MissingPending { request_id }) => NodeError::Inconsistent(format!(
+            "this node is behind its peers and lacks the share of request {request_id}, which they enrolled: \
+             its store was lost or restored from an older backup; rebuild it with `argus node --recover`"
+        )),
+        NodeError::Inconsistent(m) if m.starts_with("no pending share") => NodeError::Inconsistent(format!(
+            "{m}: this node's store was lost or restored from an older backup; rebuild it with `argus node --recover`"
+        )),
+        e => e,
+    }
 }
 
 fn error(message: impl Into<String>, retry: bool) -> Reply {
@@ -266,7 +285,9 @@ impl<S: IrisScheme> Core<S> {
 
     fn session(&mut self, p: &mut Party) -> Result<(), End> {
         self.same_settings(p)?;
-        self.sync(p)?;
+        if let Some(lost) = self.sync(p)? {
+            self.recover(p, lost)?;
+        }
         if !self.loaded {
             let id = self.cfg.id;
             let t = Instant::now();
@@ -280,10 +301,12 @@ impl<S: IrisScheme> Core<S> {
             self.loaded = true;
         }
         let mine = self.engine.summary().map_err(End::Fatal)?;
-        let all = self.exchange(p, &mine)?;
+        let (all, _) = self.exchange(p, &mine, false)?;
         if all.iter().any(|s| *s != mine) {
             return Err(End::Fatal(NodeError::Inconsistent(format!(
-                "after catch-up the nodes hold different identities (count, digest, last commit, next id): {all:?}"
+                "after catch-up the nodes hold different identities (count, digest, last commit, next id): \
+                 {all:?}; a node whose store was lost or restored from an older backup is rebuilt by \
+                 starting it with `argus node --recover`"
             ))));
         }
         self.serving = true;
@@ -334,47 +357,178 @@ impl<S: IrisScheme> Core<S> {
         Ok(())
     }
 
-    /// Sends our summary to both peers and returns all three, indexed by party.
-    fn exchange(&mut self, p: &Party, mine: &Summary) -> Result<[Summary; 3], End> {
+    /// Sends our summary (and whether we ask to be recovered) to both peers and returns all
+    /// three of each, indexed by party.
+    fn exchange(&mut self, p: &Party, mine: &Summary, recover: bool) -> Result<([Summary; 3], [bool; 3]), End> {
         let (a, b) = (p.next(), p.prev());
-        send(p, a, &PeerMsg::Hello(*mine))?;
-        send(p, b, &PeerMsg::Hello(*mine))?;
-        let mut all = [*mine; 3];
+        let hello = PeerMsg::Hello { summary: *mine, recover };
+        send(p, a, &hello)?;
+        send(p, b, &hello)?;
+        let (mut all, mut asks) = ([*mine; 3], [recover; 3]);
         for peer in [a, b] {
             match recv(p, peer)? {
-                PeerMsg::Hello(s) => all[peer] = s,
+                PeerMsg::Hello { summary, recover } => (all[peer], asks[peer]) = (summary, recover),
                 other => return Err(End::Peer(NodeError::Protocol(format!("expected a hello, got {other:?}")))),
             }
         }
-        Ok(all)
+        Ok((all, asks))
     }
 
     /// Brings every node to the latest commit: the lowest-numbered node holding it sends the
-    /// missing commits to each node behind (all three know who, from the summaries).
-    fn sync(&mut self, p: &mut Party) -> Result<(), End> {
+    /// missing commits to each node behind (all three know who, from the summaries). A node that
+    /// asks to be recovered (`argus node --recover`, before its first load) neither sends nor
+    /// receives commits: its store is not trusted, and it gets the peers' log in
+    /// [`recover`](Self::recover). Returns that node.
+    fn sync(&mut self, p: &mut Party) -> Result<Option<PartyId>, End> {
         let mine = self.engine.summary().map_err(End::Fatal)?;
-        let all = self.exchange(p, &mine)?;
-        let latest = all.iter().map(|s| s.last_seq).max().unwrap_or(0);
-        let source = (0..3).find(|&i| all[i].last_seq == latest).unwrap_or(0);
         let me = self.cfg.id;
+        let (all, asks) = self.exchange(p, &mine, self.cfg.recover && !self.loaded)?;
+        let lost = match (0..3).filter(|&i| asks[i]).collect::<Vec<_>>()[..] {
+            [] => None,
+            [l] => Some(l),
+            ref many => {
+                return Err(End::Fatal(NodeError::Config(format!(
+                    "nodes {many:?} all started with --recover: recovery rebuilds one node from the other two, \
+                     whose stores must be intact"
+                ))))
+            }
+        };
+        let trusted = |i: &usize| Some(*i) != lost;
+        let latest = (0..3).filter(trusted).map(|i| all[i].last_seq).max().unwrap_or(0);
+        if let Some(l) = lost.filter(|&l| all[l].last_seq > latest) {
+            let why = format!(
+                "node {l} started with --recover holds commits up to {}, beyond its peers' {latest}: its store \
+                 is not behind theirs, so there is nothing to rebuild it from (start it without --recover)",
+                all[l].last_seq
+            );
+            return Err(if me == l {
+                End::Fatal(NodeError::Config(why))
+            } else {
+                End::Peer(NodeError::Inconsistent(why))
+            });
+        }
+        let source = (0..3).filter(trusted).find(|&i| all[i].last_seq == latest).unwrap_or(0);
         if me == source {
             for peer in [p.next(), p.prev()] {
-                if all[peer].last_seq < latest {
+                if all[peer].last_seq < latest && trusted(&peer) {
                     let commits =
                         self.engine.store.commits_since(all[peer].last_seq).map_err(|e| End::Fatal(e.into()))?;
                     tracing::info!(node = me, peer, commits = commits.len(), "sending commits to a node behind");
                     send(p, peer, &PeerMsg::Commits(commits))?;
                 }
             }
-        } else if mine.last_seq < latest {
+        } else if mine.last_seq < latest && trusted(&me) {
             let commits = match recv(p, source)? {
                 PeerMsg::Commits(c) => c,
                 other => return Err(End::Peer(NodeError::Protocol(format!("expected commits, got {other:?}")))),
             };
             tracing::info!(node = me, from = mine.last_seq, to = latest, "catching up");
             for c in &commits {
-                self.engine.apply(c, &HashMap::new()).map_err(End::Fatal)?;
+                self.engine.apply(c, &HashMap::new()).map_err(|e| End::Fatal(behind_without_shares(e)))?;
             }
+        }
+        Ok(lost)
+    }
+
+    /// Share recovery ([`argus_mpc::recovery`]): node `lost` rebuilds its store from its two
+    /// peers, which must agree. Each helper sends, page by page in id order, its part of the lost
+    /// node's share of every identity it holds; the lost node adds the two parts up and imports
+    /// the shares (skipping those it holds already), then adopts the peers' log from its last
+    /// commit on ([`Engine::adopt`]: deletions since apply, no pending share is needed). The lost
+    /// node learns its own shares and nothing else; the helpers learn nothing.
+    fn recover(&mut self, p: &mut Party, lost: PartyId) -> Result<(), End> {
+        let me = self.cfg.id;
+        let (j, k) = ((lost + 1) % 3, (lost + 2) % 3);
+        let mine = self.engine.summary().map_err(End::Fatal)?;
+        let (all, _) = self.exchange(p, &mine, false)?;
+        if all[j] != all[k] {
+            return Err(End::Fatal(NodeError::Inconsistent(format!(
+                "nodes {j} and {k} hold different identities ({:?} and {:?}): recovery needs two consistent nodes",
+                all[j], all[k]
+            ))));
+        }
+        if all[lost] == all[j] {
+            tracing::info!(node = me, lost, "nothing to recover: node {lost} holds what its peers hold");
+            return Ok(());
+        }
+        let t = Instant::now();
+        if me == lost {
+            tracing::info!(node = me, count = all[j].count, last_seq = all[j].last_seq, "recovering from the peers");
+            let page = |from| match recv(p, from)? {
+                PeerMsg::Parts(parts) => Ok(parts),
+                other => Err(End::Peer(NodeError::Protocol(format!("expected recovery parts, got {other:?}")))),
+            };
+            let mut written = 0;
+            loop {
+                let (a, b) = (page(j)?, page(k)?);
+                let last = a.len() < RECOVERY_PAGE;
+                written += self.engine.import_recovered(a, b).map_err(End::Fatal)?;
+                send(p, j, &PeerMsg::PartsTaken)?;
+                send(p, k, &PeerMsg::PartsTaken)?;
+                if last {
+                    break;
+                }
+            }
+            let mut adopted = 0;
+            loop {
+                match recv(p, j.min(k))? {
+                    PeerMsg::Commits(c) if c.is_empty() => break,
+                    PeerMsg::Commits(c) => {
+                        for c in &c {
+                            self.engine.adopt(c).map_err(End::Fatal)?;
+                        }
+                        adopted += c.len();
+                    }
+                    other => return Err(End::Peer(NodeError::Protocol(format!("expected commits, got {other:?}")))),
+                }
+            }
+            let now = self.engine.summary().map_err(End::Fatal)?;
+            if now != all[j] {
+                return Err(End::Fatal(NodeError::Inconsistent(format!(
+                    "after recovery this node holds {now:?}, its peers {:?}: the store holds identities they do \
+                     not (move it aside and recover into an empty one)",
+                    all[j]
+                ))));
+            }
+            tracing::info!(node = me, written, adopted, secs = t.elapsed().as_secs_f64(), "recovered");
+        } else {
+            let other = if me == j { k } else { j };
+            let mut pad = p.stream_with(other).map_err(|e| End::Fatal(e.into()))?;
+            let (mut after, mut unanswered, mut sent) = (None, 0, 0);
+            loop {
+                let parts = self.engine.recovery_parts(me, lost, after, RECOVERY_PAGE, &mut pad).map_err(End::Fatal)?;
+                let last = parts.len() < RECOVERY_PAGE;
+                after = parts.last().map(|(id, _)| *id).or(after);
+                sent += parts.len();
+                send(p, lost, &PeerMsg::Parts(parts))?;
+                unanswered += 1;
+                // One page in flight while the next is read: the lost node's writes pace us.
+                while unanswered > usize::from(!last) {
+                    match recv(p, lost)? {
+                        PeerMsg::PartsTaken => unanswered -= 1,
+                        other => {
+                            return Err(End::Peer(NodeError::Protocol(format!("expected PartsTaken, got {other:?}"))))
+                        }
+                    }
+                }
+                if last {
+                    break;
+                }
+            }
+            if me == j.min(k) {
+                let commits = self.engine.store.commits_since(all[lost].last_seq).map_err(|e| End::Fatal(e.into()))?;
+                for page in commits.chunks(RECOVERY_COMMITS) {
+                    send(p, lost, &PeerMsg::Commits(page.to_vec()))?;
+                }
+                send(p, lost, &PeerMsg::Commits(Vec::new()))?;
+            }
+            tracing::info!(
+                node = me,
+                lost,
+                identities = sent,
+                secs = t.elapsed().as_secs_f64(),
+                "helped a node recover"
+            );
         }
         Ok(())
     }

@@ -8,7 +8,9 @@ use argus_iris::protocol::scheme::{query_kind, IrisScheme, ShareKind};
 use argus_iris::protocol::Checked;
 use argus_iris::{IrisGeometry, MatchConfig};
 use argus_mpc::{MpcError, Party};
-use argus_store::{Commit, IdentityId, Op, Store, Summary};
+use argus_net::PartyId;
+use argus_prg::Prg;
+use argus_store::{Commit, IdentityId, Op, Store, StoreError, Summary};
 
 use crate::wire::{Item, ItemOp, Kind};
 use crate::NodeError;
@@ -117,6 +119,76 @@ impl<S: IrisScheme> Engine<S> {
     /// the batch is not unique (for enrolments).
     pub fn check(&self, p: &mut Party, queries: &[S::Share], dedup: bool) -> Result<Checked, MpcError> {
         self.scheme.check(p, queries, &self.db, &self.cfg, dedup)
+    }
+
+    /// Share recovery, a helper's side: this node's (`me`) parts for node `lost` of up to `limit`
+    /// identities with ids above `after`, in id order, encoded ([`IrisScheme::recovery_part`];
+    /// `pad` is shared with the other helper alone).
+    pub fn recovery_parts(
+        &mut self,
+        me: PartyId,
+        lost: PartyId,
+        after: Option<IdentityId>,
+        limit: usize,
+        pad: &mut Prg,
+    ) -> Result<Vec<(IdentityId, Vec<u8>)>, NodeError> {
+        let page = self.store.identities_after(after, limit)?;
+        page.into_iter()
+            .map(|(id, bytes)| {
+                let share = self
+                    .scheme
+                    .decode(&bytes, self.len, &self.cfg, ShareKind::Enrollment)
+                    .map_err(|e| StoreError::Corrupt(format!("identity {id}: {e}")))?;
+                Ok((id, self.scheme.encode(&self.scheme.recovery_part(me, lost, &share, pad)?)))
+            })
+            .collect()
+    }
+
+    /// Share recovery, the lost node's side: adds up the two helpers' parts of the same
+    /// identities into this node's shares and writes them to the store (before the database is
+    /// loaded). Returns how many were written: an identity held already with the same share is
+    /// skipped, so an interrupted recovery can run again.
+    pub fn import_recovered(
+        &mut self,
+        a: Vec<(IdentityId, Vec<u8>)>,
+        b: Vec<(IdentityId, Vec<u8>)>,
+    ) -> Result<u64, NodeError> {
+        if a.len() != b.len() || a.iter().zip(&b).any(|(x, y)| x.0 != y.0) {
+            return Err(NodeError::Protocol("the two peers sent parts of different identities".into()));
+        }
+        let part = |id: IdentityId, bytes: &[u8]| {
+            self.scheme
+                .decode(bytes, self.len, &self.cfg, ShareKind::Enrollment)
+                .map_err(|e| NodeError::Protocol(format!("recovery part of identity {id}: {e}")))
+        };
+        let mut rows = Vec::with_capacity(a.len());
+        for ((id, x), (_, y)) in a.iter().zip(&b) {
+            let share = self.scheme.recover(&part(*id, x)?, &part(*id, y)?)?;
+            rows.push((*id, self.scheme.encode(&share)));
+        }
+        self.store.bulk_import(&mut rows.into_iter()).map_err(|e| match e {
+            StoreError::DuplicateId(id) => NodeError::Inconsistent(format!(
+                "this store holds identity {id} with another share than its peers': it is not this \
+                 deployment's store (move it aside and recover into an empty one)"
+            )),
+            e => e.into(),
+        })
+    }
+
+    /// Share recovery: applies a commit of the peers' log without its enrolments' shares, which
+    /// came back by [`import_recovered`](Self::import_recovered) ([`Store::adopt`]).
+    pub fn adopt(&mut self, c: &Commit) -> Result<(), NodeError> {
+        if self.loaded {
+            return Err(NodeError::Inconsistent("share recovery comes before the database is loaded".into()));
+        }
+        self.store.adopt(c)?;
+        self.last_seq = self.last_seq.max(c.seq);
+        for op in &c.ops {
+            if let Op::Outcome { enrolled: Some(id), .. } = op {
+                self.next_id = self.next_id.max(id + 1);
+            }
+        }
+        Ok(())
     }
 
     /// The identity enrolled at database position `pos` (as [`Checked::matches`] counts them).

@@ -152,12 +152,23 @@ pub enum ItemOp {
 pub enum PeerMsg {
     /// Session start, first: the sender's `[iris]` settings (JSON), which all three must share.
     Settings(String),
-    /// Session start: the sender's store summary.
-    Hello(Summary),
+    /// Session start: the sender's store summary, and whether it asks to be rebuilt by its peers
+    /// (`argus node --recover`).
+    Hello {
+        /// The sender's store summary.
+        summary: Summary,
+        /// Share recovery asked for.
+        recover: bool,
+    },
     /// Send me your commits after this sequence number.
     CommitsAfter(u64),
     /// The commits asked for.
     Commits(Vec<Commit>),
+    /// Share recovery, helper → lost node: parts of the lost node's shares of the next identities
+    /// in id order; a page shorter than the agreed size is the last.
+    Parts(Vec<(IdentityId, Vec<u8>)>),
+    /// Share recovery, lost node → helpers: a page of parts is written (flow control).
+    PartsTaken,
     /// Leader → followers: run batch `seq` with these items if you hold them.
     Propose {
         /// The batch's sequence number.
