@@ -86,12 +86,14 @@ pub fn galois(me: PartyId, lost: PartyId, x: &[u16], pad: &mut Prg) -> Result<Ve
     let p = gr::POINTS;
     let d = gr::inv(gr::sub(p[me], p[other])).expect("the points differ by units");
     let lambda = gr::mul(gr::sub(p[lost], p[other]), d);
-    let r = Z16::new().sample_vec(pad, x.len());
-    let mut out = Vec::with_capacity(x.len());
-    for (s, r) in x.chunks_exact(4).zip(r.chunks_exact(4)) {
-        let s = gr::mul(lambda, [s[0], s[1], s[2], s[3]]);
-        let r = [r[0], r[1], r[2], r[3]];
-        out.extend_from_slice(&if adds { gr::add(s, r) } else { gr::sub(s, r) });
+    // Multiplying by λ is Z_2^16-linear: its matrix's column k is λ·x^k.
+    let cols: [gr::Gr4; 4] = std::array::from_fn(|k| gr::mul(lambda, std::array::from_fn(|i| u16::from(i == k))));
+    let mut out = Z16::new().sample_vec(pad, x.len());
+    for (o, s) in out.chunks_exact_mut(4).zip(x.chunks_exact(4)) {
+        for (i, o) in o.iter_mut().enumerate() {
+            let v = (0..4).fold(0u16, |v, k| v.wrapping_add(cols[k][i].wrapping_mul(s[k])));
+            *o = if adds { v.wrapping_add(*o) } else { v.wrapping_sub(*o) };
+        }
     }
     Ok(out)
 }

@@ -16,7 +16,7 @@ use crossbeam_channel::Receiver;
 use tokio::sync::oneshot;
 
 use crate::engine::Engine;
-use crate::wire::{self, Item, ItemOp, Kind, NodeStatus, Outcome, PeerMsg, Reply, Request};
+use crate::wire::{self, Item, ItemOp, Kind, NodeStatus, Outcome, Part, PeerMsg, Reply, Request};
 use crate::{failpoint, NodeConfig, NodeError};
 
 /// A request from the client port and where its reply goes.
@@ -310,6 +310,8 @@ impl<S: IrisScheme> Core<S> {
             ))));
         }
         self.serving = true;
+        // What the session start sent (a catch-up, a recovery) counts too.
+        self.peer_bytes.1 = p.stats().bytes_sent;
         self.publish();
         tracing::info!(
             node = self.cfg.id,
@@ -455,7 +457,7 @@ impl<S: IrisScheme> Core<S> {
         if me == lost {
             tracing::info!(node = me, count = all[j].count, last_seq = all[j].last_seq, "recovering from the peers");
             let page = |from| match recv(p, from)? {
-                PeerMsg::Parts(parts) => Ok(parts),
+                PeerMsg::Parts(parts) => Ok(parts.into_iter().map(|x| (x.id, x.bytes)).collect::<Vec<_>>()),
                 other => Err(End::Peer(NodeError::Protocol(format!("expected recovery parts, got {other:?}")))),
             };
             let mut written = 0;
@@ -494,13 +496,13 @@ impl<S: IrisScheme> Core<S> {
         } else {
             let other = if me == j { k } else { j };
             let mut pad = p.stream_with(other).map_err(|e| End::Fatal(e.into()))?;
-            let (mut after, mut unanswered, mut sent) = (None, 0, 0);
+            let (mut after, mut unanswered, mut sent, bytes) = (None, 0, 0, p.stats().bytes_sent);
             loop {
                 let parts = self.engine.recovery_parts(me, lost, after, RECOVERY_PAGE, &mut pad).map_err(End::Fatal)?;
                 let last = parts.len() < RECOVERY_PAGE;
                 after = parts.last().map(|(id, _)| *id).or(after);
                 sent += parts.len();
-                send(p, lost, &PeerMsg::Parts(parts))?;
+                send(p, lost, &PeerMsg::Parts(parts.into_iter().map(|(id, bytes)| Part { id, bytes }).collect()))?;
                 unanswered += 1;
                 // One page in flight while the next is read: the lost node's writes pace us.
                 while unanswered > usize::from(!last) {
@@ -526,6 +528,7 @@ impl<S: IrisScheme> Core<S> {
                 node = me,
                 lost,
                 identities = sent,
+                mb = (p.stats().bytes_sent - bytes) as f64 / 1e6,
                 secs = t.elapsed().as_secs_f64(),
                 "helped a node recover"
             );

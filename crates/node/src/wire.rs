@@ -28,7 +28,9 @@ pub enum Request {
         request_id: String,
         /// Check only, or enrol.
         kind: Kind,
-        /// The scheme's encoding of the share.
+        /// The scheme's encoding of the share (as bytes: bincode's sequence of `u8` would
+        /// visit them one at a time; the encoding is the same).
+        #[serde(with = "serde_bytes")]
         share: Vec<u8>,
     },
     /// Delete an enrolled identity.
@@ -147,6 +149,16 @@ pub enum ItemOp {
     Delete(IdentityId),
 }
 
+/// Share recovery: a helper's part of one identity's share, encoded like a share.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Part {
+    /// The identity.
+    pub id: IdentityId,
+    /// The part ([`argus_iris::protocol::scheme::IrisScheme::recovery_part`]).
+    #[serde(with = "serde_bytes")]
+    pub bytes: Vec<u8>,
+}
+
 /// Control messages between the nodes.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum PeerMsg {
@@ -166,7 +178,7 @@ pub enum PeerMsg {
     Commits(Vec<Commit>),
     /// Share recovery, helper → lost node: parts of the lost node's shares of the next identities
     /// in id order; a page shorter than the agreed size is the last.
-    Parts(Vec<(IdentityId, Vec<u8>)>),
+    Parts(Vec<Part>),
     /// Share recovery, lost node → helpers: a page of parts is written (flow control).
     PartsTaken,
     /// Leader → followers: run batch `seq` with these items if you hold them.
