@@ -237,3 +237,34 @@ pub async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> std::io::Result<O
     r.read_exact(&mut buf).await?;
     Ok(Some(buf))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Shares travel as bytes (`serde_bytes`) in the encoding a `Vec<u8>` always had: its
+    /// `u64` length, then the bytes; and they decode back.
+    #[test]
+    fn share_bytes_keep_their_encoding() {
+        let share: Vec<u8> = (0..=255).collect();
+        #[derive(Serialize)]
+        struct Plain {
+            request_id: String,
+            kind: Kind,
+            share: Vec<u8>,
+        }
+        let plain = Plain { request_id: "r".into(), kind: Kind::Enroll, share: share.clone() };
+        let req = Request::Submit { request_id: "r".into(), kind: Kind::Enroll, share: share.clone() };
+        let bytes = encode(&req);
+        assert_eq!(bytes[4..], encode(&plain)[..], "after the variant tag");
+        match decode::<Request>(&bytes).unwrap() {
+            Request::Submit { share: back, .. } => assert_eq!(back, share),
+            other => panic!("{other:?}"),
+        }
+        let part = PeerMsg::Parts(vec![Part { id: 7, bytes: share.clone() }]);
+        match decode::<PeerMsg>(&encode(&part)).unwrap() {
+            PeerMsg::Parts(p) => assert_eq!((p[0].id, &p[0].bytes), (7, &share)),
+            other => panic!("{other:?}"),
+        }
+    }
+}
