@@ -619,7 +619,8 @@ fn store_files(c: &Cluster, i: usize) -> Vec<PathBuf> {
 /// shares and log from the other two and serves: re-captures of people enrolled before the loss
 /// are refused (so its recovered shares work in the protocol), a deleted identity stays deleted,
 /// new people enrol. Then a node restored from an older backup, which still holds an identity
-/// deleted since, is rebuilt the same way; and `--recover` with nothing to recover is harmless.
+/// deleted since, is rebuilt the same way, its recovery interrupted once and run again; and
+/// `--recover` with nothing to recover is harmless.
 #[test]
 fn a_node_that_lost_its_store_is_rebuilt_by_its_peers() {
     let mut c = Cluster::new("recover");
@@ -670,6 +671,10 @@ fn a_node_that_lost_its_store_is_rebuilt_by_its_peers() {
             std::fs::copy(saved, f).unwrap();
         }
     }
+    // A recovery interrupted after the shares, before the log, is simply run again.
+    c.start_with(2, Some("recovered-page:1"), &["--recover"]);
+    assert!(!c.wait_exit(2, Duration::from_secs(60)).success(), "aborted at the failpoint");
+    assert!(c.log(2).contains("failpoint recovered-page:1: aborting"), "{}", c.log(2));
     c.start_with(2, None, &["--recover"]);
     assert_eq!(c.serving_count(), want);
     assert!(c.submit(&gen.genuine_template(&people[1]).unwrap(), Kind::Check).unwrap().unique);

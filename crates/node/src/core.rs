@@ -460,11 +460,13 @@ impl<S: IrisScheme> Core<S> {
                 PeerMsg::Parts(parts) => Ok(parts.into_iter().map(|x| (x.id, x.bytes)).collect::<Vec<_>>()),
                 other => Err(End::Peer(NodeError::Protocol(format!("expected recovery parts, got {other:?}")))),
             };
-            let mut written = 0;
+            let (mut written, mut pages) = (0, 0);
             loop {
                 let (a, b) = (page(j)?, page(k)?);
                 let last = a.len() < RECOVERY_PAGE;
                 written += self.engine.import_recovered(a, b).map_err(End::Fatal)?;
+                pages += 1;
+                failpoint("recovered-page", pages);
                 send(p, j, &PeerMsg::PartsTaken)?;
                 send(p, k, &PeerMsg::PartsTaken)?;
                 if last {
