@@ -292,7 +292,7 @@ fn status_line(n: &NodeStatus) -> String {
         n.peer_bytes_sent as f64 / 1e6,
         n.queued,
         n.refused_busy,
-        if n.serving { "serving" } else { "not serving: connecting to its peers" },
+        if n.serving { "serving" } else { "not serving: connecting to its peers, catching up or recovering" },
     )
 }
 
