@@ -16,7 +16,7 @@ use crossbeam_channel::Receiver;
 use tokio::sync::oneshot;
 
 use crate::engine::Engine;
-use crate::wire::{self, Item, ItemOp, Kind, NodeStatus, Outcome, Part, PeerMsg, Reply, Request};
+use crate::wire::{self, Item, ItemOp, Kind, NodeStatus, Outcome, PeerMsg, Reply, Request};
 use crate::{failpoint, NodeConfig, NodeError};
 
 /// A request from the client port and where its reply goes.
@@ -453,88 +453,99 @@ impl<S: IrisScheme> Core<S> {
             tracing::info!(node = me, lost, "nothing to recover: node {lost} holds what its peers hold");
             return Ok(());
         }
-        let t = Instant::now();
         if me == lost {
-            tracing::info!(node = me, count = all[j].count, last_seq = all[j].last_seq, "recovering from the peers");
-            let page = |from| match recv(p, from)? {
-                PeerMsg::Parts(parts) => Ok(parts.into_iter().map(|x| (x.id, x.bytes)).collect::<Vec<_>>()),
-                other => Err(End::Peer(NodeError::Protocol(format!("expected recovery parts, got {other:?}")))),
-            };
-            let (mut written, mut pages) = (0, 0);
-            loop {
-                let (a, b) = (page(j)?, page(k)?);
-                let last = a.len() < RECOVERY_PAGE;
-                written += self.engine.import_recovered(a, b).map_err(End::Fatal)?;
-                pages += 1;
-                failpoint("recovered-page", pages);
-                send(p, j, &PeerMsg::PartsTaken)?;
-                send(p, k, &PeerMsg::PartsTaken)?;
-                if last {
-                    break;
-                }
-            }
-            let mut adopted = 0;
-            loop {
-                match recv(p, j.min(k))? {
-                    PeerMsg::Commits(c) if c.is_empty() => break,
-                    PeerMsg::Commits(c) => {
-                        for c in &c {
-                            self.engine.adopt(c).map_err(End::Fatal)?;
-                        }
-                        adopted += c.len();
-                    }
-                    other => return Err(End::Peer(NodeError::Protocol(format!("expected commits, got {other:?}")))),
-                }
-            }
-            let now = self.engine.summary().map_err(End::Fatal)?;
-            if now != all[j] {
-                return Err(End::Fatal(NodeError::Inconsistent(format!(
-                    "after recovery this node holds {now:?}, its peers {:?}: the store holds identities they do \
-                     not (move it aside and recover into an empty one)",
-                    all[j]
-                ))));
-            }
-            tracing::info!(node = me, written, adopted, secs = t.elapsed().as_secs_f64(), "recovered");
+            self.rebuild(p, [j, k], &all[j])
         } else {
-            let other = if me == j { k } else { j };
-            let mut pad = p.stream_with(other).map_err(|e| End::Fatal(e.into()))?;
-            let (mut after, mut unanswered, mut sent, bytes) = (None, 0, 0, p.stats().bytes_sent);
-            loop {
-                let parts = self.engine.recovery_parts(me, lost, after, RECOVERY_PAGE, &mut pad).map_err(End::Fatal)?;
-                let last = parts.len() < RECOVERY_PAGE;
-                after = parts.last().map(|(id, _)| *id).or(after);
-                sent += parts.len();
-                send(p, lost, &PeerMsg::Parts(parts.into_iter().map(|(id, bytes)| Part { id, bytes }).collect()))?;
-                unanswered += 1;
-                // One page in flight while the next is read: the lost node's writes pace us.
-                while unanswered > usize::from(!last) {
-                    match recv(p, lost)? {
-                        PeerMsg::PartsTaken => unanswered -= 1,
-                        other => {
-                            return Err(End::Peer(NodeError::Protocol(format!("expected PartsTaken, got {other:?}"))))
-                        }
-                    }
-                }
-                if last {
-                    break;
-                }
-            }
-            if me == j.min(k) {
-                let commits = self.engine.store.commits_since(all[lost].last_seq).map_err(|e| End::Fatal(e.into()))?;
-                for page in commits.chunks(RECOVERY_COMMITS) {
-                    send(p, lost, &PeerMsg::Commits(page.to_vec()))?;
-                }
-                send(p, lost, &PeerMsg::Commits(Vec::new()))?;
-            }
-            tracing::info!(
-                node = me,
-                lost,
-                identities = sent,
-                mb = (p.stats().bytes_sent - bytes) as f64 / 1e6,
-                secs = t.elapsed().as_secs_f64(),
-                "helped a node recover"
-            );
+            self.help(p, lost, if me == j { k } else { j }, all[lost].last_seq)
         }
+    }
+
+    /// Share recovery, the lost node's side: the helpers' pages of parts, added up and written,
+    /// then their log from this node's last commit; the result must be the helpers' `target`.
+    fn rebuild(&mut self, p: &mut Party, [j, k]: [PartyId; 2], target: &Summary) -> Result<(), End> {
+        let (me, t) = (self.cfg.id, Instant::now());
+        tracing::info!(node = me, count = target.count, last_seq = target.last_seq, "recovering from the peers");
+        let page = |from| match recv(p, from)? {
+            PeerMsg::Parts(parts) => Ok(parts),
+            other => Err(End::Peer(NodeError::Protocol(format!("expected recovery parts, got {other:?}")))),
+        };
+        let (mut written, mut pages) = (0, 0);
+        loop {
+            let (a, b) = (page(j)?, page(k)?);
+            let last = a.len() < RECOVERY_PAGE;
+            written += self.engine.import_recovered(a, b).map_err(End::Fatal)?;
+            pages += 1;
+            failpoint("recovered-page", pages);
+            send(p, j, &PeerMsg::PartsTaken)?;
+            send(p, k, &PeerMsg::PartsTaken)?;
+            if last {
+                break;
+            }
+        }
+        let mut adopted = 0;
+        loop {
+            match recv(p, j.min(k))? {
+                PeerMsg::Commits(c) if c.is_empty() => break,
+                PeerMsg::Commits(c) => {
+                    for c in &c {
+                        self.engine.adopt(c).map_err(End::Fatal)?;
+                    }
+                    adopted += c.len();
+                }
+                other => return Err(End::Peer(NodeError::Protocol(format!("expected commits, got {other:?}")))),
+            }
+        }
+        let now = self.engine.summary().map_err(End::Fatal)?;
+        if now != *target {
+            return Err(End::Fatal(NodeError::Inconsistent(format!(
+                "after recovery this node holds {now:?}, its peers {target:?}: the store holds identities they do \
+                 not (move it aside and recover into an empty one)"
+            ))));
+        }
+        tracing::info!(node = me, written, adopted, secs = t.elapsed().as_secs_f64(), "recovered");
+        Ok(())
+    }
+
+    /// Share recovery, a helper's side: pages of this node's parts for node `lost` (one page in
+    /// flight, paced by its `PartsTaken`), with a pad shared with `other`, the other helper; the
+    /// lower-numbered helper then sends the log after `from_seq`.
+    fn help(&mut self, p: &mut Party, lost: PartyId, other: PartyId, from_seq: u64) -> Result<(), End> {
+        let (me, t, bytes) = (self.cfg.id, Instant::now(), p.stats().bytes_sent);
+        let mut pad = p.stream_with(other).map_err(|e| End::Fatal(e.into()))?;
+        let (mut after, mut unanswered, mut sent) = (None, 0, 0);
+        loop {
+            let parts = self.engine.recovery_parts(me, lost, after, RECOVERY_PAGE, &mut pad).map_err(End::Fatal)?;
+            let last = parts.len() < RECOVERY_PAGE;
+            after = parts.last().map(|x| x.id).or(after);
+            sent += parts.len();
+            send(p, lost, &PeerMsg::Parts(parts))?;
+            unanswered += 1;
+            // One page in flight while the next is read: the lost node's writes pace us.
+            while unanswered > usize::from(!last) {
+                match recv(p, lost)? {
+                    PeerMsg::PartsTaken => unanswered -= 1,
+                    other => return Err(End::Peer(NodeError::Protocol(format!("expected PartsTaken, got {other:?}")))),
+                }
+            }
+            if last {
+                break;
+            }
+        }
+        if me < other {
+            let commits = self.engine.store.commits_since(from_seq).map_err(|e| End::Fatal(e.into()))?;
+            for page in commits.chunks(RECOVERY_COMMITS) {
+                send(p, lost, &PeerMsg::Commits(page.to_vec()))?;
+            }
+            send(p, lost, &PeerMsg::Commits(Vec::new()))?;
+        }
+        tracing::info!(
+            node = me,
+            lost,
+            identities = sent,
+            mb = (p.stats().bytes_sent - bytes) as f64 / 1e6,
+            secs = t.elapsed().as_secs_f64(),
+            "helped a node recover"
+        );
         Ok(())
     }
 

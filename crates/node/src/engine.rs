@@ -12,7 +12,7 @@ use argus_net::PartyId;
 use argus_prg::Prg;
 use argus_store::{Commit, IdentityId, Op, Store, StoreError, Summary};
 
-use crate::wire::{Item, ItemOp, Kind};
+use crate::wire::{Item, ItemOp, Kind, Part};
 use crate::NodeError;
 
 /// A node's database and store under scheme `S`.
@@ -131,7 +131,7 @@ impl<S: IrisScheme> Engine<S> {
         after: Option<IdentityId>,
         limit: usize,
         pad: &mut Prg,
-    ) -> Result<Vec<(IdentityId, Vec<u8>)>, NodeError> {
+    ) -> Result<Vec<Part>, NodeError> {
         let page = self.store.identities_after(after, limit)?;
         page.into_iter()
             .map(|(id, bytes)| {
@@ -139,7 +139,7 @@ impl<S: IrisScheme> Engine<S> {
                     .scheme
                     .decode(&bytes, self.len, &self.cfg, ShareKind::Enrollment)
                     .map_err(|e| StoreError::Corrupt(format!("identity {id}: {e}")))?;
-                Ok((id, self.scheme.encode(&self.scheme.recovery_part(me, lost, &share, pad)?)))
+                Ok(Part { id, bytes: self.scheme.encode(&self.scheme.recovery_part(me, lost, &share, pad)?) })
             })
             .collect()
     }
@@ -148,12 +148,8 @@ impl<S: IrisScheme> Engine<S> {
     /// identities into this node's shares and writes them to the store (before the database is
     /// loaded). Returns how many were written: an identity held already with the same share is
     /// skipped, so an interrupted recovery can run again.
-    pub fn import_recovered(
-        &mut self,
-        a: Vec<(IdentityId, Vec<u8>)>,
-        b: Vec<(IdentityId, Vec<u8>)>,
-    ) -> Result<u64, NodeError> {
-        if a.len() != b.len() || a.iter().zip(&b).any(|(x, y)| x.0 != y.0) {
+    pub fn import_recovered(&mut self, a: Vec<Part>, b: Vec<Part>) -> Result<u64, NodeError> {
+        if a.len() != b.len() || a.iter().zip(&b).any(|(x, y)| x.id != y.id) {
             return Err(NodeError::Protocol("the two peers sent parts of different identities".into()));
         }
         let part = |id: IdentityId, bytes: &[u8]| {
@@ -162,9 +158,9 @@ impl<S: IrisScheme> Engine<S> {
                 .map_err(|e| NodeError::Protocol(format!("recovery part of identity {id}: {e}")))
         };
         let mut rows = Vec::with_capacity(a.len());
-        for ((id, x), (_, y)) in a.iter().zip(&b) {
-            let share = self.scheme.recover(&part(*id, x)?, &part(*id, y)?)?;
-            rows.push((*id, self.scheme.encode(&share)));
+        for (x, y) in a.iter().zip(&b) {
+            let share = self.scheme.recover(&part(x.id, &x.bytes)?, &part(x.id, &y.bytes)?)?;
+            rows.push((x.id, self.scheme.encode(&share)));
         }
         self.store.bulk_import(&mut rows.into_iter()).map_err(|e| match e {
             StoreError::DuplicateId(id) => NodeError::Inconsistent(format!(
