@@ -66,9 +66,13 @@ pub fn parse_scheme(name: &str) -> Result<argus_node::Scheme, String> {
     })
 }
 
-/// Store URLs for the three nodes from a prefix.
+/// Store URLs for the three nodes from a prefix: `sqlite`, or a PostgreSQL URL whose database
+/// name gets the node's index (before any `?parameters`, e.g. TLS ones).
 pub fn store_urls(prefix: &str) -> [String; 3] {
-    std::array::from_fn(|i| if prefix == "sqlite" { format!("sqlite:party{i}.db") } else { format!("{prefix}{i}") })
+    let (base, query) = prefix.split_once('?').map_or((prefix, String::new()), |(b, q)| (b, format!("?{q}")));
+    std::array::from_fn(
+        |i| if prefix == "sqlite" { format!("sqlite:party{i}.db") } else { format!("{base}{i}{query}") },
+    )
 }
 
 /// Writes a local deployment.

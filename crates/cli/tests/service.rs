@@ -762,8 +762,14 @@ fn service_on_postgres() {
         pg.batch_execute(&format!("CREATE DATABASE {db}{i}")).unwrap();
     }
     let base = &admin[..admin.rfind('/').expect("a database in the URL")];
+    // Over TLS where the server has a certificate (`.ci/run`'s does: ARGUS_TEST_POSTGRES_CA).
+    let tls = std::env::var("ARGUS_TEST_POSTGRES_CA").ok().filter(|ca| !ca.is_empty());
+    let prefix = match &tls {
+        Some(ca) => format!("{base}/{db}?sslmode=verify-full&sslrootcert={ca}"),
+        None => format!("{base}/{db}"),
+    };
     {
-        let mut c = Cluster::with_store("postgres", None, false, Some(&format!("{base}/{db}")));
+        let mut c = Cluster::with_store("postgres", None, false, Some(&prefix));
         let mut gen = generator(11);
         let people: Vec<Template> = (0..3).map(|_| gen.random_template()).collect();
         for (i, p) in people.iter().enumerate() {
@@ -777,5 +783,10 @@ fn service_on_postgres() {
         assert_eq!(c.consistent_count(), 2);
         assert!(!c.submit(&gen.genuine_template(&people[0]).unwrap(), Kind::Check).unwrap().unique);
         assert!(c.submit(&gen.genuine_template(&people[2]).unwrap(), Kind::Check).unwrap().unique);
+        if tls.is_some() {
+            for i in 0..3 {
+                assert!(c.log(i).contains(&format!("{db}{i} (TLS)")), "node {i}:\n{}", c.log(i));
+            }
+        }
     }
 }

@@ -29,8 +29,10 @@
 //!   last committed state; readers never block the writer.
 //! - **PostgreSQL** (`postgres://…`, `postgresql://…`, any URL the `postgres` crate accepts), for
 //!   deployments that already run a database server. Each node needs **its own database** (the tables
-//!   have fixed names). The connection is made **without TLS** (loopback or a UNIX socket); TLS to a
-//!   remote database server is out of scope for now.
+//!   have fixed names). TLS with libpq's URL parameters (`sslmode`, `sslrootcert`, optionally
+//!   `sslcert`/`sslkey`); whenever the connection is encrypted the server's certificate chain and host
+//!   name are verified ([`connect_postgres`]). Without them the connection is plain (loopback or a
+//!   UNIX socket).
 //!
 //! Both back-ends use the same logical schema: `identities(id, share)`, `pending(request_id, share,
 //! created_at)`, `outcomes(request_id, seq, op)`, `commits(seq, ops)` and `meta(key, value)`, with ops
@@ -42,6 +44,8 @@
 #![warn(missing_docs)]
 
 mod pg;
+
+pub use pg::connect as connect_postgres;
 mod sqlite;
 
 use serde::{Deserialize, Serialize};
@@ -250,8 +254,9 @@ pub const IMPORT_BATCH: usize = 256;
 
 /// Opens (creating the schema if needed) the store at `url`.
 ///
-/// - `postgres://…` or `postgresql://…`: PostgreSQL, without TLS; the database must exist and belong to
-///   this node alone.
+/// - `postgres://…` or `postgresql://…`: PostgreSQL; the database must exist and belong to this node
+///   alone. TLS with libpq's URL parameters (`sslmode`, `sslrootcert`, `sslcert`, `sslkey`; the
+///   server is always verified when TLS is used): [`connect_postgres`].
 /// - `sqlite:PATH` (also `sqlite://PATH`, so `sqlite:///abs/path` works) or a plain file path: SQLite in WAL
 ///   mode with `synchronous=FULL`, foreign keys on and a busy timeout; the file is created if missing.
 ///

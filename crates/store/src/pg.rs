@@ -1,4 +1,5 @@
-//! The PostgreSQL back-end (synchronous `postgres` client, no TLS).
+//! The PostgreSQL back-end (synchronous `postgres` client; TLS with the server's certificate
+//! verified, as the URL asks: [`connect`]).
 
 use crate::{
     decode_op, decode_ops, encode_op, encode_ops, from_i64, prune_cutoff, to_i64, unix_now, Commit, IdDigest,
@@ -6,6 +7,10 @@ use crate::{
 };
 use postgres::config::Host;
 use postgres::{Client, Config, GenericClient, NoTls};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Rows fetched per round trip by [`Store::for_each_identity`] (a few MB of shares).
@@ -89,12 +94,7 @@ impl PgStore {
     }
 
     pub(crate) fn open(url: &str) -> Result<Self, StoreError> {
-        let mut config: Config = url.parse()?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
-        }
-        let description = describe(&config);
-        let mut client = config.connect(NoTls)?;
+        let (mut client, description) = connect_described(url)?;
         // Durability on return of every commit, whatever the server's default.
         client.batch_execute("SET synchronous_commit TO on")?;
         let mut store = PgStore { client, description };
@@ -128,8 +128,129 @@ impl PgStore {
     }
 }
 
-/// "postgres user@host:port/db", never the password.
-fn describe(config: &Config) -> String {
+/// Connects as the store does (for tools and tests: e.g. to ask the server whether the session
+/// is encrypted). The URL takes libpq's TLS parameters:
+///
+/// - `sslmode=disable` (and, without `sslrootcert`, the default `prefer`): no TLS;
+/// - `sslrootcert=PATH` (PEM: the CA certificates that may sign the server's), with `sslmode`
+///   `require`, `verify-ca`, `verify-full` or unset: TLS is required and the server's certificate
+///   chain *and* host name are verified (every mode that encrypts also authenticates the server:
+///   an unauthenticated server could read every share). `require` without `sslrootcert` is
+///   refused for that reason;
+/// - `sslcert=PATH` and `sslkey=PATH` (PEM, PKCS#8 or SEC1 or PKCS#1 key): a client certificate,
+///   for servers that authenticate clients by certificate.
+pub fn connect(url: &str) -> Result<Client, StoreError> {
+    Ok(connect_described(url)?.0)
+}
+
+/// [`connect`], and the store's description ("postgres user@host:port/db", TLS or not).
+fn connect_described(url: &str) -> Result<(Client, String), StoreError> {
+    let (url, tls) = tls_of(url)?;
+    let mut config: Config = url.parse()?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    let description = describe(&config, tls.is_some());
+    let client = match tls {
+        Some(tls) => config.connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls))?,
+        None => config.connect(NoTls)?,
+    };
+    Ok((client, description))
+}
+
+/// Takes libpq's TLS parameters out of a `postgres://` URL (see [`connect`]): the URL for the
+/// driver (with `sslmode` `disable` or `require`) and, for TLS, the client configuration.
+fn tls_of(url: &str) -> Result<(String, Option<rustls::ClientConfig>), StoreError> {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let (mut mode, mut root, mut cert, mut key) = (None, None, None, None);
+    let mut kept = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let value = || percent_decode(v).map(PathBuf::from);
+        match k {
+            "sslmode" => mode = Some(v.to_string()),
+            "sslrootcert" => root = Some(value()?),
+            "sslcert" => cert = Some(value()?),
+            "sslkey" => key = Some(value()?),
+            _ => kept.push(pair),
+        }
+    }
+    let bad = |m: String| Err(StoreError::BadUrl(m));
+    let tls = match (mode.as_deref(), &root) {
+        (Some("disable"), None) if cert.is_none() && key.is_none() => false,
+        (Some("disable"), _) => return bad("sslmode=disable with TLS parameters (sslrootcert, sslcert, sslkey)".into()),
+        (None | Some("prefer"), None) if cert.is_none() && key.is_none() => false,
+        (None | Some("prefer" | "require" | "verify-ca" | "verify-full"), Some(_)) => true,
+        (None | Some("prefer" | "require" | "verify-ca" | "verify-full"), None) => {
+            return bad(format!(
+                "sslmode={} needs sslrootcert=PATH (the CA certificate that signed the server's): Argus \
+                 verifies the server whenever it uses TLS",
+                mode.as_deref().unwrap_or("prefer")
+            ))
+        }
+        (Some(m), _) => {
+            return bad(format!("unknown sslmode `{m}` (disable, prefer, require, verify-ca or verify-full)"))
+        }
+    };
+    kept.push(if tls { "sslmode=require" } else { "sslmode=disable" });
+    let url = format!("{base}?{}", kept.join("&"));
+    if !tls {
+        return Ok((url, None));
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    let root = root.expect("TLS has a root certificate");
+    for c in CertificateDer::pem_file_iter(&root).map_err(|e| pem_error(&root, e))? {
+        roots.add(c.map_err(|e| pem_error(&root, e))?).map_err(|e| tls_error(&root, e))?;
+    }
+    if roots.is_empty() {
+        return bad(format!("sslrootcert {} holds no certificate", root.display()));
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| tls_error(&root, e))?
+        .with_root_certificates(roots);
+    let config = match (cert, key) {
+        (None, None) => builder.with_no_client_auth(),
+        (Some(cert), Some(key)) => {
+            let chain = CertificateDer::pem_file_iter(&cert)
+                .and_then(|i| i.collect::<Result<Vec<_>, _>>())
+                .map_err(|e| pem_error(&cert, e))?;
+            let key_der = PrivateKeyDer::from_pem_file(&key).map_err(|e| pem_error(&key, e))?;
+            builder.with_client_auth_cert(chain, key_der).map_err(|e| tls_error(&cert, e))?
+        }
+        _ => return bad("sslcert and sslkey go together".into()),
+    };
+    Ok((url, Some(config)))
+}
+
+fn pem_error(path: &Path, e: rustls::pki_types::pem::Error) -> StoreError {
+    StoreError::BadUrl(format!("reading {}: {e}", path.display()))
+}
+
+fn tls_error(path: &Path, e: rustls::Error) -> StoreError {
+    StoreError::BadUrl(format!("{}: {e}", path.display()))
+}
+
+/// `%XX` escapes of a URL parameter (paths with spaces or `&`).
+fn percent_decode(v: &str) -> Result<String, StoreError> {
+    let bytes = v.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = v.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok());
+            out.push(hex.ok_or_else(|| StoreError::BadUrl(format!("bad %-escape in `{v}`")))?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| StoreError::BadUrl(format!("`{v}` is not UTF-8")))
+}
+
+/// "postgres user@host:port/db", never the password; "(TLS)" when encrypted.
+fn describe(config: &Config, tls: bool) -> String {
     let host = match config.get_hosts().first() {
         Some(Host::Tcp(h)) => h.clone(),
         Some(Host::Unix(p)) => p.display().to_string(),
@@ -139,7 +260,8 @@ fn describe(config: &Config) -> String {
     let user = config.get_user().unwrap_or("");
     let db = config.get_dbname().unwrap_or(user);
     let at = if user.is_empty() { "" } else { "@" };
-    format!("postgres {user}{at}{host}:{port}/{db}")
+    let tls = if tls { " (TLS)" } else { "" };
+    format!("postgres {user}{at}{host}:{port}/{db}{tls}")
 }
 
 /// Reads one `meta` value; `lock` takes the row lock that serialises writers.
@@ -293,9 +415,48 @@ mod tests {
 
     #[test]
     fn describe_hides_the_password() {
-        let d = |url: &str| describe(&url.parse().unwrap());
+        let d = |url: &str| describe(&url.parse().unwrap(), false);
         assert_eq!(d("postgres://node0:pw123@db.local:6000/argus0"), "postgres node0@db.local:6000/argus0");
         assert_eq!(d("postgresql://node1@%2Frun%2Fpostgresql/argus1"), "postgres node1@/run/postgresql:5432/argus1");
         assert_eq!(d("postgres://127.0.0.1/"), "postgres 127.0.0.1:5432/");
+        assert_eq!(describe(&"postgres://n@h/db".parse().unwrap(), true), "postgres n@h:5432/db (TLS)");
+    }
+
+    /// libpq's TLS parameters are taken out of the URL (the others stay), and every mode that
+    /// encrypts needs a root certificate to verify the server with.
+    #[test]
+    fn tls_parameters() {
+        let plain = |url: &str| {
+            let (u, tls) = tls_of(url).unwrap();
+            assert!(tls.is_none(), "{url}");
+            u
+        };
+        assert_eq!(plain("postgres://a@h/db"), "postgres://a@h/db?sslmode=disable");
+        assert_eq!(
+            plain("postgres://a@h/db?connect_timeout=5&sslmode=prefer"),
+            "postgres://a@h/db?connect_timeout=5&sslmode=disable"
+        );
+        let err = |url: &str| tls_of(url).err().unwrap().to_string();
+        for mode in ["require", "verify-ca", "verify-full"] {
+            assert!(err(&format!("postgres://h/db?sslmode={mode}")).contains("needs sslrootcert"), "{mode}");
+        }
+        assert!(err("postgres://h/db?sslmode=allow").contains("unknown sslmode `allow`"));
+        assert!(err("postgres://h/db?sslmode=disable&sslrootcert=/x").contains("sslmode=disable with TLS"));
+        assert!(err("postgres://h/db?sslrootcert=%2Fno%20such%2Fca.pem").contains("/no such/ca.pem"));
+        assert!(err("postgres://h/db?sslrootcert=%zz").contains("bad %-escape"));
+
+        let dir = std::env::temp_dir().join(format!("argus-pg-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ca = dir.join("ca.pem");
+        std::fs::write(&ca, rcgen::generate_simple_self_signed(vec!["db.local".into()]).unwrap().cert.pem()).unwrap();
+        let (u, tls) = tls_of(&format!("postgres://h/db?sslrootcert={}&application_name=n0", ca.display())).unwrap();
+        assert!(tls.is_some());
+        assert_eq!(u, "postgres://h/db?application_name=n0&sslmode=require");
+        assert!(err(&format!("postgres://h/db?sslrootcert={}&sslcert={}", ca.display(), ca.display()))
+            .contains("sslcert and sslkey go together"));
+        let empty = dir.join("empty.pem");
+        std::fs::write(&empty, "").unwrap();
+        assert!(err(&format!("postgres://h/db?sslrootcert={}", empty.display())).contains("holds no certificate"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

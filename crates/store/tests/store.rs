@@ -683,6 +683,46 @@ fn postgres_adopt_rebuilds_a_store() {
     on(Kind::Postgres, adopt_rebuilds_a_store);
 }
 
+/// TLS to PostgreSQL (`.ci/run` gives its server a certificate from a throw-away CA, named by
+/// `ARGUS_TEST_POSTGRES_CA`): with `sslrootcert` the server reports the session encrypted and
+/// the store works over it; without TLS parameters it is not encrypted; a CA that did not sign
+/// the server's certificate, `sslmode=require` without `sslrootcert`, and an unknown `sslmode`
+/// are refused with errors that say why.
+#[test]
+fn postgres_tls() {
+    let Some(fresh) = Fresh::new(Kind::Postgres) else { return };
+    let Some(ca) = std::env::var("ARGUS_TEST_POSTGRES_CA").ok().filter(|c| !c.is_empty()) else {
+        let required = std::env::var("ARGUS_REQUIRE_POSTGRES").as_deref() == Ok("1");
+        assert!(!required, "ARGUS_TEST_POSTGRES_CA is not set: no TLS to test");
+        return;
+    };
+    let with = |params: &str| format!("{}{}{params}", fresh.url, if fresh.url.contains('?') { '&' } else { '?' });
+    let encrypted = |url: &str| -> bool {
+        let mut c = argus_store::connect_postgres(url).unwrap();
+        c.query_one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", &[]).unwrap().get(0)
+    };
+    let url = with(&format!("sslmode=verify-full&sslrootcert={ca}"));
+    assert!(encrypted(&url));
+    assert!(encrypted(&with(&format!("sslrootcert={ca}"))), "a root certificate alone means TLS");
+    assert!(!encrypted(&fresh.url));
+    let mut s = open(&url).unwrap();
+    assert!(s.describe().ends_with("(TLS)"), "{}", s.describe());
+    s.bulk_import(&mut vec![(0, share(1, 100))].into_iter()).unwrap();
+    assert_eq!(s.summary().unwrap().count, 1);
+
+    let other = std::env::temp_dir().join(format!("argus-other-ca-{}.pem", std::process::id()));
+    std::fs::write(&other, rcgen::generate_simple_self_signed(vec!["elsewhere".into()]).unwrap().cert.pem()).unwrap();
+    let e = open(&with(&format!("sslmode=verify-full&sslrootcert={}", other.display()))).err().unwrap().to_string();
+    let _ = std::fs::remove_file(&other);
+    assert!(e.to_lowercase().contains("certificate"), "{e}");
+    let e = open(&with("sslmode=require")).err().unwrap().to_string();
+    assert!(e.contains("needs sslrootcert"), "{e}");
+    let e = open(&with("sslmode=sometimes")).err().unwrap().to_string();
+    assert!(e.contains("unknown sslmode"), "{e}");
+    let e = open(&with("sslrootcert=/nonexistent/ca.pem")).err().unwrap().to_string();
+    assert!(e.contains("/nonexistent/ca.pem"), "{e}");
+}
+
 #[test]
 fn sqlite_reopen_persists() {
     on(Kind::Sqlite, reopen_persists);
