@@ -44,7 +44,8 @@ pub struct DemoArgs {
     /// Seed of the synthetic data (shares always use OS randomness).
     #[arg(long, default_value_t = 2026)]
     pub seed: u64,
-    /// Store URL prefix: `sqlite`, or a PostgreSQL URL ending in a database-name prefix.
+    /// Store URL prefix: `sqlite`, or a PostgreSQL URL ending in a database-name prefix (the
+    /// node's index goes after the name, before any `?parameters` such as TLS ones).
     #[arg(long, default_value = "sqlite")]
     pub store: String,
     /// Working directory (default: a fresh temporary one, removed at the end).

@@ -51,7 +51,8 @@ pub struct SetupArgs {
     #[arg(long)]
     dir: PathBuf,
     /// Store URL prefix: `sqlite` (one file per node in the directory) or a PostgreSQL URL
-    /// ending in a database name prefix, e.g. `postgres://argus@127.0.0.1/iris` → databases iris0..iris2.
+    /// ending in a database name prefix, e.g. `postgres://argus@127.0.0.1/iris` → databases iris0..iris2;
+    /// parameters stay after the name (TLS: `…/iris?sslmode=verify-full&sslrootcert=ca.pem`).
     #[arg(long, default_value = "sqlite")]
     store: String,
     /// Scheme (mpclift-GR16-shamir, mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3).
