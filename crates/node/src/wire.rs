@@ -20,7 +20,7 @@ pub enum Kind {
 }
 
 /// A client's request to one node.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 pub enum Request {
     /// This node's share of a query (all rotations of both eyes).
     Submit {
@@ -47,6 +47,25 @@ pub enum Request {
         /// Last sequence number already known.
         after: u64,
     },
+}
+
+/// Never prints share bytes (only their length): messages end up in error texts and logs.
+impl std::fmt::Debug for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Request::Submit { request_id, kind, share } => f
+                .debug_struct("Submit")
+                .field("request_id", request_id)
+                .field("kind", kind)
+                .field("share", &format_args!("[{} bytes]", share.len()))
+                .finish(),
+            Request::Delete { request_id, id } => {
+                f.debug_struct("Delete").field("request_id", request_id).field("id", id).finish()
+            }
+            Request::Status => f.write_str("Status"),
+            Request::Commits { after } => f.debug_struct("Commits").field("after", after).finish(),
+        }
+    }
 }
 
 /// One node's answer to one request: the public outcome every node computed.
@@ -150,13 +169,20 @@ pub enum ItemOp {
 }
 
 /// Share recovery: a helper's part of one identity's share, encoded like a share.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 pub struct Part {
     /// The identity.
     pub id: IdentityId,
     /// The part ([`argus_iris::protocol::scheme::IrisScheme::recovery_part`]).
     #[serde(with = "serde_bytes")]
     pub bytes: Vec<u8>,
+}
+
+/// Never prints the part's bytes (only their length).
+impl std::fmt::Debug for Part {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Part {{ id: {}, bytes: [{} bytes] }}", self.id, self.bytes.len())
+    }
 }
 
 /// Control messages between the nodes.
@@ -261,6 +287,9 @@ mod tests {
             Request::Submit { share: back, .. } => assert_eq!(back, share),
             other => panic!("{other:?}"),
         }
+        // Debug output (error texts, logs) names lengths, never share bytes.
+        let debug = format!("{req:?} {:?}", PeerMsg::Parts(vec![Part { id: 7, bytes: share.clone() }]));
+        assert!(debug.contains("[256 bytes]") && !debug.contains("255"), "{debug}");
         let part = PeerMsg::Parts(vec![Part { id: 7, bytes: share.clone() }]);
         match decode::<PeerMsg>(&encode(&part)).unwrap() {
             PeerMsg::Parts(p) => assert_eq!((p[0].id, &p[0].bytes), (7, &share)),

@@ -30,12 +30,19 @@ use crate::{encode_masked, IrisCode, IrisError, MaskMode, MatchConfig, Template}
 
 /// One party's shares of one eye's rows: masked code values (−1, 0, 1 mod 2^16) and mask values
 /// (0, 1), column-major ([`column_major`]), row after row, four values per ring element.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct GrEyeShare {
     /// Masked-bitvector encoding of the code.
     pub code: Vec<u16>,
     /// The mask.
     pub mask: Vec<u16>,
+}
+
+impl std::fmt::Debug for GrEyeShare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print share contents.
+        write!(f, "GrEyeShare[code {}, mask {}]", self.code.len(), self.mask.len())
+    }
 }
 
 /// One party's shares of a template.
@@ -170,12 +177,19 @@ pub fn share_query<G: RngCore + CryptoRng>(
 
 /// One party's shares of the enrolled population, monomial, row after row: 2 bytes per code bit
 /// and per mask bit.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct GrDb {
     code_len: usize,
     count: usize,
     /// [left code, left mask, right code, right mask].
     rows: [Vec<u16>; 4],
+}
+
+impl std::fmt::Debug for GrDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print share contents.
+        write!(f, "GrDb[{} entries of {} bits]", self.count, self.code_len)
+    }
 }
 
 impl GrDb {
@@ -491,6 +505,24 @@ mod tests {
     use super::*;
     use crate::{Generator, IrisGeometry};
     use rand::{rngs::StdRng, SeedableRng};
+
+    /// Debug output never shows share values, only sizes.
+    #[test]
+    fn debug_hides_shares() {
+        let e = GrEyeShare { code: vec![4242; 8], mask: vec![4243; 8] };
+        let mut db = GrDb::new(8);
+        db.push(&GrTemplateShare {
+            entry: [e.clone(), e.clone()],
+            query: Default::default(),
+            rows: 1,
+            unrotated: 0,
+            cols: 0,
+        })
+        .unwrap();
+        let shown = format!("{e:?} {db:?}");
+        assert!(!shown.contains("4242") && !shown.contains("4243"), "{shown}");
+        assert_eq!(shown, "GrEyeShare[code 8, mask 8] GrDb[1 entries of 8 bits]");
+    }
 
     /// An eye is split into pieces only where that costs no extra comparison chunk (rounds).
     #[test]
