@@ -88,6 +88,11 @@ impl SqliteStore {
         set_meta(&tx, "last_seq", c.seq)?;
         set_meta(&tx, "next_id", next_id)?;
         tx.commit()?;
+        if c.ops.iter().any(|op| matches!(op, Op::Delete { .. })) {
+            // A deletion zeroes the share's pages (secure_delete); copying them into the database
+            // file now and truncating the WAL leaves no copy of the share in either file.
+            self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        }
         Ok(true)
     }
 
@@ -103,6 +108,9 @@ impl SqliteStore {
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
+        // Deleted rows (a deleted identity's share, a used or pruned pending share) are overwritten
+        // with zeros, not left in free pages.
+        conn.pragma_update(None, "secure_delete", "ON")?;
         let mut store = SqliteStore { conn, path: path.to_path_buf() };
         store.init_schema()?;
         Ok(store)

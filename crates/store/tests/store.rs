@@ -723,6 +723,28 @@ fn postgres_tls() {
     assert!(e.contains("/nonexistent/ca.pem"), "{e}");
 }
 
+/// A deleted identity's share leaves the SQLite files: after the deleting commit, neither the
+/// database nor its WAL holds the share's bytes (secure_delete, and a checkpoint that truncates
+/// the WAL). The pending copy, moved at enrolment, is gone as well.
+#[test]
+fn sqlite_deletion_leaves_no_copy_of_the_share() {
+    let fresh = Fresh::new(Kind::Sqlite).unwrap();
+    let mut s = fresh.open();
+    let marker: Vec<u8> = (0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let files = || -> Vec<u8> {
+        let dir = fresh.sqlite_dir.as_ref().unwrap();
+        ["node.db", "node.db-wal"].iter().flat_map(|f| std::fs::read(dir.join(f)).unwrap_or_default()).collect()
+    };
+    let holds = |bytes: &[u8]| bytes.windows(64).any(|w| w == &marker[5000..5064]);
+    s.put_pending("keep", &share(7, 20_000)).unwrap();
+    s.put_pending("gone", &marker).unwrap();
+    assert!(s.commit(&Commit { seq: 1, ops: vec![enrol("keep", 0), enrol("gone", 1)] }).unwrap());
+    assert!(holds(&files()), "the share is on disk while enrolled");
+    assert!(s.commit(&Commit { seq: 2, ops: vec![delete("d", 1, true)] }).unwrap());
+    assert!(!holds(&files()), "a copy of the deleted share is left on disk");
+    assert_eq!(identities(&mut *s), vec![(0, share(7, 20_000))]);
+}
+
 #[test]
 fn sqlite_reopen_persists() {
     on(Kind::Sqlite, reopen_persists);
