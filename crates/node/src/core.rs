@@ -343,20 +343,24 @@ impl<S: IrisScheme> Core<S> {
         for peer in [p.next(), p.prev()] {
             send(p, peer, &PeerMsg::Settings(mine.clone()))?;
         }
+        // Both answers are read before judging: a node that stops on the first difference with the
+        // other peer's message unread would close that link with a reset, which can destroy its
+        // own settings on the way to that peer, which would then retry instead of stopping too.
+        let mut theirs = Vec::with_capacity(2);
         for peer in [p.next(), p.prev()] {
             match recv(p, peer)? {
-                PeerMsg::Settings(theirs) if theirs == mine => {}
-                PeerMsg::Settings(theirs) => {
-                    return Err(End::Fatal(NodeError::Config(format!(
-                        "node {peer} runs the [iris] settings {theirs}, this node (node {}) runs {mine}: \
-                         the three nodes must use the same [iris] settings",
-                        self.cfg.id
-                    ))))
-                }
+                PeerMsg::Settings(t) => theirs.push((peer, t)),
                 other => return Err(End::Peer(NodeError::Protocol(format!("expected settings, got {other:?}")))),
             }
         }
-        Ok(())
+        match theirs.into_iter().find(|(_, t)| *t != mine) {
+            Some((peer, theirs)) => Err(End::Fatal(NodeError::Config(format!(
+                "node {peer} runs the [iris] settings {theirs}, this node (node {}) runs {mine}: \
+                 the three nodes must use the same [iris] settings",
+                self.cfg.id
+            )))),
+            None => Ok(()),
+        }
     }
 
     /// Sends our summary (and whether we ask to be recovered) to both peers and returns all

@@ -721,6 +721,19 @@ fn postgres_tls() {
     assert!(e.contains("unknown sslmode"), "{e}");
     let e = open(&with("sslrootcert=/nonexistent/ca.pem")).err().unwrap().to_string();
     assert!(e.contains("/nonexistent/ca.pem"), "{e}");
+
+    // A client certificate (`.ci/run`'s role argus_cert may log in with nothing else).
+    let (Ok(cert), Ok(key)) =
+        (std::env::var("ARGUS_TEST_POSTGRES_CLIENT_CERT"), std::env::var("ARGUS_TEST_POSTGRES_CLIENT_KEY"))
+    else {
+        return;
+    };
+    let as_cert = with(&format!("sslrootcert={ca}")).replacen("://argus@", "://argus_cert@", 1);
+    assert!(as_cert.contains("argus_cert@"), "{as_cert}");
+    let mut c = argus_store::connect_postgres(&format!("{as_cert}&sslcert={cert}&sslkey={key}")).unwrap();
+    let user: String = c.query_one("SELECT current_user::TEXT", &[]).unwrap().get(0);
+    assert_eq!(user, "argus_cert");
+    assert!(argus_store::connect_postgres(&as_cert).is_err(), "without its certificate the role is refused");
 }
 
 /// A deleted identity's share leaves the SQLite files: after the deleting commit, neither the
