@@ -656,6 +656,9 @@ fn a_node_that_lost_its_store_is_rebuilt_by_its_peers() {
     assert_eq!(c.serving_count(), want);
     assert!(c.log(1).contains("recovered"), "{}", c.log(1));
     assert!(c.log(0).contains("helped a node recover") && c.log(2).contains("helped a node recover"));
+    for i in 0..3 {
+        assert!(c.log(i).contains("audit: shares consistent"), "node {i}:\n{}", c.log(i));
+    }
     for (i, p) in people.iter().enumerate() {
         let unique = c.submit(&gen.genuine_template(p).unwrap(), Kind::Check).unwrap().unique;
         assert_eq!(unique, i == 1, "person {i} (identity 1 was deleted)");
@@ -687,6 +690,54 @@ fn a_node_that_lost_its_store_is_rebuilt_by_its_peers() {
     c.start_with(0, None, &["--recover"]);
     assert_eq!(c.serving_count(), want + 1);
     assert!(c.log(0).contains("nothing to recover"), "{}", c.log(0));
+}
+
+/// The audit (`argus node --audit`): consistent stores pass; a share swapped for another
+/// identity's on one node's disk (valid bytes, wrong values) makes all three refuse to serve,
+/// saying why; restoring it lets them serve again.
+#[test]
+fn an_audit_finds_a_corrupted_share() {
+    let mut c = Cluster::new("audit");
+    let mut gen = generator(31);
+    let people: Vec<Template> = (0..3).map(|_| gen.random_template()).collect();
+    for (i, p) in people.iter().enumerate() {
+        assert_eq!(c.submit(p, Kind::Enroll).unwrap().enrolled, Some(i as u64));
+    }
+    c.terminate(2);
+    assert!(c.wait_exit(2, Duration::from_secs(30)).success());
+    c.start_with(2, None, &["--audit"]);
+    assert_eq!(c.serving_count(), 3);
+    assert!(c.log(0).contains("audit: shares consistent"), "{}", c.log(0));
+
+    let db = c.dir.join("party2.db");
+    let swap = |a: i64, b: i64| {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute(
+            "UPDATE identities SET share = (SELECT share FROM identities WHERE id = ?2) WHERE id = ?1",
+            [a, b],
+        )
+        .unwrap();
+    };
+    let original: Vec<u8> = {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.query_row("SELECT share FROM identities WHERE id = 0", [], |r| r.get(0)).unwrap()
+    };
+    c.terminate(2);
+    assert!(c.wait_exit(2, Duration::from_secs(30)).success());
+    swap(0, 1);
+    c.start_with(2, None, &["--audit"]);
+    for i in 0..3 {
+        assert!(!c.wait_exit(i, Duration::from_secs(60)).success(), "node {i} refuses to serve");
+        assert!(c.log(i).contains("shares inconsistent"), "node {i}:\n{}", c.log(i));
+    }
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute("UPDATE identities SET share = ?1 WHERE id = 0", [&original]).unwrap();
+    drop(conn);
+    c.start(0, None);
+    c.start(1, None);
+    c.start_with(2, None, &["--audit"]);
+    assert_eq!(c.serving_count(), 3);
+    assert!(!c.submit(&gen.genuine_template(&people[0]).unwrap(), Kind::Check).unwrap().unique);
 }
 
 /// Node `node` aborts at `point` of batch 2; it is restarted, catches up, and everything agrees.

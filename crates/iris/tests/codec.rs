@@ -300,6 +300,39 @@ fn recovers<S: Open>(s: &S) {
     }
 }
 
+/// The audit of the three databases: consistent shares pass on all three parties, for every
+/// scheme and mask mode; one entry of one party taken from another sharing of the same template
+/// (a corrupted or wrongly recovered share) fails on all three.
+fn audits<S: Open>(s: &S) {
+    let ts = templates(4, 23);
+    for mask_mode in [MaskMode::PerBit, MaskMode::Trimmed] {
+        let cfg = MatchConfig { mask_mode, ..MatchConfig::default() };
+        let shares: Vec<[S::Share; 3]> = ts.iter().map(|t| s.share_enrollment(t, &cfg).unwrap()).collect();
+        let other = s.share_enrollment(&ts[2], &cfg).unwrap();
+        for bad in [None, Some(0), Some(1), Some(2)] {
+            let verdicts = run3(Backend::Memory, NetConfig::default(), |p| {
+                let id = p.id();
+                let mut db = s.new_db(G.bits());
+                for (k, e) in shares.iter().enumerate() {
+                    s.push(&mut db, if k == 2 && bad == Some(id) { &other[id] } else { &e[id] })?;
+                }
+                s.audit(p, &db, &Seed([7; 16]))
+            })
+            .unwrap();
+            assert_eq!(verdicts, [bad.is_none(); 3], "{} {mask_mode:?}, party {bad:?} corrupted", s.name());
+        }
+    }
+}
+
+#[test]
+fn database_audit() {
+    audits(&MpcLiftZ16);
+    audits(&NoLiftZ32);
+    audits(&MpcLiftF16);
+    audits(&MpcLiftGr16);
+    audits(&PlainMaskZ16);
+}
+
 #[test]
 fn share_recovery() {
     recovers(&MpcLiftZ16);

@@ -6,9 +6,11 @@
 //! * [`shamir`]: Shamir sharing with 3 parties and threshold 1 over prime fields.
 //! * [`galois`]: Shamir sharing over the Galois ring GR(2^16, 4), dot products at one 16-bit
 //!   multiply per value.
-//! * [`recovery`]: a party that lost its shares gets them back from the other two.
+//! * [`recovery`]: a party that lost its shares gets them back from the other two;
+//!   [`audit`]: the three check that their shares are consistent, revealing nothing.
 #![deny(missing_docs)]
 
+pub mod audit;
 mod error;
 pub mod galois;
 pub mod local;

@@ -254,6 +254,10 @@ pub struct NodeConfig {
     /// older backup.
     #[serde(skip)]
     pub recover: bool,
+    /// Check with the peers, before serving, that the three nodes' shares are consistent
+    /// (`argus node --audit`; never read from the file).
+    #[serde(skip)]
+    pub audit: bool,
 }
 
 fn default_pki() -> PathBuf {
@@ -334,6 +338,7 @@ mod tests {
             iris: IrisSettings::default(),
             batch,
             recover: false,
+            audit: false,
         }
     }
 

@@ -16,7 +16,7 @@ use crossbeam_channel::Receiver;
 use tokio::sync::oneshot;
 
 use crate::engine::Engine;
-use crate::wire::{self, Item, ItemOp, Kind, NodeStatus, Outcome, PeerMsg, Reply, Request};
+use crate::wire::{self, Asks, Item, ItemOp, Kind, NodeStatus, Outcome, PeerMsg, Reply, Request};
 use crate::{failpoint, NodeConfig, NodeError};
 
 /// A request from the client port and where its reply goes.
@@ -285,8 +285,10 @@ impl<S: IrisScheme> Core<S> {
 
     fn session(&mut self, p: &mut Party) -> Result<(), End> {
         self.same_settings(p)?;
-        if let Some(lost) = self.sync(p)? {
-            self.recover(p, lost)?;
+        let (lost, mut audit) = self.sync(p)?;
+        if let Some(lost) = lost {
+            // A recovered store is audited before it serves.
+            audit |= self.recover(p, lost)?;
         }
         if !self.loaded {
             let id = self.cfg.id;
@@ -301,13 +303,16 @@ impl<S: IrisScheme> Core<S> {
             self.loaded = true;
         }
         let mine = self.engine.summary().map_err(End::Fatal)?;
-        let (all, _) = self.exchange(p, &mine, false)?;
+        let (all, _) = self.exchange(p, &mine, Asks::default())?;
         if all.iter().any(|s| *s != mine) {
             return Err(End::Fatal(NodeError::Inconsistent(format!(
                 "after catch-up the nodes hold different identities (count, digest, last commit, next id): \
                  {all:?}; a node whose store was lost or restored from an older backup is rebuilt by \
                  starting it with `argus node --recover`"
             ))));
+        }
+        if audit {
+            self.audit(p, &mine)?;
         }
         self.serving = true;
         // What the session start sent (a catch-up, a recovery) counts too.
@@ -363,17 +368,17 @@ impl<S: IrisScheme> Core<S> {
         }
     }
 
-    /// Sends our summary (and whether we ask to be recovered) to both peers and returns all
-    /// three of each, indexed by party.
-    fn exchange(&mut self, p: &Party, mine: &Summary, recover: bool) -> Result<([Summary; 3], [bool; 3]), End> {
+    /// Sends our summary (and what we ask of the session) to both peers and returns all three of
+    /// each, indexed by party.
+    fn exchange(&mut self, p: &Party, mine: &Summary, ask: Asks) -> Result<([Summary; 3], [Asks; 3]), End> {
         let (a, b) = (p.next(), p.prev());
-        let hello = PeerMsg::Hello { summary: *mine, recover };
+        let hello = PeerMsg::Hello { summary: *mine, asks: ask };
         send(p, a, &hello)?;
         send(p, b, &hello)?;
-        let (mut all, mut asks) = ([*mine; 3], [recover; 3]);
+        let (mut all, mut asks) = ([*mine; 3], [ask; 3]);
         for peer in [a, b] {
             match recv(p, peer)? {
-                PeerMsg::Hello { summary, recover } => (all[peer], asks[peer]) = (summary, recover),
+                PeerMsg::Hello { summary, asks: theirs } => (all[peer], asks[peer]) = (summary, theirs),
                 other => return Err(End::Peer(NodeError::Protocol(format!("expected a hello, got {other:?}")))),
             }
         }
@@ -384,12 +389,15 @@ impl<S: IrisScheme> Core<S> {
     /// missing commits to each node behind (all three know who, from the summaries). A node that
     /// asks to be recovered (`argus node --recover`, before its first load) neither sends nor
     /// receives commits: its store is not trusted, and it gets the peers' log in
-    /// [`recover`](Self::recover). Returns that node.
-    fn sync(&mut self, p: &mut Party) -> Result<Option<PartyId>, End> {
+    /// [`recover`](Self::recover). Returns that node, and whether a node asked for an audit.
+    fn sync(&mut self, p: &mut Party) -> Result<(Option<PartyId>, bool), End> {
         let mine = self.engine.summary().map_err(End::Fatal)?;
         let me = self.cfg.id;
-        let (all, asks) = self.exchange(p, &mine, self.cfg.recover && !self.loaded)?;
-        let lost = match (0..3).filter(|&i| asks[i]).collect::<Vec<_>>()[..] {
+        let first = !self.loaded;
+        let ask = Asks { recover: self.cfg.recover && first, audit: self.cfg.audit && first };
+        let (all, asks) = self.exchange(p, &mine, ask)?;
+        let audit = asks.iter().any(|a| a.audit);
+        let lost = match (0..3).filter(|&i| asks[i].recover).collect::<Vec<_>>()[..] {
             [] => None,
             [l] => Some(l),
             ref many => {
@@ -433,7 +441,27 @@ impl<S: IrisScheme> Core<S> {
                 self.engine.apply(c, &HashMap::new()).map_err(|e| End::Fatal(behind_without_shares(e)))?;
             }
         }
-        Ok(lost)
+        Ok((lost, audit))
+    }
+
+    /// The audit of the three databases ([`IrisScheme::audit`]), before serving: a share that is
+    /// not consistent with its peers' (a corrupted store, a wrong recovery) would silently change
+    /// results, so the nodes refuse to serve. Reveals nothing; the weights come from the agreed
+    /// summary.
+    fn audit(&mut self, p: &mut Party, agreed: &Summary) -> Result<(), End> {
+        let (me, t) = (self.cfg.id, Instant::now());
+        let mut seed = [0u8; 16];
+        seed.copy_from_slice(&agreed.digest[..16]);
+        let ok = self.engine.audit(p, &argus_prg::Seed(seed)).map_err(|e| End::Peer(e.into()))?;
+        if !ok {
+            return Err(End::Fatal(NodeError::Inconsistent(
+                "the audit found the three nodes' shares inconsistent: some identity's share differs from what its \
+                 peers' shares imply (a corrupted store, or a wrong recovery); not serving"
+                    .into(),
+            )));
+        }
+        tracing::info!(node = me, count = agreed.count, secs = t.elapsed().as_secs_f64(), "audit: shares consistent");
+        Ok(())
     }
 
     /// Share recovery ([`argus_mpc::recovery`]): node `lost` rebuilds its store from its two
@@ -442,11 +470,12 @@ impl<S: IrisScheme> Core<S> {
     /// the shares (skipping those it holds already), then adopts the peers' log from its last
     /// commit on ([`Engine::adopt`]: deletions since apply, no pending share is needed). The lost
     /// node learns its own shares and nothing else; the helpers learn nothing.
-    fn recover(&mut self, p: &mut Party, lost: PartyId) -> Result<(), End> {
+    /// Returns whether anything was recovered (the same on all three).
+    fn recover(&mut self, p: &mut Party, lost: PartyId) -> Result<bool, End> {
         let me = self.cfg.id;
         let (j, k) = ((lost + 1) % 3, (lost + 2) % 3);
         let mine = self.engine.summary().map_err(End::Fatal)?;
-        let (all, _) = self.exchange(p, &mine, false)?;
+        let (all, _) = self.exchange(p, &mine, Asks::default())?;
         if all[j] != all[k] {
             return Err(End::Fatal(NodeError::Inconsistent(format!(
                 "nodes {j} and {k} hold different identities ({:?} and {:?}): recovery needs two consistent nodes",
@@ -455,13 +484,14 @@ impl<S: IrisScheme> Core<S> {
         }
         if all[lost] == all[j] {
             tracing::info!(node = me, lost, "nothing to recover: node {lost} holds what its peers hold");
-            return Ok(());
+            return Ok(false);
         }
         if me == lost {
-            self.rebuild(p, [j, k], &all[j])
+            self.rebuild(p, [j, k], &all[j])?;
         } else {
-            self.help(p, lost, if me == j { k } else { j }, all[lost].last_seq)
+            self.help(p, lost, if me == j { k } else { j }, all[lost].last_seq)?;
         }
+        Ok(true)
     }
 
     /// Share recovery, the lost node's side: the helpers' pages of parts, added up and written,

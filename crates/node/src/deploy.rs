@@ -93,6 +93,7 @@ pub fn write_local(
         iris: iris.clone(),
         batch: batch.clone(),
         recover: false,
+        audit: false,
     });
     let node_configs: [PathBuf; 3] = std::array::from_fn(|i| dir.join(format!("party{i}.toml")));
     for (cfg, path) in nodes.iter().zip(&node_configs) {

@@ -187,6 +187,12 @@ impl<S: IrisScheme> Engine<S> {
         Ok(())
     }
 
+    /// Whether the three nodes' databases hold consistent shares ([`IrisScheme::audit`]); `seed`
+    /// is public and the same on all three.
+    pub fn audit(&self, p: &mut Party, seed: &argus_prg::Seed) -> Result<bool, MpcError> {
+        self.scheme.audit(p, &self.db, seed)
+    }
+
     /// The identity enrolled at database position `pos` (as [`Checked::matches`] counts them).
     pub fn id_at(&self, pos: usize) -> Option<IdentityId> {
         self.ids.get(pos).copied()

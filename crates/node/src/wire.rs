@@ -168,6 +168,15 @@ pub enum ItemOp {
     Delete(IdentityId),
 }
 
+/// What a node asks of a session at its start (each only in its first session).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Asks {
+    /// To be rebuilt by its peers (`argus node --recover`).
+    pub recover: bool,
+    /// An audit of the three databases before serving (`argus node --audit`).
+    pub audit: bool,
+}
+
 /// Share recovery: a helper's part of one identity's share, encoded like a share.
 #[derive(Clone, Serialize, Deserialize)]
 pub struct Part {
@@ -190,13 +199,12 @@ impl std::fmt::Debug for Part {
 pub enum PeerMsg {
     /// Session start, first: the sender's `[iris]` settings (JSON), which all three must share.
     Settings(String),
-    /// Session start: the sender's store summary, and whether it asks to be rebuilt by its peers
-    /// (`argus node --recover`).
+    /// Session start: the sender's store summary, and what it asks of this session.
     Hello {
         /// The sender's store summary.
         summary: Summary,
-        /// Share recovery asked for.
-        recover: bool,
+        /// What the sender asks for.
+        asks: Asks,
     },
     /// Send me your commits after this sequence number.
     CommitsAfter(u64),

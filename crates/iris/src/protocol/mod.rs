@@ -29,8 +29,10 @@ mod recovery;
 pub mod scheme;
 
 use argus_math::{BitVec, Modulus, Ring, Z32};
+use argus_mpc::audit::{self, Combination};
 use argus_mpc::rep3::{self, Adder, Rep3, Rep3Bits, Rep3Pre};
 use argus_mpc::{MpcError, Party};
+use argus_prg::Seed;
 use rand_core::{CryptoRng, RngCore};
 
 use crate::matcher::rotations_in;
@@ -193,7 +195,32 @@ pub struct SharedDb<R: Ring> {
     rows: [Rep3Pre<R>; 4],
 }
 
+/// Folds a pre-processed replicated vector `(x_i + x_{i-1}, x_{i-1})` into the audit's
+/// combinations of `x_i` (`a`) and `x_{i-1}` (`b`).
+pub(crate) fn absorb_pre<R: Ring>(a: &mut Combination<R>, b: &mut Combination<R>, x: &Rep3Pre<R>) {
+    const CHUNK: usize = 4096;
+    let r = x.ring();
+    let mut own = Vec::with_capacity(CHUNK);
+    for (sum, prev) in x.sum.chunks(CHUNK).zip(x.b.chunks(CHUNK)) {
+        own.clear();
+        own.extend(sum.iter().zip(prev).map(|(&s, &p)| r.sub(s, p)));
+        a.absorb(&own);
+        b.absorb(prev);
+    }
+}
+
 impl<R: Ring> SharedDb<R> {
+    /// Whether the three parties' databases hold consistent shares ([`argus_mpc::audit`]): true
+    /// on all three, or false on all three; reveals nothing. `seed` is public, the same on all.
+    pub fn audit(&self, p: &mut Party, seed: &Seed) -> Result<bool, MpcError> {
+        let (mut a, mut b) =
+            (Combination::new(self.ring.clone(), 1, seed), Combination::new(self.ring.clone(), 1, seed));
+        for row in &self.rows {
+            absorb_pre(&mut a, &mut b, row);
+        }
+        audit::rep3_consistent(p, &a, &b)
+    }
+
     /// An empty database for codes of `len` bits.
     pub fn new(ring: R, len: usize) -> Self {
         SharedDb { code_len: len, count: 0, rows: std::array::from_fn(|_| Rep3Pre::empty(ring.clone())), ring }

@@ -84,6 +84,22 @@ pub struct PlainMaskDb {
 }
 
 impl PlainMaskDb {
+    /// Whether the three parties' databases hold consistent code shares and equal public masks
+    /// ([`argus_mpc::audit`]): true on all three, or false on all three; reveals nothing.
+    /// `seed` is public, the same on all.
+    pub fn audit(&self, p: &mut Party, seed: &argus_prg::Seed) -> Result<bool, MpcError> {
+        use argus_mpc::audit::{self, Combination};
+        let (mut a, mut b) = (Combination::new(Z16::new(), 1, seed), Combination::new(Z16::new(), 1, seed));
+        for row in &self.codes {
+            super::absorb_pre(&mut a, &mut b, row);
+        }
+        let mut masks = Combination::new(argus_math::Z64::new(), 1, seed);
+        for m in self.masks.iter().flatten() {
+            masks.absorb(m.words());
+        }
+        let codes = audit::rep3_consistent(p, &a, &b)?;
+        Ok(audit::public_equal(p, &masks)? && codes)
+    }
     /// An empty database for codes of `len` bits.
     pub fn new(len: usize) -> Self {
         PlainMaskDb { len, codes: std::array::from_fn(|_| Rep3Pre::empty(Z16::new())), masks: [Vec::new(), Vec::new()] }

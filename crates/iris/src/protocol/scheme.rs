@@ -10,7 +10,7 @@
 use argus_math::{Ring, Z16, Z32};
 use argus_mpc::{MpcError, Party};
 use argus_net::PartyId;
-use argus_prg::Prg;
+use argus_prg::{Prg, Seed};
 use rand::rngs::OsRng;
 
 use super::{codec, field, galois, plain_mask, recovery, Checked, SharedDb, TemplateShare};
@@ -132,6 +132,11 @@ pub trait IrisScheme: Sync {
     ) -> Result<Self::Share, IrisError>;
     /// Share recovery, the lost party's side: its enrolment share, the sum of the two parts.
     fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError>;
+    /// Whether the three parties' databases hold consistent shares of the same entries (a
+    /// corrupted or wrongly recovered share would otherwise silently change results): true on all
+    /// three or false on all three, revealing nothing ([`argus_mpc::audit`]). `seed` is public
+    /// and the same on all three.
+    fn audit(&self, p: &mut Party, db: &Self::Db, seed: &Seed) -> Result<bool, MpcError>;
 }
 
 /// Secret masks over replicated Z_2^16 (MPCLift-Z).
@@ -219,6 +224,9 @@ macro_rules! rep3_scheme {
             fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError> {
                 recovery::rep3_sum(a, b)
             }
+            fn audit(&self, p: &mut Party, db: &Self::Db, seed: &Seed) -> Result<bool, MpcError> {
+                db.audit(p, seed)
+            }
         }
     };
 }
@@ -301,6 +309,9 @@ impl IrisScheme for MpcLiftF16 {
     fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError> {
         recovery::field_sum(a, b)
     }
+    fn audit(&self, p: &mut Party, db: &Self::Db, seed: &Seed) -> Result<bool, MpcError> {
+        db.audit(p, seed)
+    }
 }
 
 impl IrisScheme for PlainMaskZ16 {
@@ -377,6 +388,9 @@ impl IrisScheme for PlainMaskZ16 {
     fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError> {
         recovery::plain_mask_sum(a, b)
     }
+    fn audit(&self, p: &mut Party, db: &Self::Db, seed: &Seed) -> Result<bool, MpcError> {
+        db.audit(p, seed)
+    }
 }
 
 impl IrisScheme for MpcLiftGr16 {
@@ -444,5 +458,8 @@ impl IrisScheme for MpcLiftGr16 {
     }
     fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError> {
         recovery::gr_sum(a, b)
+    }
+    fn audit(&self, p: &mut Party, db: &Self::Db, seed: &Seed) -> Result<bool, MpcError> {
+        db.audit(p, seed)
     }
 }

@@ -1,0 +1,310 @@
+//! Share audit: the three parties check that their shares of a long vector are consistent — that
+//! they are shares of *some* vector — revealing nothing about it. A share corrupted on one party
+//! (a bad disk, a wrong recovery) would otherwise go unnoticed and silently change results.
+//!
+//! Each party folds its shares into [`CHECKS`] random linear combinations with public weights
+//! ([`Combination`], the same weights everywhere), which are shares of the same combinations of
+//! the secret values, and then:
+//!
+//! * replicated ([`rep3_consistent`]): party `i` sends its combination of `x_i` to party `i+1`,
+//!   which holds `x_i` too and compares (it learns nothing it did not know); the verdicts are then
+//!   exchanged so that all three agree;
+//! * Shamir, degree 1 ([`shamir_consistent`] over a prime field, [`galois_consistent`] over
+//!   GR(2^16, 4)): each party adds its share of a fresh random value `r` (pseudo-random secret
+//!   sharing from the pairwise seeds: the key of the pair that excludes party `a` gives `R_a`,
+//!   shared along `f_a(x) = 1 − x/α_a`, so `r = Σ_a R_a` and no party knows all three) and
+//!   opens the sum to both peers; the three points must lie on a line. What is opened is a
+//!   combination of the secrets plus `r`: uniform;
+//! * public values ([`public_equal`], e.g. public masks): the combinations must be equal.
+//!
+//! A corrupted value escapes a check only if the weights happen to cancel it: for random
+//! corruption with probability about `|ring|^-CHECKS`; for an error that is a multiple of `2^15`
+//! in a ring mod `2^16`, `2^-CHECKS`.
+
+use argus_math::galois as gr;
+use argus_math::{Field, Ring, Z16};
+use argus_prg::{Prg, Seed};
+use rand_core::RngCore;
+
+use crate::error::Result;
+use crate::party::Party;
+
+/// Independent combinations per audit.
+pub const CHECKS: usize = 4;
+
+/// `CHECKS` random linear combinations, with public weights from a seed, of the values absorbed:
+/// one weight per group of `group` consecutive values (a GR(2^16, 4) element is a group of 4, so
+/// the combination is GR-linear).
+pub struct Combination<R: Ring> {
+    ring: R,
+    group: usize,
+    weights: Prg,
+    buf: Vec<u16>,
+    /// `acc[k · group + lane]`.
+    acc: Vec<R::El>,
+}
+
+impl<R: Ring> Combination<R> {
+    /// An empty combination; every party must use the same `seed` and absorb vectors of the
+    /// same lengths in the same order.
+    pub fn new(ring: R, group: usize, seed: &Seed) -> Self {
+        let group = group.max(1);
+        Combination { acc: vec![ring.zero(); CHECKS * group], ring, group, weights: Prg::new(seed), buf: Vec::new() }
+    }
+
+    /// Adds `Σ_j w_{k,j} · xs[j]` to each combination `k` (`xs.len()` a multiple of the group).
+    pub fn absorb(&mut self, xs: &[R::El]) {
+        let groups = xs.len() / self.group;
+        debug_assert_eq!(groups * self.group, xs.len(), "whole groups");
+        self.buf.resize(groups * CHECKS, 0);
+        self.weights.fill_bytes(bytemuck::cast_slice_mut(&mut self.buf));
+        let r = &self.ring;
+        for (x, w) in xs.chunks_exact(self.group).zip(self.buf.chunks_exact(CHECKS)) {
+            for (k, &w) in w.iter().enumerate() {
+                let w = r.from_u128(u128::from(w));
+                for (acc, &x) in self.acc[k * self.group..][..self.group].iter_mut().zip(x) {
+                    *acc = r.add(*acc, r.mul(w, x));
+                }
+            }
+        }
+    }
+
+    /// The combinations.
+    pub fn values(&self) -> &[R::El] {
+        &self.acc
+    }
+}
+
+/// All three parties learn whether all three found their check passed (one round).
+fn agree(p: &Party, ok: bool) -> Result<bool> {
+    for peer in [p.next(), p.prev()] {
+        p.net().send(peer, vec![u8::from(ok)])?;
+    }
+    let mut all = ok;
+    for peer in [p.next(), p.prev()] {
+        all &= p.net().recv(peer)? == [1];
+    }
+    Ok(all)
+}
+
+/// Replicated shares: `a` combines this party's `x_i` (its first components), `b` its `x_{i-1}`,
+/// with the same weights. True on all three parties iff every party's `x_i` equals the copy the
+/// next party holds (two rounds).
+pub fn rep3_consistent<R: Ring>(p: &mut Party, a: &Combination<R>, b: &Combination<R>) -> Result<bool> {
+    let r = &a.ring;
+    p.send_elems(r, p.next(), a.values())?;
+    let prev = p.recv_elems(r, p.prev(), a.values().len())?;
+    agree(p, prev == b.values())
+}
+
+/// Public values: true on all three parties iff all three combinations are equal (one round).
+pub fn public_equal<R: Ring>(p: &mut Party, c: &Combination<R>) -> Result<bool> {
+    let r = &c.ring;
+    for peer in [p.next(), p.prev()] {
+        p.send_elems(r, peer, c.values())?;
+    }
+    let mut ok = true;
+    for peer in [p.next(), p.prev()] {
+        ok &= p.recv_elems(r, peer, c.values().len())? == c.values();
+    }
+    Ok(ok)
+}
+
+/// This party's points of the three pseudo-random polynomials `R_a · f_a` it can compute (the
+/// two pairs it is in), summed: its share of `Σ_a R_a`, `n` values; `eval(r, a)` is
+/// `R · f_a(α_me)` for party `a`'s polynomial.
+fn prss<T>(p: &mut Party, mut draw: impl FnMut(&mut Prg) -> T, mut eval: impl FnMut(T, usize) -> T) -> Result<[T; 2]> {
+    let (next, prev) = (p.next(), p.prev());
+    // The pair with the next party excludes the previous one, and the other way round.
+    let mut with_next = p.stream_with(next)?;
+    let mut with_prev = p.stream_with(prev)?;
+    Ok([eval(draw(&mut with_next), prev), eval(draw(&mut with_prev), next)])
+}
+
+/// Shamir degree-1 shares over `F` (points `1, 2, 3`): true on all three parties iff the three
+/// parties' combinations lie on a line (one round; what is opened is uniform).
+pub fn shamir_consistent<F: Field>(p: &mut Party, c: &Combination<F>) -> Result<bool> {
+    Ok(shamir_open(p, c)?.0)
+}
+
+/// [`shamir_consistent`], and the three opened points (what every party sees).
+fn shamir_open<F: Field>(p: &mut Party, c: &Combination<F>) -> Result<(bool, Vec<Vec<F::El>>)> {
+    let f = c.ring.clone();
+    let n = c.values().len();
+    let point = |i: usize| f.from_u128(i as u128 + 1);
+    let me = p.id();
+    // f_a(α_me) = 1 − α_me / α_a.
+    let at = |a: usize| f.sub(f.one(), f.mul(point(me), f.inv(point(a)).expect("p > 3")));
+    let [x, y] = prss(p, |s| f.sample_vec(s, n), |r, a| r.into_iter().map(|v| f.mul(v, at(a))).collect::<Vec<_>>())?;
+    let t: Vec<F::El> = c.values().iter().zip(x.iter().zip(&y)).map(|(&v, (&x, &y))| f.add(v, f.add(x, y))).collect();
+    let mut all = vec![Vec::new(); 3];
+    for peer in [p.next(), p.prev()] {
+        p.send_elems(&f, peer, &t)?;
+    }
+    for peer in [p.next(), p.prev()] {
+        all[peer] = p.recv_elems(&f, peer, n)?;
+    }
+    all[me] = t;
+    // The line through parties 0 and 1, at party 2's point: λ_0 = (3 − 2)/(1 − 2), λ_1 = (3 − 1)/(2 − 1).
+    let l0 = f.mul(f.sub(point(2), point(1)), f.inv(f.sub(point(0), point(1))).expect("distinct points"));
+    let l1 = f.mul(f.sub(point(2), point(0)), f.inv(f.sub(point(1), point(0))).expect("distinct points"));
+    let ok = (0..n).all(|j| f.add(f.mul(l0, all[0][j]), f.mul(l1, all[1][j])) == all[2][j]);
+    Ok((ok, all))
+}
+
+/// Shamir degree-1 shares over GR(2^16, 4) (coefficient vectors, points [`gr::POINTS`]), combined
+/// with `group = 4`: as [`shamir_consistent`].
+pub fn galois_consistent(p: &mut Party, c: &Combination<Z16>) -> Result<bool> {
+    let n = c.values().len();
+    debug_assert!(n.is_multiple_of(4) && c.group == 4, "GR elements");
+    let pts = gr::POINTS;
+    let me = p.id();
+    let el = |v: &[u16]| -> gr::Gr4 { [v[0], v[1], v[2], v[3]] };
+    let at = |a: usize| gr::sub(gr::ONE, gr::mul(pts[me], gr::inv(pts[a]).expect("the points are units")));
+    let [x, y] = prss(
+        p,
+        |s| Z16::new().sample_vec(s, n),
+        |r, a| r.chunks_exact(4).flat_map(|v| gr::mul(el(v), at(a))).collect::<Vec<u16>>(),
+    )?;
+    let t: Vec<u16> =
+        c.values().iter().zip(x.iter().zip(&y)).map(|(&v, (&x, &y))| v.wrapping_add(x).wrapping_add(y)).collect();
+    let z16 = Z16::new();
+    let mut all = vec![Vec::new(); 3];
+    for peer in [p.next(), p.prev()] {
+        p.send_elems(&z16, peer, &t)?;
+    }
+    for peer in [p.next(), p.prev()] {
+        all[peer] = p.recv_elems(&z16, peer, n)?;
+    }
+    all[me] = t;
+    let lambda =
+        |j: usize, k: usize| gr::mul(gr::sub(pts[2], pts[k]), gr::inv(gr::sub(pts[j], pts[k])).expect("units"));
+    let (l0, l1) = (lambda(0, 1), lambda(1, 0));
+    Ok((0..n / 4).all(|e| {
+        let line = gr::add(gr::mul(l0, el(&all[0][4 * e..])), gr::mul(l1, el(&all[1][4 * e..])));
+        line == el(&all[2][4 * e..])
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::galois::{self as mg, Basis};
+    use crate::local::{run3, Backend};
+    use argus_math::{F65519, Z32};
+    use argus_net::NetConfig;
+    use rand::rngs::StdRng;
+    use rand::SeedableRng;
+
+    const SEED: Seed = Seed([3; 16]);
+
+    /// Runs `check` on the three parties' shares; returns the three verdicts.
+    fn verdicts<S: Clone + Send + Sync + 'static>(
+        shares: [S; 3],
+        check: fn(&mut Party, &S) -> Result<bool>,
+    ) -> Vec<bool> {
+        run3(Backend::Memory, NetConfig::default(), |p| check(p, &shares[p.id()])).unwrap()
+    }
+
+    fn rep3_check(p: &mut Party, x: &crate::rep3::Rep3<Z32>) -> Result<bool> {
+        let (mut a, mut b) = (Combination::new(Z32::new(), 1, &SEED), Combination::new(Z32::new(), 1, &SEED));
+        a.absorb(&x.a);
+        b.absorb(&x.b);
+        rep3_consistent(p, &a, &b)
+    }
+
+    fn field_check(p: &mut Party, x: &crate::shamir::Shamir<F65519>) -> Result<bool> {
+        let mut c = Combination::new(F65519, 1, &SEED);
+        c.absorb(x.shares());
+        shamir_consistent(p, &c)
+    }
+
+    fn gr_check(p: &mut Party, x: &Vec<u16>) -> Result<bool> {
+        let mut c = Combination::new(Z16::new(), 4, &SEED);
+        c.absorb(x);
+        galois_consistent(p, &c)
+    }
+
+    fn public_check(p: &mut Party, x: &Vec<u16>) -> Result<bool> {
+        let mut c = Combination::new(Z16::new(), 1, &SEED);
+        c.absorb(x);
+        public_equal(p, &c)
+    }
+
+    /// Consistent shares pass on all three parties; one value changed on any one party (by 1, or
+    /// by 2^15 in the rings mod 2^16) fails on all three.
+    #[test]
+    fn consistent_shares_pass_and_a_changed_value_fails_everywhere() {
+        let mut rng = StdRng::seed_from_u64(9);
+        let n = 400;
+        let z = Z32::new();
+        let v = z.sample_vec(&mut rng, n);
+        let s = crate::rep3::share_from_client(&z, &v, &mut rng);
+        assert_eq!(verdicts(s.clone(), rep3_check), [true; 3]);
+        for party in 0..3 {
+            for delta in [1u32, 1 << 31] {
+                let mut bad = s.clone();
+                bad[party].b[17] = bad[party].b[17].wrapping_add(delta);
+                assert_eq!(verdicts(bad.clone(), rep3_check), [false; 3], "rep3 party {party} b");
+                let mut bad = s.clone();
+                bad[party].a[n - 1] = bad[party].a[n - 1].wrapping_add(delta);
+                assert_eq!(verdicts(bad, rep3_check), [false; 3], "rep3 party {party} a");
+            }
+        }
+
+        let f = F65519;
+        let s = crate::shamir::share_from_client(&f, &f.sample_vec(&mut rng, n), &mut rng).unwrap();
+        assert_eq!(verdicts(s.clone(), field_check), [true; 3]);
+        for party in 0..3 {
+            let mut shares = s[party].shares().to_vec();
+            shares[5] = f.add(shares[5], 1);
+            let mut bad = s.clone();
+            bad[party] = crate::shamir::Shamir::from_parts(f, crate::shamir::Degree::One, shares).unwrap();
+            assert_eq!(verdicts(bad, field_check), [false; 3], "F party {party}");
+        }
+
+        let vals = Z16::new().sample_vec(&mut rng, 4 * n);
+        let s = mg::share_from_client(&vals, Basis::Monomial, &mut rng).unwrap();
+        assert_eq!(verdicts(s.clone(), gr_check), [true; 3]);
+        for party in 0..3 {
+            for delta in [1u16, 1 << 15] {
+                let mut bad = s.clone();
+                bad[party][4 * n - 2] = bad[party][4 * n - 2].wrapping_add(delta);
+                assert_eq!(verdicts(bad, gr_check), [false; 3], "GR party {party} delta {delta}");
+            }
+        }
+
+        let public = Z16::new().sample_vec(&mut rng, n);
+        assert_eq!(verdicts([public.clone(), public.clone(), public.clone()], public_check), [true; 3]);
+        let mut other = public.clone();
+        other[0] ^= 1;
+        assert_eq!(verdicts([public.clone(), other, public], public_check), [false; 3]);
+    }
+
+    /// What a party receives in the Shamir audit does not depend on the secret: the value the
+    /// opened points determine (the combination of the secrets plus `r`) is uniform, its low bit
+    /// balanced, for the secret 0 as for the secret 1.
+    #[test]
+    fn opened_combinations_are_uniform() {
+        let mut rng = StdRng::seed_from_u64(2);
+        let f = F65519;
+        for v in [0u16, 1] {
+            let mut ones = 0;
+            for _ in 0..600 {
+                let s = crate::shamir::share_from_client(&f, &[v; 8], &mut rng).unwrap();
+                let seen = run3(Backend::Memory, NetConfig::default(), |p| {
+                    let mut c = Combination::new(F65519, 1, &SEED);
+                    c.absorb(s[p.id()].shares());
+                    shamir_open(p, &c)
+                })
+                .unwrap();
+                assert!(seen.iter().all(|(ok, all)| *ok && *all == seen[0].1));
+                // The line through the points at 0: 2·t_0 − t_1 (points 1 and 2).
+                let all = &seen[0].1;
+                let at0 = f.sub(f.add(all[0][0], all[0][0]), all[1][0]);
+                ones += usize::from(at0 & 1);
+            }
+            assert!((240..360).contains(&ones), "secret {v}: {ones} of 600");
+        }
+    }
+}
