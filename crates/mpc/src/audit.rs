@@ -219,12 +219,14 @@ mod tests {
         shamir_consistent(p, &c)
     }
 
+    #[allow(clippy::ptr_arg)] // the type `verdicts` holds the shares in
     fn gr_check(p: &mut Party, x: &Vec<u16>) -> Result<bool> {
         let mut c = Combination::new(Z16::new(), 4, &SEED);
         c.absorb(x);
         galois_consistent(p, &c)
     }
 
+    #[allow(clippy::ptr_arg)] // as above
     fn public_check(p: &mut Party, x: &Vec<u16>) -> Result<bool> {
         let mut c = Combination::new(Z16::new(), 1, &SEED);
         c.absorb(x);
