@@ -99,15 +99,22 @@ pub fn rep3_consistent<R: Ring>(p: &mut Party, a: &Combination<R>, b: &Combinati
 
 /// Public values: true on all three parties iff all three combinations are equal (one round).
 pub fn public_equal<R: Ring>(p: &mut Party, c: &Combination<R>) -> Result<bool> {
-    let r = &c.ring;
+    let all = open_to_all(p, &c.ring, c.values().to_vec())?;
+    Ok(all.iter().all(|x| x == c.values()))
+}
+
+/// Sends `mine` to both peers and returns all three parties' vectors, indexed by party (one
+/// round).
+fn open_to_all<R: Ring>(p: &Party, r: &R, mine: Vec<R::El>) -> Result<Vec<Vec<R::El>>> {
     for peer in [p.next(), p.prev()] {
-        p.send_elems(r, peer, c.values())?;
+        p.send_elems(r, peer, &mine)?;
     }
-    let mut ok = true;
+    let mut all = vec![Vec::new(); 3];
     for peer in [p.next(), p.prev()] {
-        ok &= p.recv_elems(r, peer, c.values().len())? == c.values();
+        all[peer] = p.recv_elems(r, peer, mine.len())?;
     }
-    Ok(ok)
+    all[p.id()] = mine;
+    Ok(all)
 }
 
 /// This party's points of the three pseudo-random polynomials `R_a · f_a` it can compute (the
@@ -137,14 +144,7 @@ fn shamir_open<F: Field>(p: &mut Party, c: &Combination<F>) -> Result<(bool, Vec
     let at = |a: usize| f.sub(f.one(), f.mul(point(me), f.inv(point(a)).expect("p > 3")));
     let [x, y] = prss(p, |s| f.sample_vec(s, n), |r, a| r.into_iter().map(|v| f.mul(v, at(a))).collect::<Vec<_>>())?;
     let t: Vec<F::El> = c.values().iter().zip(x.iter().zip(&y)).map(|(&v, (&x, &y))| f.add(v, f.add(x, y))).collect();
-    let mut all = vec![Vec::new(); 3];
-    for peer in [p.next(), p.prev()] {
-        p.send_elems(&f, peer, &t)?;
-    }
-    for peer in [p.next(), p.prev()] {
-        all[peer] = p.recv_elems(&f, peer, n)?;
-    }
-    all[me] = t;
+    let all = open_to_all(p, &f, t)?;
     // The line through parties 0 and 1, at party 2's point: λ_0 = (3 − 2)/(1 − 2), λ_1 = (3 − 1)/(2 − 1).
     let l0 = f.mul(f.sub(point(2), point(1)), f.inv(f.sub(point(0), point(1))).expect("distinct points"));
     let l1 = f.mul(f.sub(point(2), point(0)), f.inv(f.sub(point(1), point(0))).expect("distinct points"));
@@ -168,15 +168,7 @@ pub fn galois_consistent(p: &mut Party, c: &Combination<Z16>) -> Result<bool> {
     )?;
     let t: Vec<u16> =
         c.values().iter().zip(x.iter().zip(&y)).map(|(&v, (&x, &y))| v.wrapping_add(x).wrapping_add(y)).collect();
-    let z16 = Z16::new();
-    let mut all = vec![Vec::new(); 3];
-    for peer in [p.next(), p.prev()] {
-        p.send_elems(&z16, peer, &t)?;
-    }
-    for peer in [p.next(), p.prev()] {
-        all[peer] = p.recv_elems(&z16, peer, n)?;
-    }
-    all[me] = t;
+    let all = open_to_all(p, &Z16::new(), t)?;
     let lambda =
         |j: usize, k: usize| gr::mul(gr::sub(pts[2], pts[k]), gr::inv(gr::sub(pts[j], pts[k])).expect("units"));
     let (l0, l1) = (lambda(0, 1), lambda(1, 0));
