@@ -680,6 +680,11 @@ fn a_node_that_lost_its_store_is_rebuilt_by_its_peers() {
     assert!(c.log(2).contains("failpoint recovered-page:1: aborting"), "{}", c.log(2));
     c.start_with(2, None, &["--recover"]);
     assert_eq!(c.serving_count(), want);
+    // The empty store got all five identities; the backup only those from its next id (5) on,
+    // and the second run after the interruption those from 6 on: none.
+    let (helped, rebuilt) = (c.log(0), c.log(2));
+    assert!(helped.contains("identities=5") && helped.contains("identities=0"), "{helped}");
+    assert!(rebuilt.contains("from_id=5") && rebuilt.contains("from_id=6"), "{rebuilt}");
     assert!(c.submit(&gen.genuine_template(&people[1]).unwrap(), Kind::Check).unwrap().unique);
     assert!(!c.submit(&gen.genuine_template(&people[4]).unwrap(), Kind::Check).unwrap().unique);
     assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(6));

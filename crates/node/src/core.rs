@@ -466,10 +466,13 @@ impl<S: IrisScheme> Core<S> {
 
     /// Share recovery ([`argus_mpc::recovery`]): node `lost` rebuilds its store from its two
     /// peers, which must agree. Each helper sends, page by page in id order, its part of the lost
-    /// node's share of every identity it holds; the lost node adds the two parts up and imports
-    /// the shares (skipping those it holds already), then adopts the peers' log from its last
-    /// commit on ([`Engine::adopt`]: deletions since apply, no pending share is needed). The lost
-    /// node learns its own shares and nothing else; the helpers learn nothing.
+    /// node's share of every identity it holds from the lost node's next id on (ids are given in
+    /// increasing order, so a store restored from an older backup lacks exactly those; an empty
+    /// store gets them all); the lost node adds the two parts up and imports the shares
+    /// (skipping any it holds already), then adopts the peers' log from its last commit on
+    /// ([`Engine::adopt`]: deletions since apply, no pending share is needed), and must then hold
+    /// what its peers hold. The lost node learns its own shares and nothing else; the helpers
+    /// learn nothing.
     /// Returns whether anything was recovered (the same on all three).
     fn recover(&mut self, p: &mut Party, lost: PartyId) -> Result<bool, End> {
         let me = self.cfg.id;
@@ -489,7 +492,7 @@ impl<S: IrisScheme> Core<S> {
         if me == lost {
             self.rebuild(p, [j, k], &all[j])?;
         } else {
-            self.help(p, lost, if me == j { k } else { j }, all[lost].last_seq)?;
+            self.help(p, lost, if me == j { k } else { j }, &all[lost])?;
         }
         Ok(true)
     }
@@ -498,7 +501,14 @@ impl<S: IrisScheme> Core<S> {
     /// then their log from this node's last commit; the result must be the helpers' `target`.
     fn rebuild(&mut self, p: &mut Party, [j, k]: [PartyId; 2], target: &Summary) -> Result<(), End> {
         let (me, t) = (self.cfg.id, Instant::now());
-        tracing::info!(node = me, count = target.count, last_seq = target.last_seq, "recovering from the peers");
+        let from_id = self.engine.summary().map_err(End::Fatal)?.next_id;
+        tracing::info!(
+            node = me,
+            count = target.count,
+            last_seq = target.last_seq,
+            from_id,
+            "recovering from the peers"
+        );
         let page = |from| match recv(p, from)? {
             PeerMsg::Parts(parts) => Ok(parts),
             other => Err(End::Peer(NodeError::Protocol(format!("expected recovery parts, got {other:?}")))),
@@ -540,13 +550,14 @@ impl<S: IrisScheme> Core<S> {
         Ok(())
     }
 
-    /// Share recovery, a helper's side: pages of this node's parts for node `lost` (one page in
-    /// flight, paced by its `PartsTaken`), with a pad shared with `other`, the other helper; the
-    /// lower-numbered helper then sends the log after `from_seq`.
-    fn help(&mut self, p: &mut Party, lost: PartyId, other: PartyId, from_seq: u64) -> Result<(), End> {
+    /// Share recovery, a helper's side: pages of this node's parts for node `lost`, whose store
+    /// is `has`, from its next id on (one page in flight, paced by its `PartsTaken`), with a pad
+    /// shared with `other`, the other helper; the lower-numbered helper then sends the log after
+    /// the lost node's last commit.
+    fn help(&mut self, p: &mut Party, lost: PartyId, other: PartyId, has: &Summary) -> Result<(), End> {
         let (me, t, bytes) = (self.cfg.id, Instant::now(), p.stats().bytes_sent);
         let mut pad = p.stream_with(other).map_err(|e| End::Fatal(e.into()))?;
-        let (mut after, mut unanswered, mut sent) = (None, 0, 0);
+        let (mut after, mut unanswered, mut sent) = (has.next_id.checked_sub(1), 0, 0);
         loop {
             let parts = self.engine.recovery_parts(me, lost, after, RECOVERY_PAGE, &mut pad).map_err(End::Fatal)?;
             let last = parts.len() < RECOVERY_PAGE;
@@ -566,7 +577,7 @@ impl<S: IrisScheme> Core<S> {
             }
         }
         if me < other {
-            let commits = self.engine.store.commits_since(from_seq).map_err(|e| End::Fatal(e.into()))?;
+            let commits = self.engine.store.commits_since(has.last_seq).map_err(|e| End::Fatal(e.into()))?;
             for page in commits.chunks(RECOVERY_COMMITS) {
                 send(p, lost, &PeerMsg::Commits(page.to_vec()))?;
             }
