@@ -542,8 +542,8 @@ impl<S: IrisScheme> Core<S> {
         let now = self.engine.summary().map_err(End::Fatal)?;
         if now != *target {
             return Err(End::Fatal(NodeError::Inconsistent(format!(
-                "after recovery this node holds {now:?}, its peers {target:?}: the store holds identities they do \
-                 not (move it aside and recover into an empty one)"
+                "after recovery this node holds {now:?}, its peers {target:?}: its store is not an older copy of \
+                 this node's (move it aside and recover into an empty one)"
             ))));
         }
         tracing::info!(node = me, written, adopted, secs = t.elapsed().as_secs_f64(), "recovered");
