@@ -785,7 +785,8 @@ fn follower_crash_after_commit() {
 }
 
 /// The service on PostgreSQL (one database per node, as a production deployment): enrolment, a
-/// refused re-capture, a deletion, and a node restarted from its store into its peers' state.
+/// refused re-capture, a deletion, a node restarted from its store into its peers' state, and a
+/// node whose database was dropped rebuilt by its peers.
 /// Skipped without `ARGUS_TEST_POSTGRES_URL` (an admin URL whose role may create databases);
 /// `.ci/run` starts a server and sets `ARGUS_REQUIRE_POSTGRES=1`, which makes a skip a failure.
 #[test]
@@ -844,5 +845,14 @@ fn service_on_postgres() {
                 assert!(c.log(i).contains(&format!("{db}{i} (TLS)")), "node {i}:\n{}", c.log(i));
             }
         }
+        // Node 1's database lost: an empty one in its place, rebuilt by its peers.
+        c.terminate(1);
+        assert!(c.wait_exit(1, Duration::from_secs(30)).success());
+        pg.batch_execute(&format!("DROP DATABASE {db}1 WITH (FORCE)")).unwrap();
+        pg.batch_execute(&format!("CREATE DATABASE {db}1")).unwrap();
+        c.start_with(1, None, &["--recover"]);
+        assert_eq!(c.serving_count(), 2);
+        assert!(c.log(1).contains("recovered") && c.log(1).contains("audit: shares consistent"), "{}", c.log(1));
+        assert!(!c.submit(&gen.genuine_template(&people[1]).unwrap(), Kind::Check).unwrap().unique);
     }
 }
