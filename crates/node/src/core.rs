@@ -203,8 +203,14 @@ impl<S: IrisScheme> Core<S> {
         while !self.stop.load(Ordering::Relaxed) {
             tracing::info!(node = id, "connecting to peers");
             let Some(attempt) = self.connect(&listener, &identity) else { break };
-            let net = match attempt {
-                Ok(n) => n,
+            // The seeds are agreed over the new links (one round): a peer that goes away meanwhile
+            // (a rolling restart) fails this attempt like a failed connection, not the node.
+            let party = attempt.and_then(|net| {
+                net.set_timeout(self.cfg.peer_timeout());
+                Ok(Party::new(net)?)
+            });
+            let mut p = match party {
+                Ok(p) => p,
                 Err(e) => {
                     tracing::warn!(node = id, "peers not reachable: {e}");
                     self.fail_queue("this node is not connected to its peers");
@@ -214,8 +220,6 @@ impl<S: IrisScheme> Core<S> {
                     continue;
                 }
             };
-            net.set_timeout(self.cfg.peer_timeout());
-            let mut p = Party::new(net)?;
             let started = Instant::now();
             let end = self.session(&mut p);
             self.serving = false;
