@@ -110,16 +110,17 @@ pub struct FieldDb {
     rows: [Shamir<F65519>; 4],
 }
 
-impl FieldDb {
-    /// Whether the three parties' databases hold consistent shares ([`argus_mpc::audit`]): true
-    /// on all three, or false on all three; reveals nothing. `seed` is public, the same on all.
-    pub fn audit(&self, p: &mut Party, seed: &argus_prg::Seed) -> Result<bool, MpcError> {
+impl super::recovery::Auditable for FieldDb {
+    fn audit(&self, p: &mut Party, seed: &argus_prg::Seed) -> Result<bool, MpcError> {
         let mut c = argus_mpc::audit::Combination::new(F65519, 1, seed);
         for row in &self.rows {
             c.absorb(row.shares());
         }
         argus_mpc::audit::shamir_consistent(p, &c)
     }
+}
+
+impl FieldDb {
     /// An empty database for codes of `len` bits.
     pub fn new(len: usize) -> Self {
         FieldDb { code_len: len, count: 0, rows: std::array::from_fn(|_| Shamir::zeros(F65519, Degree::One, 0)) }

@@ -192,16 +192,17 @@ impl std::fmt::Debug for GrDb {
     }
 }
 
-impl GrDb {
-    /// Whether the three parties' databases hold consistent shares ([`argus_mpc::audit`]): true
-    /// on all three, or false on all three; reveals nothing. `seed` is public, the same on all.
-    pub fn audit(&self, p: &mut Party, seed: &argus_prg::Seed) -> Result<bool, MpcError> {
+impl super::recovery::Auditable for GrDb {
+    fn audit(&self, p: &mut Party, seed: &argus_prg::Seed) -> Result<bool, MpcError> {
         let mut c = argus_mpc::audit::Combination::new(Z16::new(), 4, seed);
         for row in &self.rows {
             c.absorb(row);
         }
         argus_mpc::audit::galois_consistent(p, &c)
     }
+}
+
+impl GrDb {
     /// An empty database for codes of `len` bits.
     pub fn new(len: usize) -> Self {
         GrDb { code_len: len, count: 0, rows: Default::default() }

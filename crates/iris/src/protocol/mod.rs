@@ -25,7 +25,7 @@ pub mod codec;
 pub mod field;
 pub mod galois;
 pub mod plain_mask;
-mod recovery;
+pub mod recovery;
 pub mod scheme;
 
 use argus_math::{BitVec, Modulus, Ring, Z32};
@@ -209,10 +209,8 @@ pub(crate) fn absorb_pre<R: Ring>(a: &mut Combination<R>, b: &mut Combination<R>
     }
 }
 
-impl<R: Ring> SharedDb<R> {
-    /// Whether the three parties' databases hold consistent shares ([`argus_mpc::audit`]): true
-    /// on all three, or false on all three; reveals nothing. `seed` is public, the same on all.
-    pub fn audit(&self, p: &mut Party, seed: &Seed) -> Result<bool, MpcError> {
+impl<R: Ring> recovery::Auditable for SharedDb<R> {
+    fn audit(&self, p: &mut Party, seed: &Seed) -> Result<bool, MpcError> {
         let (mut a, mut b) =
             (Combination::new(self.ring.clone(), 1, seed), Combination::new(self.ring.clone(), 1, seed));
         for row in &self.rows {
@@ -220,7 +218,9 @@ impl<R: Ring> SharedDb<R> {
         }
         audit::rep3_consistent(p, &a, &b)
     }
+}
 
+impl<R: Ring> SharedDb<R> {
     /// An empty database for codes of `len` bits.
     pub fn new(ring: R, len: usize) -> Self {
         SharedDb { code_len: len, count: 0, rows: std::array::from_fn(|_| Rep3Pre::empty(ring.clone())), ring }

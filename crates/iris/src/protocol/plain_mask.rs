@@ -83,11 +83,9 @@ pub struct PlainMaskDb {
     masks: [Vec<BitVec>; 2],
 }
 
-impl PlainMaskDb {
-    /// Whether the three parties' databases hold consistent code shares and equal public masks
-    /// ([`argus_mpc::audit`]): true on all three, or false on all three; reveals nothing.
-    /// `seed` is public, the same on all.
-    pub fn audit(&self, p: &mut Party, seed: &argus_prg::Seed) -> Result<bool, MpcError> {
+impl super::recovery::Auditable for PlainMaskDb {
+    // Code shares replicated-checked, the public masks compared.
+    fn audit(&self, p: &mut Party, seed: &argus_prg::Seed) -> Result<bool, MpcError> {
         use argus_mpc::audit::{self, Combination};
         let (mut a, mut b) = (Combination::new(Z16::new(), 1, seed), Combination::new(Z16::new(), 1, seed));
         for row in &self.codes {
@@ -100,6 +98,9 @@ impl PlainMaskDb {
         let codes = audit::rep3_consistent(p, &a, &b)?;
         Ok(audit::public_equal(p, &masks)? && codes)
     }
+}
+
+impl PlainMaskDb {
     /// An empty database for codes of `len` bits.
     pub fn new(len: usize) -> Self {
         PlainMaskDb { len, codes: std::array::from_fn(|_| Rep3Pre::empty(Z16::new())), masks: [Vec::new(), Vec::new()] }

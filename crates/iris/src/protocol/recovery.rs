@@ -1,19 +1,36 @@
-//! Share recovery of enrolment shares, for every scheme ([`argus_mpc::recovery`]): the part a
-//! helper sends a node that lost its store, and the sum the node makes of the two parts. Parts
-//! have the type (and the encoding) of an enrolment share. A helper draws its pad for the code,
-//! then the mask, left eye then right, so both helpers' pads line up.
+//! Share recovery and the database audit, for every scheme: [`Recoverable`] shares (the part a
+//! helper sends a node that lost its store, and the sum the node makes of the two parts;
+//! [`argus_mpc::recovery`]) and [`Auditable`] databases ([`argus_mpc::audit`]). Parts have the
+//! type (and the encoding) of an enrolment share. A helper draws its pad for the code, then the
+//! mask, left eye then right, so both helpers' pads line up.
 
 use argus_math::Ring;
 use argus_mpc::recovery;
-use argus_mpc::MpcError;
+use argus_mpc::{MpcError, Party};
 use argus_net::PartyId;
-use argus_prg::Prg;
+use argus_prg::{Prg, Seed};
 
 use super::field::{FieldEyeShare, FieldTemplateShare};
 use super::galois::{GrEyeShare, GrTemplateShare};
 use super::plain_mask::PlainMaskShare;
 use super::{EyeShare, TemplateShare};
 use crate::IrisError;
+
+/// An enrolment share that a party which lost it can get back from the other two.
+pub trait Recoverable: Sized {
+    /// Party `me`'s part of party `lost`'s share of the same entry; `pad` is a stream `me` shares
+    /// with the other helper alone.
+    fn recovery_part(&self, me: PartyId, lost: PartyId, pad: &mut Prg) -> Result<Self, IrisError>;
+    /// The lost party's share: the sum of the two helpers' parts.
+    fn recover(a: &Self, b: &Self) -> Result<Self, IrisError>;
+}
+
+/// A party's database whose shares the three parties can check for consistency.
+pub trait Auditable {
+    /// True on all three parties iff their shares are consistent; reveals nothing. `seed` is
+    /// public and the same on all three.
+    fn audit(&self, p: &mut Party, seed: &Seed) -> Result<bool, MpcError>;
+}
 
 fn bad(e: MpcError) -> IrisError {
     IrisError::BadShare(e.to_string())
@@ -145,4 +162,40 @@ pub(crate) fn gr_sum(a: &GrTemplateShare, b: &GrTemplateShare) -> Result<GrTempl
     };
     let entry = [eye(&a.entry[0], &b.entry[0])?, eye(&a.entry[1], &b.entry[1])?];
     Ok(GrTemplateShare { entry, query: Default::default(), rows: 1, unrotated: 0, cols: a.cols })
+}
+
+impl<R: Ring> Recoverable for TemplateShare<R> {
+    fn recovery_part(&self, me: PartyId, lost: PartyId, _pad: &mut Prg) -> Result<Self, IrisError> {
+        rep3_part(me, lost, self)
+    }
+    fn recover(a: &Self, b: &Self) -> Result<Self, IrisError> {
+        rep3_sum(a, b)
+    }
+}
+
+impl Recoverable for FieldTemplateShare {
+    fn recovery_part(&self, me: PartyId, lost: PartyId, pad: &mut Prg) -> Result<Self, IrisError> {
+        field_part(me, lost, self, pad)
+    }
+    fn recover(a: &Self, b: &Self) -> Result<Self, IrisError> {
+        field_sum(a, b)
+    }
+}
+
+impl Recoverable for PlainMaskShare {
+    fn recovery_part(&self, me: PartyId, lost: PartyId, _pad: &mut Prg) -> Result<Self, IrisError> {
+        plain_mask_part(me, lost, self)
+    }
+    fn recover(a: &Self, b: &Self) -> Result<Self, IrisError> {
+        plain_mask_sum(a, b)
+    }
+}
+
+impl Recoverable for GrTemplateShare {
+    fn recovery_part(&self, me: PartyId, lost: PartyId, pad: &mut Prg) -> Result<Self, IrisError> {
+        gr_part(me, lost, self, pad)
+    }
+    fn recover(a: &Self, b: &Self) -> Result<Self, IrisError> {
+        gr_sum(a, b)
+    }
 }

@@ -13,7 +13,8 @@ use argus_net::PartyId;
 use argus_prg::{Prg, Seed};
 use rand::rngs::OsRng;
 
-use super::{codec, field, galois, plain_mask, recovery, Checked, SharedDb, TemplateShare};
+use super::recovery::{Auditable, Recoverable};
+use super::{codec, field, galois, plain_mask, Checked, SharedDb, TemplateShare};
 use crate::{IrisError, IrisGeometry, MatchConfig, Template};
 
 /// What a share is expected to hold (checked by [`IrisScheme::decode`]).
@@ -65,9 +66,9 @@ pub fn query_kind(cfg: &MatchConfig, geometry: IrisGeometry) -> Result<ShareKind
 /// the batch check (revealing, per query, whether it is unique).
 pub trait IrisScheme: Sync {
     /// One party's share of a template.
-    type Share: Clone + Send + Sync;
+    type Share: Clone + Send + Sync + Recoverable;
     /// One party's database.
-    type Db: Send;
+    type Db: Send + Auditable;
     /// Short name, e.g. `mpclift-F16-shamir`.
     fn name(&self) -> &'static str;
     /// Bits of the sharing ring or field.
@@ -129,14 +130,20 @@ pub trait IrisScheme: Sync {
         lost: PartyId,
         s: &Self::Share,
         pad: &mut Prg,
-    ) -> Result<Self::Share, IrisError>;
+    ) -> Result<Self::Share, IrisError> {
+        s.recovery_part(me, lost, pad)
+    }
     /// Share recovery, the lost party's side: its enrolment share, the sum of the two parts.
-    fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError>;
+    fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError> {
+        Self::Share::recover(a, b)
+    }
     /// Whether the three parties' databases hold consistent shares of the same entries (a
     /// corrupted or wrongly recovered share would otherwise silently change results): true on all
     /// three or false on all three, revealing nothing ([`argus_mpc::audit`]). `seed` is public
     /// and the same on all three.
-    fn audit(&self, p: &mut Party, db: &Self::Db, seed: &Seed) -> Result<bool, MpcError>;
+    fn audit(&self, p: &mut Party, db: &Self::Db, seed: &Seed) -> Result<bool, MpcError> {
+        db.audit(p, seed)
+    }
 }
 
 /// Secret masks over replicated Z_2^16 (MPCLift-Z).
@@ -212,21 +219,6 @@ macro_rules! rep3_scheme {
                 // Two components (pre-processed: x_i + x_{i-1} and x_{i-1}) of one element each.
                 2.0 * $ring.byte_len() as f64
             }
-            fn recovery_part(
-                &self,
-                me: PartyId,
-                lost: PartyId,
-                s: &Self::Share,
-                _pad: &mut Prg,
-            ) -> Result<Self::Share, IrisError> {
-                recovery::rep3_part(me, lost, s)
-            }
-            fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError> {
-                recovery::rep3_sum(a, b)
-            }
-            fn audit(&self, p: &mut Party, db: &Self::Db, seed: &Seed) -> Result<bool, MpcError> {
-                db.audit(p, seed)
-            }
         }
     };
 }
@@ -297,21 +289,6 @@ impl IrisScheme for MpcLiftF16 {
     fn share_bytes_per_code_bit(&self) -> f64 {
         2.0
     }
-    fn recovery_part(
-        &self,
-        me: PartyId,
-        lost: PartyId,
-        s: &Self::Share,
-        pad: &mut Prg,
-    ) -> Result<Self::Share, IrisError> {
-        recovery::field_part(me, lost, s, pad)
-    }
-    fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError> {
-        recovery::field_sum(a, b)
-    }
-    fn audit(&self, p: &mut Party, db: &Self::Db, seed: &Seed) -> Result<bool, MpcError> {
-        db.audit(p, seed)
-    }
 }
 
 impl IrisScheme for PlainMaskZ16 {
@@ -376,21 +353,6 @@ impl IrisScheme for PlainMaskZ16 {
     fn share_bytes_per_code_bit(&self) -> f64 {
         4.0
     }
-    fn recovery_part(
-        &self,
-        me: PartyId,
-        lost: PartyId,
-        s: &Self::Share,
-        _pad: &mut Prg,
-    ) -> Result<Self::Share, IrisError> {
-        recovery::plain_mask_part(me, lost, s)
-    }
-    fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError> {
-        recovery::plain_mask_sum(a, b)
-    }
-    fn audit(&self, p: &mut Party, db: &Self::Db, seed: &Seed) -> Result<bool, MpcError> {
-        db.audit(p, seed)
-    }
 }
 
 impl IrisScheme for MpcLiftGr16 {
@@ -446,20 +408,5 @@ impl IrisScheme for MpcLiftGr16 {
     }
     fn share_bytes_per_code_bit(&self) -> f64 {
         2.0
-    }
-    fn recovery_part(
-        &self,
-        me: PartyId,
-        lost: PartyId,
-        s: &Self::Share,
-        pad: &mut Prg,
-    ) -> Result<Self::Share, IrisError> {
-        recovery::gr_part(me, lost, s, pad)
-    }
-    fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError> {
-        recovery::gr_sum(a, b)
-    }
-    fn audit(&self, p: &mut Party, db: &Self::Db, seed: &Seed) -> Result<bool, MpcError> {
-        db.audit(p, seed)
     }
 }
