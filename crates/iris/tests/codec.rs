@@ -284,6 +284,8 @@ fn recovers<S: Open>(s: &S) {
                 let part = |me: usize, pad: &mut Prg| {
                     let p = s.recovery_part(me, lost, &shares[me], pad).unwrap();
                     assert_ne!(S::flat(&p), S::flat(&shares[me]), "{}: a part is not the helper's share", s.name());
+                    // What a helper sends per identity is one share's worth of bytes.
+                    assert_eq!(s.encode(&p).len(), s.encode(&shares[me]).len(), "{}: part size", s.name());
                     s.decode(&s.encode(&p), G.bits(), &cfg, ShareKind::Enrollment).unwrap()
                 };
                 let (a, b) = (part(j, &mut pj), part(k, &mut pk));

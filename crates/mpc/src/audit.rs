@@ -275,6 +275,40 @@ mod tests {
         assert_eq!(verdicts([public.clone(), other, public], public_check), [false; 3]);
     }
 
+    /// Rounds and bytes per party, against the protocols' counts: Shamir (prime field and GR)
+    /// and public values open `CHECKS · group` elements to both peers in one round; replicated
+    /// sends them to the next party, then a one-byte verdict to both: two rounds.
+    #[test]
+    fn rounds_and_bytes() {
+        let mut rng = StdRng::seed_from_u64(4);
+        let n = 64;
+        // Rounds as the busiest party counts them (one whose last setup message was a send
+        // counts its first send here as part of that round).
+        let cost = |stats: Vec<argus_net::Stats>| {
+            assert!(stats.iter().all(|s| s.bytes_sent == stats[0].bytes_sent), "{stats:?}");
+            (stats.iter().map(|s| s.rounds).max().unwrap(), stats[0].bytes_sent)
+        };
+        let measured = |f: &(dyn Fn(&mut Party) -> Result<bool> + Sync)| {
+            cost(
+                run3(Backend::Memory, NetConfig::default(), |p| {
+                    let before = p.stats();
+                    assert!(f(p)?);
+                    Ok(p.stats() - before)
+                })
+                .unwrap(),
+            )
+        };
+        let (z32, f, z16) = (Z32::new(), F65519, Z16::new());
+        let s = crate::rep3::share_from_client(&z32, &z32.sample_vec(&mut rng, n), &mut rng);
+        assert_eq!(measured(&|p| rep3_check(p, &s[p.id()])), (2, z32.wire_len(CHECKS) as u64 + 2));
+        let s = crate::shamir::share_from_client(&f, &f.sample_vec(&mut rng, n), &mut rng).unwrap();
+        assert_eq!(measured(&|p| field_check(p, &s[p.id()])), (1, 2 * f.wire_len(CHECKS) as u64));
+        let s = mg::share_from_client(&z16.sample_vec(&mut rng, 4 * n), Basis::Monomial, &mut rng).unwrap();
+        assert_eq!(measured(&|p| gr_check(p, &s[p.id()])), (1, 2 * z16.wire_len(4 * CHECKS) as u64));
+        let v = z16.sample_vec(&mut rng, n);
+        assert_eq!(measured(&|p| public_check(p, &v)), (1, 2 * z16.wire_len(CHECKS) as u64));
+    }
+
     /// What a party receives in the Shamir audit does not depend on the secret: the value the
     /// opened points determine (the combination of the secrets plus `r`) is uniform, its low bit
     /// balanced, for the secret 0 as for the secret 1.
