@@ -494,18 +494,24 @@ impl<S: IrisScheme> Core<S> {
             return Ok(false);
         }
         if me == lost {
-            self.rebuild(p, [j, k], &all[j])?;
+            self.rebuild(p, [j, k], all[lost].next_id, &all[j])?;
         } else {
             self.help(p, lost, if me == j { k } else { j }, &all[lost])?;
         }
         Ok(true)
     }
 
-    /// Share recovery, the lost node's side: the helpers' pages of parts, added up and written,
-    /// then their log from this node's last commit; the result must be the helpers' `target`.
-    fn rebuild(&mut self, p: &mut Party, [j, k]: [PartyId; 2], target: &Summary) -> Result<(), End> {
+    /// Share recovery, the lost node's side: the helpers' pages of parts (from this node's next
+    /// id `from_id` on), added up and written, then their log from this node's last commit; the
+    /// result must be the helpers' `target`.
+    fn rebuild(
+        &mut self,
+        p: &mut Party,
+        [j, k]: [PartyId; 2],
+        from_id: IdentityId,
+        target: &Summary,
+    ) -> Result<(), End> {
         let (me, t) = (self.cfg.id, Instant::now());
-        let from_id = self.engine.summary().map_err(End::Fatal)?.next_id;
         tracing::info!(
             node = me,
             count = target.count,

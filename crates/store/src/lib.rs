@@ -44,9 +44,9 @@
 #![warn(missing_docs)]
 
 mod pg;
+mod sqlite;
 
 pub use pg::connect as connect_postgres;
-mod sqlite;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

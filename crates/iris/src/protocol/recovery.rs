@@ -44,86 +44,6 @@ fn enrolment(rows: usize, unrotated: usize) -> Result<(), IrisError> {
     Ok(())
 }
 
-/// A replicated scheme's part.
-pub(crate) fn rep3_part<R: Ring>(
-    me: PartyId,
-    lost: PartyId,
-    s: &TemplateShare<R>,
-) -> Result<TemplateShare<R>, IrisError> {
-    enrolment(s.rows, s.unrotated)?;
-    let eye = |e: &EyeShare<R>| -> Result<EyeShare<R>, IrisError> {
-        Ok(EyeShare {
-            code: recovery::rep3(me, lost, &e.code).map_err(bad)?,
-            mask: recovery::rep3(me, lost, &e.mask).map_err(bad)?,
-        })
-    };
-    Ok(TemplateShare { left: eye(&s.left)?, right: eye(&s.right)?, rows: 1, unrotated: 0 })
-}
-
-/// A replicated scheme's lost share from the two parts.
-pub(crate) fn rep3_sum<R: Ring>(a: &TemplateShare<R>, b: &TemplateShare<R>) -> Result<TemplateShare<R>, IrisError> {
-    enrolment(a.rows, a.unrotated)?;
-    enrolment(b.rows, b.unrotated)?;
-    let eye = |x: &EyeShare<R>, y: &EyeShare<R>| -> Result<EyeShare<R>, IrisError> {
-        Ok(EyeShare { code: x.code.add(&y.code).map_err(bad)?, mask: x.mask.add(&y.mask).map_err(bad)? })
-    };
-    Ok(TemplateShare { left: eye(&a.left, &b.left)?, right: eye(&a.right, &b.right)?, rows: 1, unrotated: 0 })
-}
-
-/// The Shamir F_65519 scheme's part.
-pub(crate) fn field_part(
-    me: PartyId,
-    lost: PartyId,
-    s: &FieldTemplateShare,
-    pad: &mut Prg,
-) -> Result<FieldTemplateShare, IrisError> {
-    enrolment(s.rows, s.unrotated)?;
-    let mut eye = |e: &FieldEyeShare| -> Result<FieldEyeShare, IrisError> {
-        Ok(FieldEyeShare {
-            code: recovery::shamir(me, lost, &e.code, pad).map_err(bad)?,
-            mask: recovery::shamir(me, lost, &e.mask, pad).map_err(bad)?,
-        })
-    };
-    Ok(FieldTemplateShare { left: eye(&s.left)?, right: eye(&s.right)?, rows: 1, unrotated: 0 })
-}
-
-/// The Shamir F_65519 scheme's lost share from the two parts.
-pub(crate) fn field_sum(a: &FieldTemplateShare, b: &FieldTemplateShare) -> Result<FieldTemplateShare, IrisError> {
-    enrolment(a.rows, a.unrotated)?;
-    enrolment(b.rows, b.unrotated)?;
-    let eye = |x: &FieldEyeShare, y: &FieldEyeShare| -> Result<FieldEyeShare, IrisError> {
-        Ok(FieldEyeShare { code: x.code.add(&y.code).map_err(bad)?, mask: x.mask.add(&y.mask).map_err(bad)? })
-    };
-    Ok(FieldTemplateShare { left: eye(&a.left, &b.left)?, right: eye(&a.right, &b.right)?, rows: 1, unrotated: 0 })
-}
-
-/// The public-mask scheme's part: the code's, and the masks as they are (every node holds them).
-pub(crate) fn plain_mask_part(me: PartyId, lost: PartyId, s: &PlainMaskShare) -> Result<PlainMaskShare, IrisError> {
-    enrolment(s.rows, s.unrotated)?;
-    let [l, r] = &s.codes;
-    Ok(PlainMaskShare {
-        codes: [recovery::rep3(me, lost, l).map_err(bad)?, recovery::rep3(me, lost, r).map_err(bad)?],
-        masks: s.masks.clone(),
-        rows: 1,
-        unrotated: 0,
-    })
-}
-
-/// The public-mask scheme's lost share from the two parts, whose masks must agree.
-pub(crate) fn plain_mask_sum(a: &PlainMaskShare, b: &PlainMaskShare) -> Result<PlainMaskShare, IrisError> {
-    enrolment(a.rows, a.unrotated)?;
-    enrolment(b.rows, b.unrotated)?;
-    if a.masks != b.masks {
-        return Err(IrisError::BadShare("the two parts carry different public masks".into()));
-    }
-    Ok(PlainMaskShare {
-        codes: [a.codes[0].add(&b.codes[0]).map_err(bad)?, a.codes[1].add(&b.codes[1]).map_err(bad)?],
-        masks: a.masks.clone(),
-        rows: 1,
-        unrotated: 0,
-    })
-}
-
 fn gr_enrolment(s: &GrTemplateShare) -> Result<(), IrisError> {
     enrolment(s.rows, s.unrotated)?;
     if s.query.iter().any(|q| !q.code.is_empty() || !q.mask.is_empty()) {
@@ -132,70 +52,108 @@ fn gr_enrolment(s: &GrTemplateShare) -> Result<(), IrisError> {
     Ok(())
 }
 
-/// The Shamir GR(2^16, 4) scheme's part (the monomial entry rows).
-pub(crate) fn gr_part(
-    me: PartyId,
-    lost: PartyId,
-    s: &GrTemplateShare,
-    pad: &mut Prg,
-) -> Result<GrTemplateShare, IrisError> {
-    gr_enrolment(s)?;
-    let mut eye = |e: &GrEyeShare| -> Result<GrEyeShare, IrisError> {
-        Ok(GrEyeShare {
-            code: recovery::galois(me, lost, &e.code, pad).map_err(bad)?,
-            mask: recovery::galois(me, lost, &e.mask, pad).map_err(bad)?,
-        })
-    };
-    let entry = [eye(&s.entry[0])?, eye(&s.entry[1])?];
-    Ok(GrTemplateShare { entry, query: Default::default(), rows: 1, unrotated: 0, cols: s.cols })
-}
-
-/// The Shamir GR(2^16, 4) scheme's lost share from the two parts.
-pub(crate) fn gr_sum(a: &GrTemplateShare, b: &GrTemplateShare) -> Result<GrTemplateShare, IrisError> {
-    gr_enrolment(a)?;
-    gr_enrolment(b)?;
-    let eye = |x: &GrEyeShare, y: &GrEyeShare| -> Result<GrEyeShare, IrisError> {
-        Ok(GrEyeShare {
-            code: recovery::add_u16(&x.code, &y.code).map_err(bad)?,
-            mask: recovery::add_u16(&x.mask, &y.mask).map_err(bad)?,
-        })
-    };
-    let entry = [eye(&a.entry[0], &b.entry[0])?, eye(&a.entry[1], &b.entry[1])?];
-    Ok(GrTemplateShare { entry, query: Default::default(), rows: 1, unrotated: 0, cols: a.cols })
-}
-
 impl<R: Ring> Recoverable for TemplateShare<R> {
+    /// A replicated scheme's part.
     fn recovery_part(&self, me: PartyId, lost: PartyId, _pad: &mut Prg) -> Result<Self, IrisError> {
-        rep3_part(me, lost, self)
+        let s = self;
+        enrolment(s.rows, s.unrotated)?;
+        let eye = |e: &EyeShare<R>| -> Result<EyeShare<R>, IrisError> {
+            Ok(EyeShare {
+                code: recovery::rep3(me, lost, &e.code).map_err(bad)?,
+                mask: recovery::rep3(me, lost, &e.mask).map_err(bad)?,
+            })
+        };
+        Ok(TemplateShare { left: eye(&s.left)?, right: eye(&s.right)?, rows: 1, unrotated: 0 })
     }
+    /// A replicated scheme's lost share from the two parts.
     fn recover(a: &Self, b: &Self) -> Result<Self, IrisError> {
-        rep3_sum(a, b)
+        enrolment(a.rows, a.unrotated)?;
+        enrolment(b.rows, b.unrotated)?;
+        let eye = |x: &EyeShare<R>, y: &EyeShare<R>| -> Result<EyeShare<R>, IrisError> {
+            Ok(EyeShare { code: x.code.add(&y.code).map_err(bad)?, mask: x.mask.add(&y.mask).map_err(bad)? })
+        };
+        Ok(TemplateShare { left: eye(&a.left, &b.left)?, right: eye(&a.right, &b.right)?, rows: 1, unrotated: 0 })
     }
 }
 
 impl Recoverable for FieldTemplateShare {
+    /// The Shamir F_65519 scheme's part.
     fn recovery_part(&self, me: PartyId, lost: PartyId, pad: &mut Prg) -> Result<Self, IrisError> {
-        field_part(me, lost, self, pad)
+        let s = self;
+        enrolment(s.rows, s.unrotated)?;
+        let mut eye = |e: &FieldEyeShare| -> Result<FieldEyeShare, IrisError> {
+            Ok(FieldEyeShare {
+                code: recovery::shamir(me, lost, &e.code, pad).map_err(bad)?,
+                mask: recovery::shamir(me, lost, &e.mask, pad).map_err(bad)?,
+            })
+        };
+        Ok(FieldTemplateShare { left: eye(&s.left)?, right: eye(&s.right)?, rows: 1, unrotated: 0 })
     }
+    /// The Shamir F_65519 scheme's lost share from the two parts.
     fn recover(a: &Self, b: &Self) -> Result<Self, IrisError> {
-        field_sum(a, b)
+        enrolment(a.rows, a.unrotated)?;
+        enrolment(b.rows, b.unrotated)?;
+        let eye = |x: &FieldEyeShare, y: &FieldEyeShare| -> Result<FieldEyeShare, IrisError> {
+            Ok(FieldEyeShare { code: x.code.add(&y.code).map_err(bad)?, mask: x.mask.add(&y.mask).map_err(bad)? })
+        };
+        Ok(FieldTemplateShare { left: eye(&a.left, &b.left)?, right: eye(&a.right, &b.right)?, rows: 1, unrotated: 0 })
     }
 }
 
 impl Recoverable for PlainMaskShare {
+    /// The public-mask scheme's part: the code's, and the masks as they are (every node holds them).
     fn recovery_part(&self, me: PartyId, lost: PartyId, _pad: &mut Prg) -> Result<Self, IrisError> {
-        plain_mask_part(me, lost, self)
+        let s = self;
+        enrolment(s.rows, s.unrotated)?;
+        let [l, r] = &s.codes;
+        Ok(PlainMaskShare {
+            codes: [recovery::rep3(me, lost, l).map_err(bad)?, recovery::rep3(me, lost, r).map_err(bad)?],
+            masks: s.masks.clone(),
+            rows: 1,
+            unrotated: 0,
+        })
     }
+    /// The public-mask scheme's lost share from the two parts, whose masks must agree.
     fn recover(a: &Self, b: &Self) -> Result<Self, IrisError> {
-        plain_mask_sum(a, b)
+        enrolment(a.rows, a.unrotated)?;
+        enrolment(b.rows, b.unrotated)?;
+        if a.masks != b.masks {
+            return Err(IrisError::BadShare("the two parts carry different public masks".into()));
+        }
+        Ok(PlainMaskShare {
+            codes: [a.codes[0].add(&b.codes[0]).map_err(bad)?, a.codes[1].add(&b.codes[1]).map_err(bad)?],
+            masks: a.masks.clone(),
+            rows: 1,
+            unrotated: 0,
+        })
     }
 }
 
 impl Recoverable for GrTemplateShare {
+    /// The Shamir GR(2^16, 4) scheme's part (the monomial entry rows).
     fn recovery_part(&self, me: PartyId, lost: PartyId, pad: &mut Prg) -> Result<Self, IrisError> {
-        gr_part(me, lost, self, pad)
+        let s = self;
+        gr_enrolment(s)?;
+        let mut eye = |e: &GrEyeShare| -> Result<GrEyeShare, IrisError> {
+            Ok(GrEyeShare {
+                code: recovery::galois(me, lost, &e.code, pad).map_err(bad)?,
+                mask: recovery::galois(me, lost, &e.mask, pad).map_err(bad)?,
+            })
+        };
+        let entry = [eye(&s.entry[0])?, eye(&s.entry[1])?];
+        Ok(GrTemplateShare { entry, query: Default::default(), rows: 1, unrotated: 0, cols: s.cols })
     }
+    /// The Shamir GR(2^16, 4) scheme's lost share from the two parts.
     fn recover(a: &Self, b: &Self) -> Result<Self, IrisError> {
-        gr_sum(a, b)
+        gr_enrolment(a)?;
+        gr_enrolment(b)?;
+        let eye = |x: &GrEyeShare, y: &GrEyeShare| -> Result<GrEyeShare, IrisError> {
+            Ok(GrEyeShare {
+                code: recovery::add_u16(&x.code, &y.code).map_err(bad)?,
+                mask: recovery::add_u16(&x.mask, &y.mask).map_err(bad)?,
+            })
+        };
+        let entry = [eye(&a.entry[0], &b.entry[0])?, eye(&a.entry[1], &b.entry[1])?];
+        Ok(GrTemplateShare { entry, query: Default::default(), rows: 1, unrotated: 0, cols: a.cols })
     }
 }
