@@ -89,14 +89,25 @@ pub const MAX_LEVELS: usize = 8;
 /// shape 12, 18 and 24 measured 160 ms per 16 × 31 × 4000 products, 16 measured 177, 36–48 166.
 const BLOCK_ROWS: usize = 24;
 
-/// The same for the packed kernel: one tile of 8 database rows (two query windows) when the
-/// leaves' windows pair up, else 16 so the lone window's 16-row tile is not half padding. At the
-/// iris shape on AMD Zen 4 (1 MB L2), end to end at batches of 32, 8 rows beat 32 in 8 of 9
-/// alternating pairs (+5 % median) and 16 in 4 of 5 (+2 %): the smaller the block, the less of
-/// the core's cache its taps and sums hold while three parties share two cores.
-fn packed_block_rows(plan: &Plan) -> usize {
+/// Packed leaf signals up to this size are expected to stay in the last-level cache between
+/// blocks of database rows: a quarter of the 32 MB L3 of the AMD Zen 4 host the block sizes were
+/// measured on, where the benchmark's three parties share it.
+const SIGNALS_IN_CACHE: usize = 8 << 20;
+
+/// Database rows per block on the packed path. Every block reads all the leaves' packed signals
+/// (`signal_bytes`: 7 MB for 32 queries at the iris shape), so small blocks pay off only while
+/// those stay in the last-level cache: then one tile's rows, 8 when the leaves' query windows
+/// pair up and 16 for a lone window's 16-row tile (which 8 would leave half padding); else 128,
+/// to read them from memory once per 128 rows. Measured end to end at the iris shape on Zen 4,
+/// three parties on two cores, in alternating runs: at 32 queries (7 MB) 8 rows beat 32 in 8 of
+/// 9 pairs (+5 % median) and 16 in 4 of 5 (+2 %), and 48–64 were 6 % slower; at 16 queries 16
+/// rows beat 32 by 4 %; at 64 queries (14 MB) 8 rows were 30 % slower than 32 and 128 rows 10 %
+/// faster; at 48, 64 and 128 rows were alike and 5 % faster than 32.
+fn packed_block_rows(plan: &Plan, signal_bytes: usize) -> usize {
     let windows = plan.nq.div_ceil(super::packed::GROUP) * plan.l[plan.levels()];
-    if windows.is_multiple_of(2) {
+    if signal_bytes > SIGNALS_IN_CACHE {
+        128
+    } else if windows.is_multiple_of(2) {
         8
     } else {
         16
@@ -370,7 +381,10 @@ fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &
     let leaf_rows = plan.l[levels] * plan.nq;
     let packed = matches!(queries, LeafQueries::Packed(_));
     let mut sc = Scratch { taps: vec![Vec::new(); levels.max(2)], ..Scratch::default() };
-    let block_rows = if packed { packed_block_rows(plan) } else { BLOCK_ROWS };
+    let block_rows = match queries {
+        LeafQueries::Packed(ap) => packed_block_rows(plan, std::mem::size_of_val(ap.as_slice())),
+        LeafQueries::Rows(_) => BLOCK_ROWS,
+    };
     for j0 in (0..rows_b).step_by(block_rows) {
         let rows = block_rows.min(rows_b - j0);
         let block = &b[j0 * row_len..(j0 + rows) * row_len];
