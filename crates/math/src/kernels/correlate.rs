@@ -617,6 +617,33 @@ mod tests {
         }
     }
 
+    /// Signals past [`SIGNALS_IN_CACHE`] (64 queries at the iris shape: 14 MB packed) take the
+    /// large blocks, over a ragged last block: each query's results are those of the same query
+    /// in a batch of half the size (small blocks), and spot checks match the definition.
+    #[test]
+    fn large_signals_take_large_blocks_with_the_same_results() {
+        let shape = Correlation { positions: 200, width: 64, lags: 31 };
+        let (nq, rows) = (64, 300);
+        let (a, b) = random_case(shape, nq, rows, 5);
+        let isa = super::super::detected();
+        let run = |sigs: &[u16], n: usize| {
+            let mut y = vec![0u16; shape.lags * rows * n];
+            correlate_u16_with(isa, shape, None, sigs, &b, &mut y).unwrap();
+            y
+        };
+        let full = run(&a, nq);
+        let half = a.len() / 2;
+        let halves = [run(&a[..half], nq / 2), run(&a[half..], nq / 2)];
+        for (i, &v) in full.iter().enumerate() {
+            let (lj, q) = (i / nq, i % nq);
+            assert_eq!(v, halves[q / 32][lj * 32 + q % 32], "lag·row {lj}, query {q}");
+        }
+        let want = direct(shape, &a[..shape.signal_len()], &b);
+        for (lj, &w) in want.iter().enumerate() {
+            assert_eq!(full[lj * nq], w, "query 0, lag·row {lj}");
+        }
+    }
+
     /// A correlation large enough to be split over threads (600 rows over 2 and 3, unevenly)
     /// puts each part's rows in their place in every lag: exactly the direct correlation.
     #[test]
