@@ -617,6 +617,21 @@ mod tests {
         }
     }
 
+    /// Block rows at the iris shape: one tile's rows while the packed leaf signals fit the cache
+    /// budget (16 and 32 queries: 3.5 and 7 MB), 128 past it (48 and 64 queries).
+    #[test]
+    fn block_rows_follow_the_signal_size() {
+        let shape = Correlation { positions: 200, width: 64, lags: 31 };
+        let levels = shape.default_levels_at(super::super::Isa::Avx512Vnni);
+        for (nq, mb, rows) in [(16, 3.5, 16), (32, 7.0, 8), (48, 10.5, 128), (64, 14.0, 128)] {
+            let plan = Plan::new(shape, nq, levels);
+            let bytes =
+                2 * plan.leaves() * super::super::packed::packed_len(nq, plan.sig_positions(levels), shape.width);
+            assert!((bytes as f64 / 1e6 - mb).abs() < 0.5, "{nq} queries: {bytes} B");
+            assert_eq!(packed_block_rows(&plan, bytes), rows, "{nq} queries");
+        }
+    }
+
     /// Signals past [`SIGNALS_IN_CACHE`] (64 queries at the iris shape: 14 MB packed) take the
     /// large blocks, over a ragged last block: each query's results are those of the same query
     /// in a batch of half the size (small blocks), and spot checks match the definition.
