@@ -23,7 +23,8 @@
 //! `2^levels` and the extra ones dropped. On the packed path the taps are walked depth first
 //! and only the S children are written (E and O are strided views of their parent; the last
 //! level's S is summed by the kernel as it reads), so the transform costs little next to the
-//! products.
+//! products; each node combines its children's results as soon as they are done, so only the
+//! current path's results are live.
 
 use super::dispatch::Kernels;
 
@@ -288,7 +289,10 @@ struct Scratch {
     /// The taps' levels: two ping-pong buffers for the backends' leaves; for the packed ones,
     /// the S children materialised on the current path down the tree (one per level).
     taps: Vec<Vec<u16>>,
+    /// The leaf results and the levels above them (ping-pong), or on the packed path the root's.
     outs: [Vec<u16>; 2],
+    /// On the packed path, per level, the three children's results of the node being combined.
+    nodes: Vec<Vec<u16>>,
 }
 
 /// The query side of the leaf products, made once per correlation: each leaf's query rows as
@@ -380,7 +384,8 @@ fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &
     let rows_b = b.len() / row_len;
     let leaf_rows = plan.l[levels] * plan.nq;
     let packed = matches!(queries, LeafQueries::Packed(_));
-    let mut sc = Scratch { taps: vec![Vec::new(); levels.max(2)], ..Scratch::default() };
+    let mut sc =
+        Scratch { taps: vec![Vec::new(); levels.max(2)], nodes: vec![Vec::new(); levels], ..Scratch::default() };
     let block_rows = match queries {
         LeafQueries::Packed(ap) => packed_block_rows(plan, std::mem::size_of_val(ap.as_slice())),
         LeafQueries::Rows(_) => BLOCK_ROWS,
@@ -388,11 +393,30 @@ fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &
     for j0 in (0..rows_b).step_by(block_rows) {
         let rows = block_rows.min(rows_b - j0);
         let block = &b[j0 * row_len..(j0 + rows) * row_len];
-        let outs = &mut sc.outs[0];
-        grow(outs, plan.leaves() * leaf_rows * rows);
-        let outs = &mut outs[..plan.leaves() * leaf_rows * rows];
-        match queries {
-            LeafQueries::Rows(sigs) => rows_leaves(k, plan, sigs, block, rows, &mut sc.taps, outs),
+        let slab = plan.nq * rows;
+        let root = match queries {
+            LeafQueries::Rows(sigs) => {
+                let outs = &mut sc.outs[0];
+                grow(outs, plan.leaves() * leaf_rows * rows);
+                rows_leaves(k, plan, sigs, block, rows, &mut sc.taps, &mut outs[..plan.leaves() * leaf_rows * rows]);
+                // Results up to the root, level by level.
+                let mut cur = 0;
+                for i in (0..levels).rev() {
+                    let [o0, o1] = &mut sc.outs;
+                    let (src, dst) = if cur == 0 { (&o0[..], o1) } else { (&o1[..], o0) };
+                    let (child, parent) = (plan.l[i + 1] * slab, plan.l[i] * slab);
+                    let nodes = 3usize.pow(i as u32);
+                    grow(dst, nodes * parent);
+                    let src = src[..3 * nodes * child].chunks_exact(3 * child);
+                    for (node, y) in src.zip(dst[..nodes * parent].chunks_exact_mut(parent)) {
+                        let (ps, rest) = node.split_at(child);
+                        let (pe, po) = rest.split_at(child);
+                        combine(ps, pe, po, y, slab);
+                    }
+                    cur ^= 1;
+                }
+                &sc.outs[cur][..plan.l[0] * slab]
+            }
             #[cfg(target_arch = "x86_64")]
             LeafQueries::Packed(ap) => {
                 let root = super::packed::TapView {
@@ -402,40 +426,17 @@ fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &
                     pos_stride: plan.width,
                     positions: plan.n[0],
                 };
+                let y = &mut sc.outs[0];
+                grow(y, plan.l[0] * slab);
+                let y = &mut y[..plan.l[0] * slab];
                 // SAFETY: `Packed` is made only at the AVX-512 VNNI level, which the CPU has.
-                unsafe { packed_leaves(plan, ap, root, 0, 0, &mut sc.taps, outs) }
+                unsafe { packed_node(plan, ap, root, 0, 0, &mut sc.taps, &mut sc.nodes, y) };
+                &*y
             }
             #[cfg(not(target_arch = "x86_64"))]
             LeafQueries::Packed(_) => unreachable!("packed leaves are made on x86-64 only"),
-        }
-        // Results up to the root: y[2s] = P_S[s] + P_E[s], y[2s+1] = P_S[s] + P_O[s].
-        let slab = plan.nq * rows;
-        let mut cur = 0;
-        for i in (0..levels).rev() {
-            let [o0, o1] = &mut sc.outs;
-            let (src, dst) = if cur == 0 { (&o0[..], o1) } else { (&o1[..], o0) };
-            let (child, parent) = (plan.l[i + 1] * slab, plan.l[i] * slab);
-            let nodes = 3usize.pow(i as u32);
-            grow(dst, nodes * parent);
-            let src = src[..3 * nodes * child].chunks_exact(3 * child);
-            for (node, y) in src.zip(dst[..nodes * parent].chunks_exact_mut(parent)) {
-                let (ps, rest) = node.split_at(child);
-                let (pe, po) = rest.split_at(child);
-                let lags = ps.chunks_exact(slab).zip(pe.chunks_exact(slab)).zip(po.chunks_exact(slab));
-                for (y, ((ps, pe), po)) in y.chunks_exact_mut(2 * slab).zip(lags) {
-                    let (y0, y1) = y.split_at_mut(slab);
-                    for ((y0, &x), &e) in y0.iter_mut().zip(ps).zip(pe) {
-                        *y0 = x.wrapping_add(e);
-                    }
-                    for ((y1, &x), &o) in y1.iter_mut().zip(ps).zip(po) {
-                        *y1 = x.wrapping_add(o);
-                    }
-                }
-            }
-            cur ^= 1;
-        }
+        };
         // The root's lags that were asked for, into the part's rows j0..j0 + rows of each lag.
-        let root = &sc.outs[cur][..plan.l[0] * slab];
         for (lag, y) in root.chunks_exact(slab).take(plan.lags).enumerate() {
             let o = &mut out[(lag * rows_b + j0) * plan.nq..][..slab];
             if packed {
@@ -489,48 +490,73 @@ fn rows_leaves(
     }
 }
 
-/// The leaf products below `node` (leaf index prefix `f`, at `level`) with the packed kernel,
-/// depth first: a node's S child (the sums of its position pairs) is written to `bufs[0]` and
-/// its E and O children are views of the node itself, so the only copies are the S children on
-/// the current path, which stay in cache for the leaves that read them. Leaf `f`'s results go to
-/// `outs[f]` (`[lag][row][q]`).
+/// A node's three children's results combined into its own `y` (`2 · child` lags of `slab`
+/// values): `y[2s] = P_S[s] + P_E[s]`, `y[2s+1] = P_S[s] + P_O[s]`.
+#[inline(always)]
+fn combine(ps: &[u16], pe: &[u16], po: &[u16], y: &mut [u16], slab: usize) {
+    let lags = ps.chunks_exact(slab).zip(pe.chunks_exact(slab)).zip(po.chunks_exact(slab));
+    for (y, ((ps, pe), po)) in y.chunks_exact_mut(2 * slab).zip(lags) {
+        let (y0, y1) = y.split_at_mut(slab);
+        for ((y0, &x), &e) in y0.iter_mut().zip(ps).zip(pe) {
+            *y0 = x.wrapping_add(e);
+        }
+        for ((y1, &x), &o) in y1.iter_mut().zip(ps).zip(po) {
+            *y1 = x.wrapping_add(o);
+        }
+    }
+}
+
+/// The results of `node` (leaf index prefix `f`, at `level`) into `y` (`[lag][row][q]`, the
+/// node's lags) with the packed kernel, depth first: its S child (the sums of its position pairs)
+/// is written to `bufs[0]` and its E and O children are views of the node itself, so the only
+/// copies are the S children on the current path, which stay in cache for the leaves that read
+/// them. Each node combines its children's results as soon as they are done (into `nodes[0]`),
+/// so only the current path's results are live and the combination reads them from cache.
 ///
 /// # Safety
 /// AVX-512 F/BW/VNNI.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-unsafe fn packed_leaves(
+#[allow(clippy::too_many_arguments)]
+unsafe fn packed_node(
     plan: &Plan,
     ap: &[u16],
     node: super::packed::TapView,
     level: usize,
     f: usize,
     bufs: &mut [Vec<u16>],
-    outs: &mut [u16],
+    nodes: &mut [Vec<u16>],
+    y: &mut [u16],
 ) {
     use super::packed::{leaf_product, TapView};
     let leaf_len = ap.len() / plan.leaves();
-    let leaf = |f: usize, taps: TapView, plus: TapView, outs: &mut [u16]| {
-        let n = outs.len() / plan.leaves();
+    let leaf = |f: usize, taps: TapView, plus: TapView, y: &mut [u16]| {
         // SAFETY: AVX-512 VNNI by the contract.
-        unsafe { leaf_product(&ap[f * leaf_len..][..leaf_len], plan.leaf_shape(), taps, plus, &mut outs[f * n..][..n]) }
+        unsafe { leaf_product(&ap[f * leaf_len..][..leaf_len], plan.leaf_shape(), taps, plus, y) }
     };
     if level == plan.levels() {
-        return leaf(f, node, TapView::NONE, outs);
+        return leaf(f, node, TapView::NONE, y);
     }
-    let (mine, deeper) = bufs.split_first_mut().expect("a buffer per level");
+    let slab = y.len() / plan.l[level];
+    let child = plan.l[level + 1] * slab;
+    let (mine, deeper) = bufs.split_first_mut().expect("a tap buffer per level");
+    let (results, below) = nodes.split_first_mut().expect("a result buffer per level");
+    grow(results, 3 * child);
+    let (ps, rest) = results[..3 * child].split_at_mut(child);
+    let (pe, po) = rest.split_at_mut(child);
     // SAFETY (all three): forwarded contract.
     unsafe {
         if level + 1 == plan.levels() {
             // The last level's S leaf adds E and O as it reads them instead of writing S out.
-            leaf(3 * f, node.even(), node.odd(), outs);
+            leaf(3 * f, node.even(), node.odd(), ps);
         } else {
             let sums = node.sums(plan.width, mine);
-            packed_leaves(plan, ap, sums, level + 1, 3 * f, deeper, outs);
+            packed_node(plan, ap, sums, level + 1, 3 * f, deeper, below, ps);
         }
-        packed_leaves(plan, ap, node.even(), level + 1, 3 * f + 1, deeper, outs);
-        packed_leaves(plan, ap, node.odd(), level + 1, 3 * f + 2, deeper, outs);
+        packed_node(plan, ap, node.even(), level + 1, 3 * f + 1, deeper, below, pe);
+        packed_node(plan, ap, node.odd(), level + 1, 3 * f + 2, deeper, below, po);
     }
+    combine(ps, pe, po, y, slab);
 }
 
 #[cfg(test)]
