@@ -382,7 +382,6 @@ fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &
     let levels = plan.levels();
     let row_len = plan.tap_len(0);
     let rows_b = b.len() / row_len;
-    let leaf_rows = plan.l[levels] * plan.nq;
     let packed = matches!(queries, LeafQueries::Packed(_));
     let mut sc =
         Scratch { taps: vec![Vec::new(); levels.max(2)], nodes: vec![Vec::new(); levels], ..Scratch::default() };
@@ -396,26 +395,10 @@ fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &
         let slab = plan.nq * rows;
         let root = match queries {
             LeafQueries::Rows(sigs) => {
-                let outs = &mut sc.outs[0];
-                grow(outs, plan.leaves() * leaf_rows * rows);
-                rows_leaves(k, plan, sigs, block, rows, &mut sc.taps, &mut outs[..plan.leaves() * leaf_rows * rows]);
-                // Results up to the root, level by level.
-                let mut cur = 0;
-                for i in (0..levels).rev() {
-                    let [o0, o1] = &mut sc.outs;
-                    let (src, dst) = if cur == 0 { (&o0[..], o1) } else { (&o1[..], o0) };
-                    let (child, parent) = (plan.l[i + 1] * slab, plan.l[i] * slab);
-                    let nodes = 3usize.pow(i as u32);
-                    grow(dst, nodes * parent);
-                    let src = src[..3 * nodes * child].chunks_exact(3 * child);
-                    for (node, y) in src.zip(dst[..nodes * parent].chunks_exact_mut(parent)) {
-                        let (ps, rest) = node.split_at(child);
-                        let (pe, po) = rest.split_at(child);
-                        combine(ps, pe, po, y, slab);
-                    }
-                    cur ^= 1;
-                }
-                &sc.outs[cur][..plan.l[0] * slab]
+                let n = plan.leaves() * plan.l[levels] * slab;
+                grow(&mut sc.outs[0], n);
+                rows_leaves(k, plan, sigs, block, rows, &mut sc.taps, &mut sc.outs[0][..n]);
+                up_sweep(plan, &mut sc.outs, slab)
             }
             #[cfg(target_arch = "x86_64")]
             LeafQueries::Packed(ap) => {
@@ -488,6 +471,27 @@ fn rows_leaves(
         let taps = &taps[f * rows * leaf_taps..][..rows * leaf_taps];
         k.gemm_u16(&sigs[f * sig..][..sig], &a_rows, taps, leaf_taps, o)
     }
+}
+
+/// The leaves' results (in `outs[0]`, `[leaf][lag][slab]`) combined up to the root level by
+/// level, ping-ponging between the two buffers; returns the root's.
+fn up_sweep<'a>(plan: &Plan, outs: &'a mut [Vec<u16>; 2], slab: usize) -> &'a [u16] {
+    let mut cur = 0;
+    for i in (0..plan.levels()).rev() {
+        let [o0, o1] = &mut *outs;
+        let (src, dst) = if cur == 0 { (&o0[..], o1) } else { (&o1[..], o0) };
+        let (child, parent) = (plan.l[i + 1] * slab, plan.l[i] * slab);
+        let nodes = 3usize.pow(i as u32);
+        grow(dst, nodes * parent);
+        let src = src[..3 * nodes * child].chunks_exact(3 * child);
+        for (node, y) in src.zip(dst[..nodes * parent].chunks_exact_mut(parent)) {
+            let (ps, rest) = node.split_at(child);
+            let (pe, po) = rest.split_at(child);
+            combine(ps, pe, po, y, slab);
+        }
+        cur ^= 1;
+    }
+    &outs[cur][..plan.l[0] * slab]
 }
 
 /// A node's three children's results combined into its own `y` (`2 · child` lags of `slab`
