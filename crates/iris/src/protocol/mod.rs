@@ -381,9 +381,14 @@ pub(crate) fn resolve(
     order: Order,
 ) -> Result<Checked, MpcError> {
     let targets = s + nq;
-    let per_eye = rot * nq * targets;
-    let left = rep3::or_tree(p, &hits.slice(0, per_eye)?, nq * targets)?;
-    let right = rep3::or_tree(p, &hits.slice(per_eye, per_eye)?, nq * targets)?;
+    let run = nq * targets;
+    // Both eyes' rotations folded in one OR tree (half its rounds): [eye][rotation][..] regrouped
+    // as [rotation][eye][..], so each level's AND gates cover both eyes.
+    let by_rotation = (0..rot)
+        .flat_map(|k| (0..2).map(move |e| hits.slice((e * rot + k) * run, run)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let eyes = rep3::or_tree(p, &Rep3Bits::concat(&by_rotation.iter().collect::<Vec<_>>()), 2 * run)?;
+    let (left, right) = (eyes.slice(0, run)?, eyes.slice(run, run)?);
     let both = rep3::and(p, &left, &right)?;
     let entry: Rep3Bits = match cfg.rule {
         EyeRule::And => both,
