@@ -613,6 +613,53 @@ mod tests {
             })
             .collect()
     }
+
+    /// `resolve` against its plaintext twin, for both eye rules, with and without deduplication,
+    /// and in the rounds of its circuit: one OR tree over both eyes' rotations, the eye rule's AND,
+    /// the OR tree over targets, the reveal.
+    #[test]
+    fn resolve_matches_the_plaintext_rule_in_its_rounds() {
+        use rand::{rngs::StdRng, Rng, SeedableRng};
+        let (rot, nq, s) = (31usize, 3usize, 5usize);
+        let targets = s + nq;
+        let run = nq * targets;
+        let mut rng = StdRng::seed_from_u64(7);
+        // [eye][rotation][target][query], sparse enough that both outcomes occur.
+        let plain: Vec<bool> = (0..2 * rot * run).map(|_| rng.gen_ratio(1, 100)).collect();
+        let shares = rep3::share_bits_from_client(&BitVec::from_bools(&plain), &mut rng);
+        let clog2 = |n: usize| n.next_power_of_two().trailing_zeros() as u64;
+        let mut seen = [false; 2];
+        for rule in [EyeRule::And, EyeRule::Or] {
+            for dedup in [false, true] {
+                let cfg = MatchConfig { rule, ..MatchConfig::default() };
+                let out = run3(Backend::Memory, NetConfig::default(), |p| {
+                    let before = p.stats();
+                    let checked = resolve(p, &shares[p.id()], rot, nq, s, &cfg, dedup, Order::TargetQuery)?;
+                    Ok((checked.unique, (p.stats() - before).rounds))
+                })
+                .unwrap();
+                let expected: Vec<bool> = (0..nq)
+                    .map(|q| {
+                        let eye = |e: usize, t: usize| (0..rot).any(|k| plain[((e * rot + k) * targets + t) * nq + q]);
+                        let hit = |t: usize| match rule {
+                            EyeRule::And => eye(0, t) && eye(1, t),
+                            EyeRule::Or => eye(0, t) || eye(1, t),
+                        };
+                        !(0..s + if dedup { q } else { 0 }).any(hit)
+                    })
+                    .collect();
+                for (unique, _) in &out {
+                    assert_eq!(unique, &expected, "{rule:?}, dedup {dedup}");
+                }
+                // The busiest party's count (one whose set-up ended on a send counts its first
+                // round there).
+                let rounds = out.iter().map(|(_, r)| *r).max();
+                assert_eq!(rounds, Some(clog2(rot) + 1 + clog2(targets) + 1));
+                expected.iter().for_each(|&u| seen[u as usize] = true);
+            }
+        }
+        assert_eq!(seen, [true, true], "both outcomes drawn");
+    }
 }
 
 #[cfg(test)]
