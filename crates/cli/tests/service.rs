@@ -530,7 +530,7 @@ fn seeding_by_share_and_import() {
 /// Nodes whose `[iris]` settings differ refuse to serve together: a node with another threshold
 /// would compare wrongly without any error. Every node stops with a configuration error naming
 /// both settings; with the setting mended (and the layout spelt out on one node: the same
-/// dimensions agree with the name), the three serve.
+/// dimensions agree with the name), the three serve, here with the log-depth adder.
 #[test]
 fn nodes_with_different_settings_refuse_to_serve() {
     let mut c = Cluster::new("settings");
@@ -550,15 +550,20 @@ fn nodes_with_different_settings_refuse_to_serve() {
             "node {i}:\n{log}"
         );
     }
-    // The same layout spelt out agrees with its name.
-    assert!(original.contains(LAYOUT), "{original}");
+    // The same layout spelt out agrees with its name. All three switch to the log-depth adder
+    // (`argus setup` wrote the default), which changes rounds, not answers.
+    assert!(original.contains(LAYOUT) && original.contains("adder = \"ripple\""), "{original}");
     std::fs::write(&party2, original.replace(LAYOUT, "layout = { cols = 32, rows = 4, parts = 2, filters = 2 }"))
         .unwrap();
     for i in 0..3 {
+        rewrite(&c.dir.join(format!("party{i}.toml")), |s| s.replace("adder = \"ripple\"", "adder = \"log-depth\""));
         c.start(i, None);
     }
     let mut gen = generator(16);
-    assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(0));
+    let person = gen.random_template();
+    assert_eq!(c.submit(&person, Kind::Enroll).unwrap().enrolled, Some(0));
+    let again = gen.genuine_template(&person).unwrap();
+    assert!(!c.submit(&again, Kind::Enroll).unwrap().unique, "an enrolled person is known");
 }
 
 /// A rolling restart under load loses nothing: while 40 new people enrol (a request every 50 ms,

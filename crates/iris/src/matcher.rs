@@ -218,6 +218,12 @@ pub struct MatchConfig {
     /// batch) it matched — to the nodes' operators, never to the client (default: off; only
     /// "unique or not" is revealed). The plaintext matcher ignores it.
     pub reveal_matches: bool,
+    /// The binary adder of the MPC check's comparisons (replicated sharing): ripple carry, the
+    /// default (fewest bytes, one round per bit: for a LAN), or log depth (Kogge-Stone: a 30-bit
+    /// comparison in 6 rounds instead of 29, for about 1.5 times the check's bytes: for links
+    /// whose round trips cost more than the bytes). It never changes a result; the plaintext
+    /// matcher ignores it.
+    pub adder: argus_mpc::rep3::Adder,
 }
 
 impl Default for MatchConfig {
@@ -228,6 +234,7 @@ impl Default for MatchConfig {
             rule: EyeRule::And,
             mask_mode: MaskMode::PerBit,
             reveal_matches: false,
+            adder: argus_mpc::rep3::Adder::Ripple,
         }
     }
 }

@@ -7,6 +7,7 @@ use argus_iris::protocol::{is_enrolled, share_enrollment, share_query, SharedDb}
 use argus_iris::{find_matches, EyeRule, Generator, IrisGeometry, MaskMode, MatchConfig, Template};
 use argus_math::{Z16, Z32, Z8};
 use argus_mpc::local::{run3, Backend};
+use argus_mpc::rep3::Adder;
 use argus_net::NetConfig;
 use rand::{rngs::StdRng, SeedableRng};
 
@@ -78,11 +79,15 @@ fn check_shared<S: IrisScheme>(
 /// For every (rule, mask mode): the MPC answer for each query of the batch equals the plaintext
 /// one (unique iff it matches no enrolled template and no earlier query of the batch). The first
 /// mode also reveals the matches, which must be exactly the plaintext matcher's: database
-/// positions, then `s + j` for earlier queries `j` of the batch.
+/// positions, then `s + j` for earlier queries `j` of the batch; it runs with each adder.
 fn agree<S: IrisScheme>(scheme: &S, db: &[Template], batch: &[Template], modes: &[(EyeRule, MaskMode)]) {
     let geometry = IrisGeometry::DEPLOYED;
-    for (m, &(rule, mask_mode)) in modes.iter().enumerate() {
-        let cfg = MatchConfig { rule, mask_mode, reveal_matches: m == 0, ..MatchConfig::default() };
+    let runs = modes.iter().enumerate().flat_map(|(m, &mode)| {
+        let adders: &[Adder] = if m == 0 { &[Adder::Ripple, Adder::LogDepth] } else { &[Adder::Ripple] };
+        adders.iter().map(move |&adder| (m, mode, adder))
+    });
+    for (m, (rule, mask_mode), adder) in runs {
+        let cfg = MatchConfig { rule, mask_mode, reveal_matches: m == 0, adder, ..MatchConfig::default() };
         let out = check_shared(scheme, geometry, db, batch, &cfg);
         let want: Vec<bool> = (0..batch.len())
             .map(|i| {
@@ -101,7 +106,7 @@ fn agree<S: IrisScheme>(scheme: &S, db: &[Template], batch: &[Template], modes: 
             .collect();
         assert!(matches.iter().any(|m| !m.is_empty()));
         for party in &out {
-            assert_eq!(party.unique, want, "{} {rule:?} {mask_mode:?}", scheme.name());
+            assert_eq!(party.unique, want, "{} {rule:?} {mask_mode:?} {adder:?}", scheme.name());
             if cfg.reveal_matches {
                 assert_eq!(party.matches, matches, "{} revealed matches", scheme.name());
             } else {
@@ -213,6 +218,14 @@ fn galois_check_costs_what_mpclift_z16_costs() {
     let (plain, revealing) = (cost(&MpcLiftGr16, &db, &batch, &cfg), cost(&MpcLiftGr16, &db, &batch, &reveal));
     for (a, b) in plain.iter().zip(&revealing) {
         assert_eq!((b.0, b.1), (a.0 + bits, a.1 + 1));
+    }
+    // The log-depth adder: the batch is one comparison chunk of n values, whose 30-bit MSB takes
+    // Kogge-Stone's 1 + 5 rounds instead of 29 for 82 AND gates instead of 29 (the G and P nodes
+    // the carry into bit 29 depends on: 29 + 28 + 14 + 7 + 3 + 1), one plane of n bits each.
+    let n = 2 * 31 * batch.len() * (db.len() + batch.len());
+    let log_depth = MatchConfig { adder: Adder::LogDepth, ..cfg.clone() };
+    for (a, b) in plain.iter().zip(&cost(&MpcLiftGr16, &db, &batch, &log_depth)) {
+        assert_eq!((b.0, b.1), (a.0 + (82 - 29) * n.div_ceil(8) as u64, a.1 - 23));
     }
 }
 

@@ -17,6 +17,7 @@
 //! rotations = 15                    # the window -15..=15
 //! mask_mode = "per-bit"             # or "trimmed"
 //! reveal_matches = false            # true: log the identities each query matched (operator only)
+//! adder = "ripple"                  # the comparisons' adder; "log-depth": fewer rounds, more bytes (WAN)
 //!
 //! [batch]
 //! max = 32          # queries per protocol run
@@ -32,6 +33,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use argus_iris::{EyeRule, IrisGeometry, MaskMode, MatchConfig, Threshold};
+use argus_mpc::rep3::Adder;
 use serde::{Deserialize, Serialize};
 
 use crate::NodeError;
@@ -123,6 +125,17 @@ pub enum RuleSetting {
     Or,
 }
 
+/// The binary adder of the comparisons (see [`MatchConfig::adder`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum AdderSetting {
+    /// Ripple carry: fewest bytes, one round per bit (nodes on one LAN).
+    #[default]
+    Ripple,
+    /// Kogge-Stone: a few rounds per comparison for about 1.5 times the bytes (nodes far apart).
+    LogDepth,
+}
+
 /// What decides a match, and how it is computed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -143,6 +156,12 @@ pub struct IrisSettings {
     /// info-level log line per matching query; clients never see them). Off by default: then a
     /// batch reveals only "unique / not unique" per query.
     pub reveal_matches: bool,
+    /// The comparisons' binary adder: `ripple` (default; one round per bit of the compared
+    /// values, ~283 rounds per batch of 32) or `log-depth` (~99 rounds per batch of 32 for ~1.5
+    /// times the bytes). Choose `log-depth` when the nodes are far apart: at a 20 ms round trip
+    /// the rounds, not the products, set a batch's time. Results are the same either way; the
+    /// schemes over F_65519 always use ripple.
+    pub adder: AdderSetting,
 }
 
 impl Default for IrisSettings {
@@ -155,6 +174,7 @@ impl Default for IrisSettings {
             rotations: 15,
             mask_mode: MaskSetting::PerBit,
             reveal_matches: false,
+            adder: AdderSetting::Ripple,
         }
     }
 }
@@ -183,6 +203,10 @@ impl IrisSettings {
                 MaskSetting::Trimmed => MaskMode::Trimmed,
             },
             reveal_matches: self.reveal_matches,
+            adder: match self.adder {
+                AdderSetting::Ripple => Adder::Ripple,
+                AdderSetting::LogDepth => Adder::LogDepth,
+            },
         })
     }
 }
@@ -351,5 +375,19 @@ mod tests {
         assert!(e.contains("batch.max_queued (7) must be at least batch.max (8)"), "{e}");
         let exact = BatchSettings { max: 8, max_queued: 8, ..BatchSettings::default() };
         assert!(config(exact).validate().is_ok());
+    }
+
+    /// `[iris] adder` reaches the matcher configuration, is written by `to_toml` (so `argus setup`
+    /// files show it), and an unknown value is refused with the ones it takes.
+    #[test]
+    fn the_adder_is_configurable() {
+        let mut c = config(BatchSettings::default());
+        assert_eq!(c.iris.match_config().unwrap().adder, Adder::Ripple);
+        assert!(c.to_toml().contains("adder = \"ripple\""), "{}", c.to_toml());
+        c.iris = toml::from_str("adder = \"log-depth\"").unwrap();
+        assert_eq!(c.iris.match_config().unwrap().adder, Adder::LogDepth);
+        assert_eq!(c.iris.threshold, 0.345, "other keys keep their defaults");
+        let e = toml::from_str::<IrisSettings>("adder = \"fast\"").unwrap_err().to_string();
+        assert!(e.contains("ripple") && e.contains("log-depth"), "{e}");
     }
 }

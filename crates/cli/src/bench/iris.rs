@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use argus_iris::protocol::scheme::{IrisScheme, MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
 use argus_iris::{Generator, IrisGeometry, MaskMode, MatchConfig};
 use argus_mpc::local::{run3, Backend};
-use argus_net::NetConfig;
+use argus_mpc::rep3::Adder;
+use argus_net::{NetConfig, Shaper};
 use clap::Args;
 use serde::Serialize;
 
@@ -52,6 +53,44 @@ pub struct IrisArgs {
     /// Skip the comparison-phase tables (end to end only).
     #[arg(long)]
     no_compare: bool,
+    /// The comparisons' binary adder: ripple (fewest bytes, one round per bit) or log-depth
+    /// (Kogge-Stone: a few rounds per comparison, more bytes), as `[iris] adder` in a node's
+    /// config. Replicated-sharing comparisons only; those mod a prime always ripple.
+    #[arg(long, default_value = "ripple")]
+    adder: String,
+    /// Simulated round-trip time between the parties in milliseconds (half of it added to
+    /// every message on top of the real transport's), for the comparison tables and end to end.
+    #[arg(long, default_value_t = 0.0)]
+    rtt_ms: f64,
+    /// Simulated link capacity per direction in megabits per second (0: unlimited).
+    #[arg(long, default_value_t = 0.0)]
+    mbps: f64,
+}
+
+impl IrisArgs {
+    /// The adder `--adder` names.
+    fn adder(&self) -> Result<Adder, String> {
+        match self.adder.as_str() {
+            "ripple" => Ok(Adder::Ripple),
+            "log-depth" => Ok(Adder::LogDepth),
+            o => Err(format!("unknown adder {o:?} (use ripple or log-depth)")),
+        }
+    }
+
+    /// The transport configuration: a long receive timeout, and the simulated link if any.
+    fn net(&self) -> Result<NetConfig, String> {
+        if !(self.rtt_ms.is_finite() && self.rtt_ms >= 0.0 && self.mbps.is_finite() && self.mbps >= 0.0) {
+            return Err(format!("--rtt-ms and --mbps must be finite and >= 0, got {} and {}", self.rtt_ms, self.mbps));
+        }
+        let mut net = NetConfig::with_timeout(Duration::from_secs(600));
+        if self.rtt_ms > 0.0 || self.mbps > 0.0 {
+            net.shaper = Some(Shaper {
+                latency: Duration::from_secs_f64(self.rtt_ms / 2e3),
+                bandwidth_bytes_per_sec: (self.mbps > 0.0).then(|| (self.mbps * 1e6 / 8.0) as u64),
+            });
+        }
+        Ok(net)
+    }
 }
 
 /// One record of the iris suite.
@@ -99,9 +138,9 @@ impl Record {
     }
 }
 
-fn config(a: &IrisArgs) -> MatchConfig {
+fn config(a: &IrisArgs) -> Result<MatchConfig, String> {
     let mask_mode = if a.trimmed { MaskMode::Trimmed } else { MaskMode::PerBit };
-    MatchConfig { mask_mode, ..MatchConfig::default() }
+    Ok(MatchConfig { mask_mode, adder: a.adder()?, ..MatchConfig::default() })
 }
 
 /// The end-to-end schemes `--schemes` accepts.
@@ -115,6 +154,8 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
         o => return Err(format!("unknown backend {o:?} (use tcp or memory)")),
     };
     // Names are checked before anything runs: a typo should not cost the tables before it.
+    a.adder()?;
+    a.net()?;
     if let Some(o) = a.schemes.iter().find(|s| !s.is_empty() && !E2E_SCHEMES.contains(&s.as_str())) {
         return Err(format!("unknown scheme {o:?} (use {})", E2E_SCHEMES.join(", ")));
     }
@@ -319,11 +360,12 @@ fn compare_tables(a: &IrisArgs, backend: Backend) -> Result<Vec<Record>, String>
     }
     let reps = a.reps.max(1);
     let batches = a.compare_batches.clone();
-    let per_party = run3(backend, NetConfig::with_timeout(Duration::from_secs(600)), |p| {
+    let adder = a.adder()?;
+    let per_party = run3(backend, a.net()?, |p| {
         let mut out = Vec::new();
         for v in &variants {
             for &n in &batches {
-                out.push(super::compare::measure(p, v, n, reps)?);
+                out.push(super::compare::measure(p, v, n, reps, adder)?);
             }
         }
         Ok(out)
@@ -384,7 +426,7 @@ fn compare_tables(a: &IrisArgs, backend: Backend) -> Result<Vec<Record>, String>
 /// time the batch check.
 fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<Record, String> {
     let geometry = IrisGeometry::DEPLOYED;
-    let cfg = config(a);
+    let cfg = config(a)?;
     let mut g = Generator::new(geometry, 1).map_err(|e| e.to_string())?;
     eprintln!("{}: sharing {} identities and {} queries ...", scheme.name(), a.db, a.batch);
     let enrolled: Vec<_> = (0..a.db)
@@ -399,7 +441,7 @@ fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<Reco
     let reps = a.reps.max(1);
     // The three parties share this machine's cores: a third each for their products.
     argus_math::kernels::set_threads(super::party_threads());
-    let per_party = run3(backend, NetConfig::with_timeout(Duration::from_secs(600)), |p| {
+    let per_party = run3(backend, a.net()?, |p| {
         let mut db = scheme.new_db(geometry.bits());
         for e in &enrolled {
             scheme.push(&mut db, &e[p.id()])?;

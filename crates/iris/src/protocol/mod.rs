@@ -496,7 +496,7 @@ pub(crate) fn compare<R: Ring>(
         let (a, b) = (ring.from_i128(a), ring.from_i128(b));
         let v = mls.iter().zip(&dots).map(|(&m, &d)| ring.sub(ring.mul(a, m), ring.mul(b, d))).collect();
         let v = rep3::reshare(p, ring, v)?;
-        return rep3::msb_two_operand(p, &v);
+        return rep3::msb_two_operand(p, &v, cfg.adder);
     }
     let (a, b, t) = reduced_terms(a, b);
     let need = need.saturating_sub(t);
@@ -513,11 +513,11 @@ pub(crate) fn compare<R: Ring>(
         // The mask product may reach 2^14: Alg. 14 (16-bit adder and bit injections) into Z_2^32.
         let wide = Z32::new();
         let (a, b) = (a << (16 - b_bits), 1u128 << 16);
-        let ml32 = rep3::lift(p, &ml, &wide, Adder::Ripple)?;
+        let ml32 = rep3::lift(p, &ml, &wide, cfg.adder)?;
         let v = ml32.mul_scalar(wide.from_i128(a)).sub(&rep3::const_lift(&dot, b, &wide)?)?;
-        return rep3::msb_two_operand(p, &v);
+        return rep3::msb_two_operand(p, &v, cfg.adder);
     }
-    mpclift_msb(p, &dot, &ml, a as u32, b_bits)
+    mpclift_msb(p, &dot, &ml, a as u32, b_bits, cfg.adder)
 }
 
 /// Lemma 2's terms `(a, b)` without their common power of two `2^t` (keeping `b` even), and `t`.
@@ -534,8 +534,16 @@ pub fn reduced_terms(a: i128, b: i128) -> (i128, i128, u32) {
 /// match bit of Lemma 2 with `b = 2^m`. `ml` is lifted by its carry count `j`
 /// ([`rep3::carry_count_small`], 2 rounds): `ml = Σ ml_i − 2^16·j`, so per component
 /// `v_i = a·ml_i − 2^16·a·j_i − 2^m·dot_i` mod 2^(16+m) (ConstLift of `j` by 2^16 and of `dot` by
-/// 2^m, Alg. 13), and those components go into the two-operand MSB ([`rep3::msb_of_u32`]). Shared by the service's comparison and `bench iris`'s `mpclift-Z`.
-pub fn mpclift_msb<R: Ring>(p: &mut Party, dot: &Rep3<R>, ml: &Rep3<R>, a: u32, m: u32) -> Result<Rep3Bits, MpcError> {
+/// 2^m, Alg. 13), and those components go into the two-operand MSB ([`rep3::msb_of_u32`], with
+/// `adder`). Shared by the service's comparison and `bench iris`'s `mpclift-Z`.
+pub fn mpclift_msb<R: Ring>(
+    p: &mut Party,
+    dot: &Rep3<R>,
+    ml: &Rep3<R>,
+    a: u32,
+    m: u32,
+    adder: Adder,
+) -> Result<Rep3Bits, MpcError> {
     let ring = ml.ring();
     if ring.modulus() != Modulus::Pow2(16) || dot.ring() != ring || dot.len() != ml.len() || !(1..=16).contains(&m) {
         return Err(MpcError::InvalidParameter(format!(
@@ -555,7 +563,7 @@ pub fn mpclift_msb<R: Ring>(p: &mut Party, dot: &Rep3<R>, ml: &Rep3<R>, a: u32, 
         };
         ml.iter().zip(j).zip(d).map(|((&ml, &j), &d)| v((ml, j, d))).collect()
     };
-    rep3::msb_of_u32(p, 16 + m as usize, &v(&ml.a, &j.a, &dot.a), &v(&ml.b, &j.b, &dot.b))
+    rep3::msb_of_u32(p, 16 + m as usize, &v(&ml.a, &j.a, &dot.a), &v(&ml.b, &j.b, &dot.b), adder)
 }
 
 /// Alg. 3 for one query: whether it matches any enrolled entry.
@@ -699,18 +707,29 @@ mod reduced_terms_tests {
             }
             let n = pairs.len();
             let want: Vec<bool> = pairs.iter().map(|&(ml, dot)| a * ml - b * dot < 0).collect();
-            let out = run3(Backend::Memory, NetConfig::default(), |p| {
-                let (dots, mls): (Vec<u16>, Vec<u16>) = pairs
-                    .iter()
-                    .map(|&(ml, dot)| if p.id() == 0 { (dot as i16 as u16, ml as u16) } else { (0, 0) })
-                    .unzip();
-                let bits = compare(p, &Z16::new(), dots, mls, 1, &cfg, len)?;
-                rep3::reveal_bits(p, &bits)
-            })
-            .unwrap();
-            for bits in out {
-                assert_eq!(bits.len(), n);
-                assert_eq!(bits.to_bools(), want, "threshold {num}/2^16");
+            for adder in [Adder::Ripple, Adder::LogDepth] {
+                let cfg = MatchConfig { adder, ..cfg.clone() };
+                let out = run3(Backend::Memory, NetConfig::default(), |p| {
+                    let (dots, mls): (Vec<u16>, Vec<u16>) = pairs
+                        .iter()
+                        .map(|&(ml, dot)| if p.id() == 0 { (dot as i16 as u16, ml as u16) } else { (0, 0) })
+                        .unzip();
+                    let before = p.stats();
+                    let bits = compare(p, &Z16::new(), dots, mls, 1, &cfg, len)?;
+                    let rounds = (p.stats() - before).rounds;
+                    Ok((rep3::reveal_bits(p, &bits)?, rounds))
+                })
+                .unwrap();
+                for (bits, _) in &out {
+                    assert_eq!(bits.len(), n);
+                    assert_eq!(bits.to_bools(), want, "threshold {num}/2^16, {adder:?}");
+                }
+                // The default threshold's 30-bit MSB: the reshare, the carry count's 2 rounds and
+                // the sharing of the MSB's operand, then 29 ripple rounds or Kogge-Stone's 1 + 5.
+                if num == Threshold::DEFAULT.num() {
+                    let rounds = out.iter().map(|(_, r)| *r).max();
+                    assert_eq!(rounds, Some(if adder == Adder::Ripple { 4 + 29 } else { 4 + 6 }), "{adder:?}");
+                }
             }
         }
     }

@@ -200,7 +200,7 @@ pub fn check_batch(
     let hits = super::in_chunks(p, &dots, &cs, |p, dots, cs| {
         let v = cs.iter().zip(dots).map(|(&c, &dot)| ring.sub(c, dot)).collect();
         let v = rep3::reshare(p, &ring, v)?;
-        rep3::msb_two_operand(p, &v)
+        rep3::msb_two_operand(p, &v, cfg.adder)
     })?;
     super::resolve(p, &hits, rot, nq, s, cfg, dedup, super::Order::QueryTarget)
 }

@@ -172,7 +172,9 @@ fn ripple_carry(p: &mut Party, a: Option<&Rep3Bits>, b: Option<&Rep3Bits>, c: Pl
 
 /// Kogge-Stone prefix adder: generate `g_j = a_j b_j`, propagate `p_j = a_j ^ b_j`, then
 /// `ceil(log2(top))` levels of `(G, P)_j <- (G_j ^ P_j G_{j-d}, P_j P_{j-d})`. Only the nodes the
-/// requested outputs depend on are computed.
+/// requested outputs depend on are computed (for one output, the MSB: about `3·top` gates in
+/// `1 + ⌈log2 top⌉` rounds). Each level's gates read the previous level's planes and are applied
+/// in place, so no plane is copied.
 fn kogge_stone(p: &mut Party, x: &[Plane], y: &[Plane], top: usize, outputs: &[usize]) -> Result<Vec<Plane>> {
     let a: Vec<Plane> = (0..=top).map(|j| plane_at(x, j)).collect();
     let b: Vec<Plane> = (0..=top).map(|j| plane_at(y, j)).collect();
@@ -211,7 +213,8 @@ fn kogge_stone(p: &mut Party, x: &[Plane], y: &[Plane], top: usize, outputs: &[u
     let gen_pairs: Vec<(&Plane, &Plane)> =
         (0..n).map(|j| if need_g[j] { (&a[j], &b[j]) } else { (&none, &none) }).collect();
     let mut g = and_planes(p, &gen_pairs)?;
-    let mut pp: Vec<Plane> = prop[..n].to_vec();
+    // P is needed below the last level only where a node's propagate is read.
+    let mut pp: Vec<Plane> = (0..n).map(|j| if need_p[j] { prop[j].clone() } else { None }).collect();
     for (d, want_g, want_p) in plan {
         let mut pairs: Vec<(&Plane, &Plane)> = Vec::new();
         let mut slots = Vec::new();
@@ -226,16 +229,20 @@ fn kogge_stone(p: &mut Party, x: &[Plane], y: &[Plane], top: usize, outputs: &[u
             }
         }
         let res = and_planes(p, &pairs)?;
-        let (mut g2, mut p2) = (g.clone(), pp.clone());
         for ((j, is_g), v) in slots.into_iter().zip(res) {
             if is_g {
-                g2[j] = pxor(&g[j], &v);
+                g[j] = match (g[j].take(), v) {
+                    (Some(mut acc), Some(v)) => {
+                        acc.a.xor_assign(&v.a)?;
+                        acc.b.xor_assign(&v.b)?;
+                        Some(acc)
+                    }
+                    (acc, v) => acc.or(v),
+                };
             } else {
-                p2[j] = v;
+                pp[j] = v;
             }
         }
-        g = g2;
-        pp = p2;
     }
     Ok((0..=top)
         .map(|j| match j {

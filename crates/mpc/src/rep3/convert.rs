@@ -145,13 +145,15 @@ pub fn msb_many<R: Ring>(p: &mut Party, xs: &[&Rep3<R>], adder: Adder) -> Result
 /// `s`, is the other operand, shared with no message. A ripple adder of two `k`-bit operands
 /// then needs `k − 1` AND gates (Alg. 10: `2k − 3`) in `k` rounds with the sharing, and each
 /// party transposes one component per value instead of two. Per value a party sends `k − 1`
-/// bits for the gates and `k` bits for a third of the values.
-pub fn msb_of(p: &mut Party, n: usize, k: usize, comp: impl Fn(usize) -> (u64, u64)) -> Result<Rep3Bits> {
+/// bits for the gates and `k` bits for a third of the values. With [`Adder::LogDepth`] the adder
+/// is Kogge-Stone's instead: `1 + ⌈log2(k − 1)⌉` rounds for about three times the gates (for a
+/// link whose round trips cost more than its bytes).
+pub fn msb_of(p: &mut Party, n: usize, k: usize, adder: Adder, comp: impl Fn(usize) -> (u64, u64)) -> Result<Rep3Bits> {
     if !(2..=64).contains(&k) {
         return Err(MpcError::InvalidParameter(format!("msb_of needs 2 ≤ k ≤ 64, got {k}")));
     }
     let mask = u64::MAX >> (64 - k);
-    msb_core(p, n, k, |which, at, len, planes| {
+    msb_core(p, n, k, adder, |which, at, len, planes| {
         BitVec::planes_into(planes, at, len, |i| {
             let (a, b) = comp(at + i);
             (match which {
@@ -165,7 +167,7 @@ pub fn msb_of(p: &mut Party, n: usize, k: usize, comp: impl Fn(usize) -> (u64, u
 
 /// [`msb_of`] for `k ≤ 32` with the components as slices (`a[i] = x_me`, `b[i] = x_prev`; bits
 /// from `k` up are ignored): the planes come from slices in tight loops, no call per value.
-pub fn msb_of_u32(p: &mut Party, k: usize, a: &[u32], b: &[u32]) -> Result<Rep3Bits> {
+pub fn msb_of_u32(p: &mut Party, k: usize, a: &[u32], b: &[u32], adder: Adder) -> Result<Rep3Bits> {
     if !(2..=32).contains(&k) || a.len() != b.len() {
         return Err(MpcError::InvalidParameter(format!(
             "msb_of_u32 needs 2 ≤ k ≤ 32 and components of one length, got k = {k}, {} and {}",
@@ -173,7 +175,7 @@ pub fn msb_of_u32(p: &mut Party, k: usize, a: &[u32], b: &[u32]) -> Result<Rep3B
             b.len()
         )));
     }
-    msb_core(p, a.len(), k, |which, at, len, planes| {
+    msb_core(p, a.len(), k, adder, |which, at, len, planes| {
         let r = at..at + len;
         match which {
             Operand::Me => BitVec::planes_into_u32(planes, at, &a[r]),
@@ -203,6 +205,7 @@ fn msb_core(
     p: &mut Party,
     n: usize,
     k: usize,
+    adder: Adder,
     write: impl Fn(Operand, usize, usize, &mut [BitVec]) -> std::result::Result<(), argus_math::MathError>,
 ) -> Result<Rep3Bits> {
     let (me, next, prev) = (p.id(), p.next(), p.prev());
@@ -246,20 +249,20 @@ fn msb_core(
     let pair = |(a, b)| Some(Rep3Bits { a, b });
     let y: Vec<_> = ya.into_iter().zip(yb).map(pair).collect();
     let z: Vec<_> = za.into_iter().zip(zb).map(pair).collect();
-    let mut out = add_bits(p, &y, &z, &[k - 1], Adder::Ripple)?;
+    let mut out = add_bits(p, &y, &z, &[k - 1], adder)?;
     Ok(out.pop().flatten().unwrap_or_else(|| Rep3Bits::zeros(n)))
 }
 
 /// [`msb`] by the two-operand decomposition of [`msb_of`] for rings up to Z_2^64 (`k − 1` AND
-/// gates instead of `2k − 3`); wider rings fall back to Alg. 10 with the ripple adder.
-pub fn msb_two_operand<R: Ring>(p: &mut Party, x: &Rep3<R>) -> Result<Rep3Bits> {
+/// gates instead of `2k − 3` with the ripple adder); wider rings fall back to Alg. 10.
+pub fn msb_two_operand<R: Ring>(p: &mut Party, x: &Rep3<R>, adder: Adder) -> Result<Rep3Bits> {
     let k = pow2_bits(x.ring())? as usize;
     if k > 64 {
-        return msb(p, x, Adder::Ripple);
+        return msb(p, x, adder);
     }
     let r = x.ring();
     let w = |e: R::El| r.to_u128(e) as u64;
-    msb_of(p, x.len(), k, |i| (w(x.a[i]), w(x.b[i])))
+    msb_of(p, x.len(), k, adder, |i| (w(x.a[i]), w(x.b[i])))
 }
 
 /// Signed less-than `x < y` for any two values of Z_2^k read as two's complement. `msb(x - y)`

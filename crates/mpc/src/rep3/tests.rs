@@ -153,23 +153,25 @@ proptest! {
         let xs: Vec<u64> = edge64(n, seed).into_iter().enumerate()
             .map(|(i, x)| match i % 7 { 1 => 1 << (k - 1), 2 => (1 << (k - 1)) - 1, 3 => mask, _ => x } & mask)
             .collect();
-        let out = with_shares(Backend::Memory, &ring, std::slice::from_ref(&xs), |p, s| {
-            let m = msb_of(p, n, k, |i| (s[0].a[i] & mask, s[0].b[i] & mask))?;
-            // The slice form for k ≤ 32, given the components' high bits too (it ignores them).
-            let m32 = if k <= 32 {
-                let (a, b): (Vec<u32>, Vec<u32>) = s[0].a.iter().zip(&s[0].b).map(|(&a, &b)| (a as u32, b as u32)).unzip();
-                let m32 = msb_of_u32(p, k, &a, &b)?;
-                Some(open_bits(p, &m32)?)
-            } else {
-                None
-            };
-            Ok((open_bits(p, &m)?, m32))
-        });
-        let want: Vec<bool> = xs.iter().map(|&x| (x >> (k - 1)) & 1 == 1).collect();
-        for (o, o32) in &out {
-            prop_assert_eq!(o, &want);
-            if let Some(o32) = o32 {
-                prop_assert_eq!(o32, &want);
+        for adder in [Adder::Ripple, Adder::LogDepth] {
+            let out = with_shares(Backend::Memory, &ring, std::slice::from_ref(&xs), |p, s| {
+                let m = msb_of(p, n, k, adder, |i| (s[0].a[i] & mask, s[0].b[i] & mask))?;
+                // The slice form for k ≤ 32, given the components' high bits too (it ignores them).
+                let m32 = if k <= 32 {
+                    let (a, b): (Vec<u32>, Vec<u32>) = s[0].a.iter().zip(&s[0].b).map(|(&a, &b)| (a as u32, b as u32)).unzip();
+                    let m32 = msb_of_u32(p, k, &a, &b, adder)?;
+                    Some(open_bits(p, &m32)?)
+                } else {
+                    None
+                };
+                Ok((open_bits(p, &m)?, m32))
+            });
+            let want: Vec<bool> = xs.iter().map(|&x| (x >> (k - 1)) & 1 == 1).collect();
+            for (o, o32) in &out {
+                prop_assert_eq!(o, &want);
+                if let Some(o32) = o32 {
+                    prop_assert_eq!(o32, &want);
+                }
             }
         }
     }
@@ -292,10 +294,22 @@ fn msb16_ripple_is_29_and_gates_in_15_rounds() {
 fn msb_of_costs_k_minus_1_gates_in_k_rounds() {
     let n = 64 * 99;
     for backend in [Backend::Memory, Backend::Tcp] {
-        let c = cost(backend, n, |p, x| msb_two_operand(p, x).map(|_| ()));
+        let c = cost(backend, n, |p, x| msb_two_operand(p, x, Adder::Ripple).map(|_| ()));
         assert_eq!(c.rounds, 16);
         assert_eq!(c.bytes_sent, (15 * n / 8 + 16 * (n / 3) / 8) as u64, "15 AND gates per value, 16 bits per third");
     }
+}
+
+/// The same MSB with the Kogge-Stone adder, pruned to the one carry it needs (into bit 15, the
+/// prefix G over bits 0..14): 15 generate gates, then levels d = 1, 2, 4, 8 with 14, 7, 3 and 1
+/// gates (the G and P nodes that carry depends on) — 40 gates in 1 + 4 rounds, plus the sharing
+/// round: 6 rounds instead of 16 for 40 gates instead of 15.
+#[test]
+fn msb_of_log_depth_costs_40_gates_in_6_rounds() {
+    let n = 64 * 99;
+    let c = cost(Backend::Memory, n, |p, x| msb_two_operand(p, x, Adder::LogDepth).map(|_| ()));
+    assert_eq!(c.rounds, 6);
+    assert_eq!(c.bytes_sent, (40 * n / 8 + 16 * (n / 3) / 8) as u64, "40 AND gates per value, 16 bits per third");
 }
 
 #[test]
@@ -483,12 +497,13 @@ fn views_are_independent_of_inputs() {
     let mut rng = StdRng::seed_from_u64(11);
     let inputs = [vec![0u16; n], vec![u16::MAX; n], (0..n).map(|_| rng.gen()).collect::<Vec<u16>>()];
     type Op = fn(&mut Party, &Rep3<Z16>) -> crate::error::Result<()>;
-    let ops: [(&str, Op); 4] = [
+    let ops: [(&str, Op); 5] = [
         ("mul", |p, x| mul(p, x, x).map(|_| ())),
         ("bit decomposition", |p, x| a2b(p, &x.slice(0, 1 << 13)?, Adder::Ripple).map(|_| ())),
         // Its masks do not depend on the bound, so inputs above it test the view as well.
         ("lift_small", |p, x| lift_small(p, x, &Z32::new()).map(|_| ())),
-        ("two-operand msb", |p, x| msb_two_operand(p, &x.slice(0, 1 << 13)?).map(|_| ())),
+        ("two-operand msb", |p, x| msb_two_operand(p, &x.slice(0, 1 << 13)?, Adder::Ripple).map(|_| ())),
+        ("two-operand msb, log depth", |p, x| msb_two_operand(p, &x.slice(0, 1 << 13)?, Adder::LogDepth).map(|_| ())),
     ];
     for (name, op) in ops {
         for id in 0..3 {
