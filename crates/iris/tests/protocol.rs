@@ -233,17 +233,24 @@ fn galois_check_costs_what_mpclift_z16_costs() {
 /// eye in two pieces of the database, a piece compared while the next one's products run on a
 /// second thread): it still agrees with the plaintext reference, entry by entry, with duplicates
 /// of the first entry, the last entry of the first piece, the first of the second and the last
-/// entry, one within the batch, and revealed matches in the right places.
+/// entry, one within the batch, and revealed matches in the right places. With either adder (the
+/// log-depth one's chunks are twice as large).
 #[test]
 fn galois_pipeline_agrees_with_plaintext() {
-    use argus_iris::protocol::COMPARE_CHUNK;
+    for adder in [Adder::Ripple, Adder::LogDepth] {
+        galois_pipeline_agrees_with_plaintext_with(adder);
+    }
+}
+
+fn galois_pipeline_agrees_with_plaintext_with(adder: Adder) {
     let geometry = IrisGeometry::new(4, 32, 2, 2).unwrap();
     let mut g = Generator::new(geometry, 21).unwrap();
-    let cfg = MatchConfig { reveal_matches: true, ..MatchConfig::default() };
+    let cfg = MatchConfig { reveal_matches: true, adder, ..MatchConfig::default() };
     let rot = cfg.rotations.clone().count();
     let nq = 7;
-    let size = COMPARE_CHUNK / (rot * nq) + 1;
-    assert!(rot * nq * (size + nq) >= COMPARE_CHUNK, "an eye fills a comparison chunk");
+    let chunk = argus_iris::protocol::compare_chunk(adder);
+    let size = chunk / (rot * nq) + 1;
+    assert!(rot * nq * (size + nq) >= chunk, "an eye fills a comparison chunk");
     let db: Vec<_> = (0..size).map(|_| g.random_template()).collect();
     let fresh = g.random_template();
     let batch = [
@@ -260,8 +267,8 @@ fn galois_pipeline_agrees_with_plaintext() {
         let mut want = find_matches(q, &db, &cfg).unwrap();
         want.extend(find_matches(q, &batch[..i], &cfg).unwrap().into_iter().map(|j| size + j));
         for party in &out {
-            assert_eq!(party.matches[i], want, "query {i}");
-            assert_eq!(party.unique[i], want.is_empty(), "query {i}");
+            assert_eq!(party.matches[i], want, "query {i}, {adder:?}");
+            assert_eq!(party.unique[i], want.is_empty(), "query {i}, {adder:?}");
         }
     }
     assert_eq!(out[0].unique, vec![false, true, false, true, false, false, false]);

@@ -334,10 +334,11 @@ pub fn check_batch(
         Ok(Rep3Bits::concat(&hits.iter().collect::<Vec<_>>()))
     };
     let whole = Piece { eye: 0, rows: 0..s, batch: true };
-    if rot * nq * (s + nq) < super::COMPARE_CHUNK {
+    let chunk = super::compare_chunk(cfg.adder);
+    if rot * nq * (s + nq) < chunk {
         // An eye fits one comparison chunk: both eyes in one phase (half the rounds).
-        let mut left = eyes[0].products(queries, db, &whole)?;
-        let mut right = eyes[1].products(queries, db, &Piece { eye: 1, ..whole })?;
+        let mut left = eyes[0].products(queries, db, &whole, chunk)?;
+        let mut right = eyes[1].products(queries, db, &Piece { eye: 1, ..whole }, chunk)?;
         let both = match (left.pop(), right.pop()) {
             (Some((ld, lm)), Some((rd, rm))) => vec![([ld, rd].concat(), [lm, rm].concat())],
             _ => Vec::new(),
@@ -345,13 +346,13 @@ pub fn check_batch(
         let hits = compare(p, both)?;
         return super::resolve(p, &hits, rot, nq, s, cfg, dedup, super::Order::TargetQuery);
     }
-    let split = pieces_per_eye(rot * nq, s, nq);
+    let split = pieces_per_eye(rot * nq, s, nq, chunk);
     let pieces: Vec<Piece> = (0..2)
         .flat_map(|eye| {
             (0..split).map(move |h| Piece { eye, rows: s * h / split..s * (h + 1) / split, batch: h + 1 == split })
         })
         .collect();
-    let products = |pc: &Piece| eyes[pc.eye].products(queries, db, pc);
+    let products = |pc: &Piece| eyes[pc.eye].products(queries, db, pc, chunk);
     let mut hits = Vec::with_capacity(pieces.len());
     let mut next = products(&pieces[0]);
     for i in 0..pieces.len() {
@@ -384,13 +385,14 @@ const PIECES_PER_EYE: usize = 2;
 
 /// Pieces per eye for `rows` comparisons per target (rotations × queries), `s` entries and `nq`
 /// batch rows (in the last piece): the most, up to [`PIECES_PER_EYE`], that keep every piece's
-/// entries non-empty and need no more comparison chunks (so no more rounds) than one piece.
-fn pieces_per_eye(rows: usize, s: usize, nq: usize) -> usize {
+/// entries non-empty and need no more comparison chunks of `chunk` (so no more rounds) than one
+/// piece.
+fn pieces_per_eye(rows: usize, s: usize, nq: usize, chunk: usize) -> usize {
     let chunks = |split: usize| -> usize {
         (0..split)
             .map(|h| {
                 let targets = s * (h + 1) / split - s * h / split + if h + 1 == split { nq } else { 0 };
-                (rows * targets).div_ceil(super::COMPARE_CHUNK)
+                (rows * targets).div_ceil(chunk)
             })
             .sum()
     };
@@ -442,8 +444,14 @@ impl EyeQueries {
 
     /// The additive shares of the code and mask dot products of every rotation of every query
     /// against the piece's targets, in comparison order (`[rotation][target][query]`), in
-    /// comparison chunks: local work only.
-    fn products(&self, queries: &[GrTemplateShare], db: &GrDb, pc: &Piece) -> Result<EyeChunks, MpcError> {
+    /// comparison chunks of `chunk`: local work only.
+    fn products(
+        &self,
+        queries: &[GrTemplateShare],
+        db: &GrDb,
+        pc: &Piece,
+        chunk: usize,
+    ) -> Result<EyeChunks, MpcError> {
         let (rot, nq, e) = (self.rot, self.nq, pc.eye);
         let correlate = |c: &Correlator, rows: &[u16], len: usize| -> Result<Vec<u16>, MpcError> {
             let mut out = vec![0u16; rot * nq * (rows.len() / len)];
@@ -468,7 +476,7 @@ impl EyeQueries {
         // index k is lag rot − 1 − k (the correlation's lag ℓ is the window starting at extended
         // column ℓ).
         let (n_db, n_b) = (r.len() * nq, dot_b.len() / rot);
-        let mut out = Chunker::new(rot * nq * pc.targets(nq));
+        let mut out = Chunker::new(rot * nq * pc.targets(nq), chunk);
         for k in 0..rot {
             let lag = rot - 1 - k;
             out.extend(&dot_db[lag * n_db..][..n_db], &ml_db[lag * n_db..][..n_db]);
@@ -479,7 +487,7 @@ impl EyeQueries {
 }
 
 /// One eye's `(dots, mls)` in comparison order, cut into chunks of at most
-/// [`super::COMPARE_CHUNK`] comparisons (each chunk goes through the comparison phase on its own,
+/// [`super::compare_chunk`] comparisons (each chunk goes through the comparison phase on its own,
 /// which takes the vectors over without copying them).
 type EyeChunks = Vec<(Vec<u16>, Vec<u16>)>;
 
@@ -487,21 +495,22 @@ type EyeChunks = Vec<(Vec<u16>, Vec<u16>)>;
 struct Chunker {
     chunks: EyeChunks,
     left: usize,
+    chunk: usize,
 }
 
 impl Chunker {
-    fn new(total: usize) -> Self {
-        Chunker { chunks: Vec::new(), left: total }
+    fn new(total: usize, chunk: usize) -> Self {
+        Chunker { chunks: Vec::new(), left: total, chunk: chunk.max(1) }
     }
     fn extend(&mut self, mut d: &[u16], mut m: &[u16]) {
         while !d.is_empty() {
-            let full = self.chunks.last().is_none_or(|(c, _)| c.len() == super::COMPARE_CHUNK);
+            let full = self.chunks.last().is_none_or(|(c, _)| c.len() == self.chunk);
             if full {
-                let cap = self.left.min(super::COMPARE_CHUNK);
+                let cap = self.left.min(self.chunk);
                 self.chunks.push((Vec::with_capacity(cap), Vec::with_capacity(cap)));
             }
             let (cd, cm) = self.chunks.last_mut().expect("a chunk with room");
-            let take = (super::COMPARE_CHUNK - cd.len()).min(d.len());
+            let take = (self.chunk - cd.len()).min(d.len());
             cd.extend_from_slice(&d[..take]);
             cm.extend_from_slice(&m[..take]);
             (d, m) = (&d[take..], &m[take..]);
@@ -539,13 +548,15 @@ mod tests {
     fn pieces_keep_the_chunk_count() {
         let chunk = super::super::COMPARE_CHUNK;
         // The bench's batch: 31 rotations × 32 queries against 4000 entries, 4 chunks either way.
-        assert_eq!(pieces_per_eye(31 * 32, 4000, 32), 2);
+        assert_eq!(pieces_per_eye(31 * 32, 4000, 32, chunk), 2);
+        // With the log-depth adder's chunks of 2^21: 2 chunks either way.
+        assert_eq!(pieces_per_eye(31 * 32, 4000, 32, super::super::compare_chunk(argus_mpc::rep3::Adder::LogDepth)), 2);
         // An eye of 1.5 chunks: two pieces of 0.75 would still take 2 chunks.
-        assert_eq!(pieces_per_eye(1, chunk + chunk / 2 - 8, 8), 2);
+        assert_eq!(pieces_per_eye(1, chunk + chunk / 2 - 8, 8, chunk), 2);
         // An eye of 2.5 chunks: halves of 1.25 would take 4 chunks instead of 3.
-        assert_eq!(pieces_per_eye(1, 2 * chunk + chunk / 2, 0), 1);
-        assert_eq!(pieces_per_eye(31 * 32, 1, 32), 1);
-        assert_eq!(pieces_per_eye(31 * 32, 0, 32), 1);
+        assert_eq!(pieces_per_eye(1, 2 * chunk + chunk / 2, 0, chunk), 1);
+        assert_eq!(pieces_per_eye(31 * 32, 1, 32, chunk), 1);
+        assert_eq!(pieces_per_eye(31 * 32, 0, 32, chunk), 1);
     }
 
     /// A geometry whose angular columns do not hold whole ring elements cannot be rotated by the
@@ -602,8 +613,11 @@ mod tests {
                             EyeQueries::new(id, std::slice::from_ref(x), 0, (x.rows, x.unrotated, x.cols)).unwrap();
                         let piece = Piece { eye: 0, rows: 0..1, batch: false };
                         // One target and one query: comparison k is rotation index k.
-                        let [(dots, mls)]: [_; 1] =
-                            eye.products(std::slice::from_ref(x), &db, &piece).unwrap().try_into().unwrap();
+                        let [(dots, mls)]: [_; 1] = eye
+                            .products(std::slice::from_ref(x), &db, &piece, super::super::COMPARE_CHUNK)
+                            .unwrap()
+                            .try_into()
+                            .unwrap();
                         sums[0] = sums[0].wrapping_add(dots[k]);
                         sums[1] = sums[1].wrapping_add(mls[k]);
                     }

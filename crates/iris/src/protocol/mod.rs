@@ -287,7 +287,7 @@ fn rotation_major<R: Ring>(parts: Vec<&Rep3<R>>, rot: usize, len: usize) -> Resu
 /// **unique**: it matches no enrolled entry and (with `dedup`) no earlier query of the same batch (so two captures of one person in one
 /// batch are not both enrolled; a query that matches an earlier, itself refused, query of the
 /// batch is refused too — the conservative choice). Rounds do not depend on the batch or
-/// database size, except that the comparison phase runs once per [`COMPARE_CHUNK`] comparisons.
+/// database size, except that the comparison phase runs once per [`compare_chunk`] comparisons.
 pub fn check_batch<R: Ring>(
     p: &mut Party,
     queries: &[TemplateShare<R>],
@@ -340,7 +340,8 @@ pub fn check_batch<R: Ring>(
             mls.extend_from_slice(&ml_b[row * nq..(row + 1) * nq]);
         }
     }
-    let hits = in_chunks(p, &dots, &mls, |p, d, m| compare(p, ring, d.to_vec(), m.to_vec(), factor, cfg, len))?;
+    let chunk = compare_chunk(cfg.adder);
+    let hits = in_chunks(p, &dots, &mls, chunk, |p, d, m| compare(p, ring, d.to_vec(), m.to_vec(), factor, cfg, len))?;
     resolve(p, &hits, rot, nq, s, cfg, dedup, Order::QueryTarget)
 }
 
@@ -428,25 +429,29 @@ pub(crate) fn resolve(
     Ok(Checked { unique, matches })
 }
 
-/// Comparisons per chunk of the comparison phase. The phase's intermediate values (lifted
-/// shares, carries, bit planes) take a few hundred bytes per comparison, so a batch of 32 queries
-/// against 10,000 entries (20 M comparisons) would otherwise hold gigabytes at once; chunks keep
-/// that bounded and let the allocator reuse the same buffers, at the cost of the phase's rounds
-/// once per chunk.
+/// Comparisons per chunk of the comparison phase with the ripple adder. The phase's intermediate
+/// values (reshared and lifted products, bit planes, carries) take ~40 bytes per comparison and
+/// party (~90 with the log-depth adder's prefix planes; measured on the memory backend), so a
+/// batch of 32 queries against 10,000 entries (20 M comparisons) would otherwise hold ~1–2 GB at
+/// once; chunks keep that bounded and let the allocator reuse the same buffers, at the cost of
+/// the phase's rounds once per chunk. 2^21 is no faster with three parties on one machine
+/// (within noise in earlier sessions; 5 of 6 alternating pairs slower in the nineteenth).
 pub const COMPARE_CHUNK: usize = 1 << 20;
 
-/// Runs a comparison phase `f` over chunks of at most [`COMPARE_CHUNK`] comparisons (the same
-/// range of `dots` and `mls`) and concatenates the match bits in order.
-pub(crate) fn in_chunks<E: Copy>(
-    p: &mut Party,
-    dots: &[E],
-    mls: &[E],
-    f: impl FnMut(&mut Party, &[E], &[E]) -> Result<Rep3Bits, MpcError>,
-) -> Result<Rep3Bits, MpcError> {
-    in_chunks_of(p, dots, mls, COMPARE_CHUNK, f)
+/// Comparisons per chunk for `adder`: [`COMPARE_CHUNK`] with the ripple adder, twice that with
+/// the log-depth one. That adder is for nodes far apart, where the rounds cost more than the
+/// cache (at a 40 ms round trip 2^21 took a batch of 32 × 4000 from 3.19 s to 2.39 s, 99 rounds
+/// to 59), for ~180 MB of comparison state per node.
+pub const fn compare_chunk(adder: Adder) -> usize {
+    match adder {
+        Adder::Ripple => COMPARE_CHUNK,
+        Adder::LogDepth => 2 * COMPARE_CHUNK,
+    }
 }
 
-fn in_chunks_of<E: Copy>(
+/// Runs a comparison phase `f` over chunks of at most `chunk` comparisons (the same range of
+/// `dots` and `mls`) and concatenates the match bits in order.
+pub(crate) fn in_chunks<E: Copy>(
     p: &mut Party,
     dots: &[E],
     mls: &[E],
@@ -595,7 +600,7 @@ mod tests {
                 (0..n).map(|i| if p.id() == 0 { (i as u16).wrapping_mul(977) % 1000 } else { 0 }).collect();
             let mls: Vec<u16> = (0..n).map(|i| if p.id() == 0 { 2000 + (i as u16 * 37) % 500 } else { 0 }).collect();
             let run = |p: &mut Party, chunk| {
-                let bits = in_chunks_of(p, &dots, &mls, chunk, |p, d, m| {
+                let bits = in_chunks(p, &dots, &mls, chunk, |p, d, m| {
                     compare(p, &ring, d.to_vec(), m.to_vec(), 1, &cfg, len)
                 })?;
                 rep3::reveal_bits(p, &bits)
