@@ -8,7 +8,7 @@ use argus_iris::{Generator, IrisGeometry, MaskMode, MatchConfig};
 use argus_mpc::local::{run3, Backend};
 use argus_mpc::rep3::Adder;
 use argus_net::{NetConfig, Shaper};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use super::median;
@@ -53,11 +53,10 @@ pub struct IrisArgs {
     /// Skip the comparison-phase tables (end to end only).
     #[arg(long)]
     no_compare: bool,
-    /// The comparisons' binary adder: ripple (fewest bytes, one round per bit) or log-depth
-    /// (Kogge-Stone: a few rounds per comparison, more bytes), as `[iris] adder` in a node's
-    /// config. Replicated-sharing comparisons only; those mod a prime always ripple.
-    #[arg(long, default_value = "ripple")]
-    adder: String,
+    /// The comparisons' binary adder, as `[iris] adder` in a node's config. Replicated-sharing
+    /// comparisons only; those mod a prime always ripple.
+    #[arg(long, value_enum, default_value_t = AdderArg::Ripple)]
+    adder: AdderArg,
     /// Simulated round-trip time between the parties in milliseconds (half of it added to
     /// every message on top of the real transport's), for the comparison tables and end to end.
     #[arg(long, default_value_t = 0.0)]
@@ -67,13 +66,21 @@ pub struct IrisArgs {
     mbps: f64,
 }
 
+/// `--adder`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum AdderArg {
+    /// Ripple carry: fewest bytes, one round per bit.
+    Ripple,
+    /// Kogge-Stone: a few rounds per comparison, ~1.5 times the bytes (nodes far apart).
+    LogDepth,
+}
+
 impl IrisArgs {
     /// The adder `--adder` names.
-    fn adder(&self) -> Result<Adder, String> {
-        match self.adder.as_str() {
-            "ripple" => Ok(Adder::Ripple),
-            "log-depth" => Ok(Adder::LogDepth),
-            o => Err(format!("unknown adder {o:?} (use ripple or log-depth)")),
+    fn adder(&self) -> Adder {
+        match self.adder {
+            AdderArg::Ripple => Adder::Ripple,
+            AdderArg::LogDepth => Adder::LogDepth,
         }
     }
 
@@ -138,9 +145,9 @@ impl Record {
     }
 }
 
-fn config(a: &IrisArgs) -> Result<MatchConfig, String> {
+fn config(a: &IrisArgs) -> MatchConfig {
     let mask_mode = if a.trimmed { MaskMode::Trimmed } else { MaskMode::PerBit };
-    Ok(MatchConfig { mask_mode, adder: a.adder()?, ..MatchConfig::default() })
+    MatchConfig { mask_mode, adder: a.adder(), ..MatchConfig::default() }
 }
 
 /// The end-to-end schemes `--schemes` accepts.
@@ -154,7 +161,6 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
         o => return Err(format!("unknown backend {o:?} (use tcp or memory)")),
     };
     // Names are checked before anything runs: a typo should not cost the tables before it.
-    a.adder()?;
     a.net()?;
     if let Some(o) = a.schemes.iter().find(|s| !s.is_empty() && !E2E_SCHEMES.contains(&s.as_str())) {
         return Err(format!("unknown scheme {o:?} (use {})", E2E_SCHEMES.join(", ")));
@@ -360,7 +366,7 @@ fn compare_tables(a: &IrisArgs, backend: Backend) -> Result<Vec<Record>, String>
     }
     let reps = a.reps.max(1);
     let batches = a.compare_batches.clone();
-    let adder = a.adder()?;
+    let adder = a.adder();
     let per_party = run3(backend, a.net()?, |p| {
         let mut out = Vec::new();
         for v in &variants {
@@ -426,7 +432,7 @@ fn compare_tables(a: &IrisArgs, backend: Backend) -> Result<Vec<Record>, String>
 /// time the batch check.
 fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<Record, String> {
     let geometry = IrisGeometry::DEPLOYED;
-    let cfg = config(a)?;
+    let cfg = config(a);
     let mut g = Generator::new(geometry, 1).map_err(|e| e.to_string())?;
     eprintln!("{}: sharing {} identities and {} queries ...", scheme.name(), a.db, a.batch);
     let enrolled: Vec<_> = (0..a.db)
