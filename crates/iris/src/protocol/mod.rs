@@ -4,9 +4,9 @@
 //! * **NoLift**, shares over Z_2^32 (the Lemma 2 ring for 12800-bit codes and b = 2^16): both dot
 //!   products in Z_2^32, no lifting.
 //! * **MPCLift**, shares over Z_2^16: both dot products on 16-bit lanes, `ml` lifted to Z_2^32 in
-//!   MPC (Alg. 14, or for codes below 2^14 bits by its 2-round carry count,
-//!   [`rep3::carry_count_small`]: the mask product leaves two spare bits) and `b·dot` by
-//!   ConstLift (Alg. 13).
+//!   MPC (Alg. 14, or for codes below 2^14 bits by its carry count, one round fused into the
+//!   MSB's input, [`rep3::carry_count_for_msb`]: the mask product leaves two spare bits) and
+//!   `b·dot` by ConstLift (Alg. 13).
 //!
 //! For every query rotation `r`, eye `e` and enrolled entry `j`:
 //! `v = a·ml − b·dot` with `(a, b)` from [`mpc_comparison_terms`](crate::mpc_comparison_terms), computed on the additive
@@ -17,7 +17,7 @@
 //! distance, or which entry matched.
 //!
 //! Costs per comparison (one rotation of one eye against one entry): one reshared ring element
-//! (two for MPCLift, plus its 2-round carry count) and one `k`-bit MSB extraction (two-operand,
+//! (two for MPCLift, plus its one-round carry count) and one `k`-bit MSB extraction (two-operand,
 //! `k − 1` AND gates; the paper's Alg. 10 takes `2k − 3`); the OR-trees add about one AND per
 //! comparison.
 
@@ -441,7 +441,7 @@ pub const COMPARE_CHUNK: usize = 1 << 20;
 /// Comparisons per chunk for `adder`: [`COMPARE_CHUNK`] with the ripple adder, twice that with
 /// the log-depth one. That adder is for nodes far apart, where the rounds cost more than the
 /// cache (at a 40 ms round trip 2^21 took a batch of 32 × 4000 from 3.19 s to 2.39 s, 99 rounds
-/// to 59), for ~180 MB of comparison state per node.
+/// to 59, before the carry count lost its second round), for ~180 MB of comparison state per node.
 pub const fn compare_chunk(adder: Adder) -> usize {
     match adder {
         Adder::Ripple => COMPARE_CHUNK,
@@ -536,11 +536,14 @@ pub fn reduced_terms(a: i128, b: i128) -> (i128, i128, u32) {
 
 /// MPCLift-Z16's last two steps for replicated shares of `dot` and `ml` in Z_2^16 with
 /// `0 ≤ ml < 2^14` and `|dot| < 2^15`: `msb(a·ml − 2^m·dot)` in Z_2^(16+m) (`1 ≤ m ≤ 16`), the
-/// match bit of Lemma 2 with `b = 2^m`. `ml` is lifted by its carry count `j`
-/// ([`rep3::carry_count_small`], 2 rounds): `ml = Σ ml_i − 2^16·j`, so per component
-/// `v_i = a·ml_i − 2^16·a·j_i − 2^m·dot_i` mod 2^(16+m) (ConstLift of `j` by 2^16 and of `dot` by
-/// 2^m, Alg. 13), and those components go into the two-operand MSB ([`rep3::msb_of_u32`], with
-/// `adder`). Shared by the service's comparison and `bench iris`'s `mpclift-Z`.
+/// match bit of Lemma 2 with `b = 2^m`. `ml` is lifted by its carry count `j`: `ml = Σ ml_i −
+/// 2^16·j`, so per component `v_i = a·ml_i − 2^16·a·j_i − 2^m·dot_i` mod 2^(16+m) (ConstLift of
+/// `j` by 2^16 and of `dot` by 2^m, Alg. 13), and those components go into the two-operand MSB
+/// ([`rep3::msb_of_u32`], with `adder`). The carry count is [`rep3::carry_count_for_msb`]: its
+/// OT's receiver is the MSB's adder, so its second round (giving the helper a component the MSB
+/// never reads) is skipped: 1 round and 2/3 of a 16-bit element per comparison fewer than
+/// [`rep3::carry_count_small`]. Shared by the service's comparison and `bench iris`'s
+/// `mpclift-Z`.
 pub fn mpclift_msb<R: Ring>(
     p: &mut Party,
     dot: &Rep3<R>,
@@ -559,7 +562,7 @@ pub fn mpclift_msb<R: Ring>(
             ml.len()
         )));
     }
-    let j = rep3::carry_count_small(p, ml, ring)?;
+    let j = rep3::carry_count_for_msb(p, ml, ring)?;
     let w = |e: R::El| ring.to_u128(e) as u32;
     // Computed mod 2^32 in one pass per component; msb_of_u32 reads the low 16 + m bits.
     let v = |ml: &[R::El], j: &[R::El], d: &[R::El]| -> Vec<u32> {
@@ -729,11 +732,11 @@ mod reduced_terms_tests {
                     assert_eq!(bits.len(), n);
                     assert_eq!(bits.to_bools(), want, "threshold {num}/2^16, {adder:?}");
                 }
-                // The default threshold's 30-bit MSB: the reshare, the carry count's 2 rounds and
-                // the sharing of the MSB's operand, then 29 ripple rounds or Kogge-Stone's 1 + 5.
+                // The default threshold's 30-bit MSB: the reshare, the carry count's OT and the
+                // sharing of the MSB's operand, then 29 ripple rounds or Kogge-Stone's 1 + 5.
                 if num == Threshold::DEFAULT.num() {
                     let rounds = out.iter().map(|(_, r)| *r).max();
-                    assert_eq!(rounds, Some(if adder == Adder::Ripple { 4 + 29 } else { 4 + 6 }), "{adder:?}");
+                    assert_eq!(rounds, Some(if adder == Adder::Ripple { 3 + 29 } else { 3 + 6 }), "{adder:?}");
                 }
             }
         }

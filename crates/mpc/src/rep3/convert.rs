@@ -209,8 +209,7 @@ fn msb_core(
     write: impl Fn(Operand, usize, usize, &mut [BitVec]) -> std::result::Result<(), argus_math::MathError>,
 ) -> Result<Rep3Bits> {
     let (me, next, prev) = (p.id(), p.next(), p.prev());
-    let cut = |s: usize| (s * n / 3).next_multiple_of(64).min(n);
-    let third = |s: usize| cut(s)..cut(s + 1);
+    let third = |s: usize| super::third(n, s);
     let (mine, after, before) = (third(me), third(next), third(prev));
     // The planes of both operands over all n values, each third's piece written in place by my
     // role there: y = (y_a, y_b) is [r, 0, y ⊕ r] / [0, y_prev ⊕ r_prev, r] over [mine, after,

@@ -129,8 +129,25 @@ fn lift_with<R: Ring, S: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, ring: S, tar
 /// `K_c = f(t_s + c + t_{s+2}) − r_s − r_{s+2} + w_c`, the helper sends `w_{t_{s+1}}`, and the
 /// receiver learns `y = j − r_s − r_{s+2}` (masked by `r_{s+2}`, which it lacks) and forwards it
 /// to the helper (which lacks `r_s`). The result is the replicated sharing with components
-/// `(r_s, y, r_{s+2})` at positions `(s, s+1, s+2)`.
+/// `(r_s, y, r_{s+2})` at positions `(s, s+1, s+2)`. The thirds are those of the two-operand MSB
+/// ([`super::third`]).
 pub fn carry_count_small<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S) -> Result<Rep3<S>> {
+    carry_count(p, x, ring, true)
+}
+
+/// [`carry_count_small`] in one round, as the input of a two-operand MSB ([`super::msb_of_u32`],
+/// [`super::msb_of`]) of values computed from `j` component by component. In third `s` the MSB's
+/// adder, party `s + 1`, is the OT's receiver: it holds `r_s` and `y`, the two components it adds;
+/// parties `s + 2` and `s` hold `r_{s+2}`, the other operand. So nothing the MSB reads needs round
+/// 2, which only gives the helper its copy of `y`: that component (the helper's `b` over the
+/// third it helps in) is left zero. The result is therefore **not a sharing of `j`** for any other
+/// use. One round and `2/3` of an element per value fewer than [`carry_count_small`].
+pub fn carry_count_for_msb<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S) -> Result<Rep3<S>> {
+    carry_count(p, x, ring, false)
+}
+
+/// [`carry_count_small`]'s body; without `forward`, [`carry_count_for_msb`].
+fn carry_count<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S, forward: bool) -> Result<Rep3<S>> {
     let k = pow2_bits(x.ring())?;
     if k < 2 || pow2_bits(ring)? < 2 {
         return Err(MpcError::InvalidParameter(format!(
@@ -140,7 +157,7 @@ pub fn carry_count_small<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S)
     }
     let n = x.len();
     let (me, next, prev) = (p.id(), p.next(), p.prev());
-    let third = |s: usize| s * n / 3..(s + 1) * n / 3;
+    let third = |s: usize| super::third(n, s);
     let (own, recv, help) = (third(me), third(prev), third(next));
     let r = x.ring();
     // Top two bits of a component; machine words shift without u128 arithmetic.
@@ -179,10 +196,8 @@ pub fn carry_count_small<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S)
             got.chunks_exact(4).zip(&x.a[recv]).zip(got_masks).map(|((g, &xa), &m)| ring.sub(g[top(xa)], m)).collect()
         })
     })??;
-    // Round 2: the receiver forwards y to the helper (my next party); I get the next third's.
-    p.send_elems(ring, next, &y)?;
     // Components (me, me − 1) per third, in value order.
-    p.recv_elems_with(ring, prev, help.len(), |y_help| {
+    let assemble = |y_help: &[S::El]| {
         let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for s in 0..3 {
             let (ca, cb): (&[S::El], &[S::El]) = match s {
@@ -194,7 +209,13 @@ pub fn carry_count_small<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S)
             b.extend_from_slice(cb);
         }
         Rep3::from_parts(ring.clone(), a, b)
-    })?
+    };
+    if !forward {
+        return assemble(&vec![ring.zero(); help.len()]);
+    }
+    // Round 2: the receiver forwards y to the helper (my next party); I get the next third's.
+    p.send_elems(ring, next, &y)?;
+    p.recv_elems_with(ring, prev, help.len(), |y_help| assemble(y_help))?
 }
 
 /// The components of `x` read as integers in `target`: a sharing of `x_0 + x_1 + x_2` without

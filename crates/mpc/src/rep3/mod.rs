@@ -20,7 +20,7 @@ pub use convert::{
     a2b, bit_extract, bit_extract_components, lemma1, lemma2, lt, lt_bounded, msb, msb_many, msb_of, msb_of_u32,
     msb_two_operand,
 };
-pub use lift::{carry_count_small, const_lift, lift, lift_small};
+pub use lift::{carry_count_for_msb, carry_count_small, const_lift, lift, lift_small};
 pub use ot::{bit_inject, bit_inject_many, three_party_ot};
 pub use select::{mux, mux_bits, or_tree};
 pub use share::{input, input_bits, reveal, reveal_bits, reveal_to, share_bits_from_client, share_from_client};
@@ -247,6 +247,14 @@ impl Rep3Bits {
         let b: Vec<&BitVec> = parts.iter().map(|p| &p.b).collect();
         Rep3Bits { a: BitVec::concat(&a), b: BitVec::concat(&b) }
     }
+}
+
+/// Values `third(n, s)` of `n`, `s` in `0..3`: the thirds whose roles rotate among the parties in
+/// the two-operand MSB and the carry count, in whole words of 64 values (so bit planes split
+/// without shifting), the last third taking the rest.
+pub(crate) fn third(n: usize, s: usize) -> std::ops::Range<usize> {
+    let cut = |s: usize| (s * n / 3).next_multiple_of(64).min(n);
+    cut(s)..cut(s + 1)
 }
 
 pub(crate) fn check_len(left: usize, right: usize) -> Result<()> {
