@@ -16,10 +16,11 @@
 //! gives the one bit that is revealed: "already enrolled". No party learns a code, a mask, a
 //! distance, or which entry matched.
 //!
-//! Costs per comparison (one rotation of one eye against one entry): one reshared ring element
-//! (two for MPCLift, plus its one-round carry count) and one `k`-bit MSB extraction (two-operand,
-//! `k − 1` AND gates; the paper's Alg. 10 takes `2k − 3`); the OR-trees add about one AND per
-//! comparison.
+//! Costs per comparison (one rotation of one eye against one entry): one reshared ring element,
+//! sent for two thirds of the values (the MSB never reads the rest at the receiver,
+//! [`rep3::ReshareFor::Msb`]); MPCLift also reshares `ml`, for all values, and adds its one-round
+//! carry count; then one `k`-bit MSB extraction (two-operand, `k − 1` AND gates; the paper's
+//! Alg. 10 takes `2k − 3`). The OR-trees add about one AND per comparison.
 
 pub mod codec;
 pub mod field;
@@ -30,7 +31,7 @@ pub mod scheme;
 
 use argus_math::{BitVec, Modulus, Ring, Z32};
 use argus_mpc::audit::{self, Combination};
-use argus_mpc::rep3::{self, Adder, Rep3, Rep3Bits, Rep3Pre};
+use argus_mpc::rep3::{self, Adder, Rep3, Rep3Bits, Rep3Pre, ReshareFor};
 use argus_mpc::{MpcError, Party};
 use argus_prg::Seed;
 use rand_core::{CryptoRng, RngCore};
@@ -500,7 +501,7 @@ pub(crate) fn compare<R: Ring>(
     if k >= need {
         let (a, b) = (ring.from_i128(a), ring.from_i128(b));
         let v = mls.iter().zip(&dots).map(|(&m, &d)| ring.sub(ring.mul(a, m), ring.mul(b, d))).collect();
-        let v = rep3::reshare(p, ring, v)?;
+        let v = rep3::reshare_parts_for(p, ring, vec![v], &[ReshareFor::Msb])?.pop().expect("one part");
         return rep3::msb_two_operand(p, &v, cfg.adder);
     }
     let (a, b, t) = reduced_terms(a, b);
@@ -513,7 +514,10 @@ pub(crate) fn compare<R: Ring>(
         )));
     }
     let [dot, ml]: [Rep3<R>; 2] =
-        rep3::reshare_parts(p, ring, vec![dots, mls])?.try_into().expect("one sharing per part");
+        // `dot` only enters the MSB (through ConstLift, per component); the carry count reads all of `ml`.
+        rep3::reshare_parts_for(p, ring, vec![dots, mls], &[ReshareFor::Msb, ReshareFor::Any])?
+            .try_into()
+            .expect("one sharing per part");
     if len >= 1 << (k - 2) {
         // The mask product may reach 2^14: Alg. 14 (16-bit adder and bit injections) into Z_2^32.
         let wide = Z32::new();

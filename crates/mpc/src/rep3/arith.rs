@@ -16,12 +16,74 @@ pub fn reshare<R: Ring>(p: &mut Party, ring: &R, mut z: Vec<R::El>) -> Result<Re
 
 /// [`reshare`] of several additive sharings at once (one round, one message per party): the
 /// same as resharing their concatenation, without building it.
-pub fn reshare_parts<R: Ring>(p: &mut Party, ring: &R, mut zs: Vec<Vec<R::El>>) -> Result<Vec<Rep3<R>>> {
+pub fn reshare_parts<R: Ring>(p: &mut Party, ring: &R, zs: Vec<Vec<R::El>>) -> Result<Vec<Rep3<R>>> {
+    let uses = vec![ReshareFor::Any; zs.len()];
+    reshare_parts_for(p, ring, zs, &uses)
+}
+
+/// What a reshared value is for ([`reshare_parts_for`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReshareFor {
+    /// Any use: a full replicated sharing.
+    Any,
+    /// Only the input of a two-operand MSB ([`super::msb_of`], [`super::msb_of_u32`],
+    /// [`super::msb_two_operand`]) of the same values, after local linear steps. In third `s`
+    /// ([`super::third`]) the MSB reads component `s + 1` only at its adder, party `s + 1`, where
+    /// it is made, so party `s + 1` does not send it on: a third fewer elements. The copy its next
+    /// party would hold over that third is left zero, so the result is **not a sharing for any
+    /// other use**.
+    Msb,
+}
+
+/// [`reshare_parts`] with each part's use: parts for [`ReshareFor::Msb`] are sent without the
+/// third the MSB never reads there.
+pub fn reshare_parts_for<R: Ring>(
+    p: &mut Party,
+    ring: &R,
+    mut zs: Vec<Vec<R::El>>,
+    uses: &[ReshareFor],
+) -> Result<Vec<Rep3<R>>> {
+    if uses.len() != zs.len() {
+        return Err(crate::MpcError::InvalidParameter(format!("{} parts but {} uses", zs.len(), uses.len())));
+    }
     for z in &mut zs {
         p.prg.add_zero_share(ring, z);
     }
-    let prev = p.pass_elem_parts(ring, &zs.iter().map(Vec::as_slice).collect::<Vec<_>>())?;
-    zs.into_iter().zip(prev).map(|(z, prev)| Rep3::from_parts(ring.clone(), z, prev)).collect()
+    let (me, next) = (p.id(), p.next());
+    // Each part goes as one or two pieces: an MSB input without the third where I am the adder
+    // (third me − 1); it comes without the third where my previous party is (third me + 1).
+    let (mut sent, mut lens): (Vec<&[R::El]>, Vec<usize>) = (Vec::new(), Vec::new());
+    for (z, u) in zs.iter().zip(uses) {
+        match u {
+            ReshareFor::Any => {
+                sent.push(z);
+                lens.push(z.len());
+            }
+            ReshareFor::Msb => {
+                let (skip, gap) = (super::third(z.len(), (me + 2) % 3), super::third(z.len(), next));
+                sent.extend([&z[..skip.start], &z[skip.end..]]);
+                lens.extend([gap.start, z.len() - gap.end]);
+            }
+        }
+    }
+    let mut got = p.pass_elem_parts_expecting(ring, &sent, &lens)?.into_iter();
+    let mut piece = || got.next().expect("one piece per length");
+    zs.into_iter()
+        .zip(uses)
+        .map(|(z, u)| {
+            let prev = match u {
+                ReshareFor::Any => piece(),
+                ReshareFor::Msb => {
+                    // Zeros over the next party's third, where my previous party is the adder.
+                    let (mut full, after) = (piece(), piece());
+                    full.resize(super::third(z.len(), next).end, ring.zero());
+                    full.extend_from_slice(&after);
+                    full
+                }
+            };
+            Rep3::from_parts(ring.clone(), z, prev)
+        })
+        .collect()
 }
 
 /// Element-wise product `x ⊙ y` (paper 000 eq. 4): `z_i = x_i y_i + x_{i-1} y_i + x_i y_{i-1} + r_i`.

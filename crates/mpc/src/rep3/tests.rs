@@ -449,6 +449,36 @@ fn carry_count_for_msb_feeds_the_msb_in_one_round() {
     }
 }
 
+/// An additive sharing reshared for a two-operand MSB only: the MSB opens the plaintext's top bit,
+/// alongside a full reshare in the same message (which must open to the values), and each party
+/// sends `n − |third(me − 1)|` elements for it instead of `n`.
+#[test]
+fn a_reshare_for_the_msb_sends_two_thirds() {
+    let mut rng = StdRng::seed_from_u64(29);
+    for n in [0usize, 1, 5, 64 * 30 + 7] {
+        let xs: Vec<u16> = (0..n).map(|i| if i < 3 { [0, u16::MAX, 1 << 15][i] } else { rng.gen() }).collect();
+        let ys: Vec<u16> = (0..n).map(|_| rng.gen()).collect();
+        let out = run3(Backend::Memory, cfg(), |p| {
+            // Additive shares: party 0 holds the values, the others zeros.
+            let mine = |v: &[u16]| if p.id() == 0 { v.to_vec() } else { vec![0; n] };
+            let (x, y) = (mine(&xs), mine(&ys));
+            let before = p.stats();
+            let [x, y]: [Rep3<Z16>; 2] =
+                reshare_parts_for(p, &Z16::new(), vec![x, y], &[ReshareFor::Msb, ReshareFor::Any])?.try_into().unwrap();
+            let sent = (p.stats() - before).bytes_sent;
+            let m = msb_two_operand(p, &x, Adder::Ripple)?;
+            Ok((open_bits(p, &m)?, reveal(p, &y)?, sent))
+        })
+        .unwrap();
+        let want: Vec<bool> = xs.iter().map(|&x| x >> 15 == 1).collect();
+        for (id, (m, y, sent)) in out.iter().enumerate() {
+            assert_eq!(m, &want, "n {n}");
+            assert_eq!(y, &ys, "n {n}");
+            assert_eq!(*sent as usize, 2 * (2 * n - third(n, (id + 2) % 3).len()), "n {n}, party {id}");
+        }
+    }
+}
+
 /// Outside its precondition `lift_small` is wrong, which is why callers check the bound (the
 /// iris products stay below 2^14 for codes below 2^14 bits).
 #[test]
