@@ -220,7 +220,7 @@ pub struct MatchConfig {
     pub reveal_matches: bool,
     /// The binary adder of the MPC check's comparisons (replicated sharing): ripple carry, the
     /// default (fewest bytes, one round per bit: for a LAN), or log depth (Kogge-Stone: a 30-bit
-    /// comparison in 6 rounds instead of 29, for about 1.5 times the check's bytes: for links
+    /// comparison in 6 rounds instead of 29, for about 1.6 times the check's bytes: for links
     /// whose round trips cost more than the bytes). It never changes a result; the plaintext
     /// matcher ignores it.
     pub adder: argus_mpc::rep3::Adder,

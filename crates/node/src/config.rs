@@ -132,7 +132,7 @@ pub enum AdderSetting {
     /// Ripple carry: fewest bytes, one round per bit (nodes on one LAN).
     #[default]
     Ripple,
-    /// Kogge-Stone: a few rounds per comparison for about 1.5 times the bytes (nodes far apart).
+    /// Kogge-Stone: a few rounds per comparison for about 1.6 times the bytes (nodes far apart).
     LogDepth,
 }
 
@@ -157,7 +157,7 @@ pub struct IrisSettings {
     /// batch reveals only "unique / not unique" per query.
     pub reveal_matches: bool,
     /// The comparisons' binary adder: `ripple` (default; one round per bit of the compared
-    /// values: 275 rounds for a batch of 32 against 4000) or `log-depth` (55 rounds for ~1.5
+    /// values: 275 rounds for a batch of 32 against 4000) or `log-depth` (55 rounds for ~1.6
     /// times the bytes). Choose `log-depth` when the nodes are far apart: from a round trip of
     /// ~5 ms the rounds, not the products, set a batch's time. Results are the same either way;
     /// the scheme over F_65519 always uses ripple.

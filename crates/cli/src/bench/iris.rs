@@ -71,7 +71,7 @@ pub struct IrisArgs {
 enum AdderArg {
     /// Ripple carry: fewest bytes, one round per bit.
     Ripple,
-    /// Kogge-Stone: a few rounds per comparison, ~1.5 times the bytes (nodes far apart).
+    /// Kogge-Stone: a few rounds per comparison, ~1.6 times the bytes (nodes far apart).
     LogDepth,
 }
 
