@@ -95,38 +95,28 @@ impl Party {
     /// [`pass_elems`](Self::pass_elems) for several vectors in one message (one round): each is
     /// encoded and decoded on its own, so nobody concatenates or splits the vectors themselves.
     pub(crate) fn pass_elem_parts<R: Ring>(&self, ring: &R, parts: &[&[R::El]]) -> Result<Vec<Vec<R::El>>> {
-        let lens: Vec<usize> = parts.iter().map(|x| x.len()).collect();
-        self.pass_elem_parts_expecting(ring, parts, &lens)
-    }
-    /// [`pass_elem_parts`](Self::pass_elem_parts) receiving parts of `lens` elements, which may
-    /// differ from the lengths sent.
-    pub(crate) fn pass_elem_parts_expecting<R: Ring>(
-        &self,
-        ring: &R,
-        parts: &[&[R::El]],
-        lens: &[usize],
-    ) -> Result<Vec<Vec<R::El>>> {
-        let mut out = Vec::with_capacity(parts.iter().map(|x| ring.wire_len(x.len())).sum());
+        let sizes: Vec<usize> = parts.iter().map(|x| ring.wire_len(x.len())).collect();
+        let total = sizes.iter().sum();
+        let mut out = Vec::with_capacity(total);
         for x in parts {
             ring.wire_encode(x, &mut out);
         }
         let got = self.pass_next(out)?;
         let peer = self.prev();
-        let sizes: Vec<usize> = lens.iter().map(|&n| ring.wire_len(n)).collect();
-        let total: usize = sizes.iter().sum();
         if got.len() != total {
-            let n: usize = lens.iter().sum();
+            let n: usize = parts.iter().map(|x| x.len()).sum();
             return Err(MpcError::Malformed {
                 peer,
                 reason: format!("expected {n} elements in {total} bytes, got {} bytes", got.len()),
             });
         }
         let mut at = 0;
-        lens.iter()
+        parts
+            .iter()
             .zip(sizes)
-            .map(|(&n, size)| {
+            .map(|(x, size)| {
                 at += size;
-                decode_exact(ring, peer, &got[at - size..at], n)
+                decode_exact(ring, peer, &got[at - size..at], x.len())
             })
             .collect()
     }

@@ -18,9 +18,10 @@
 //!
 //! Costs per comparison (one rotation of one eye against one entry): one reshared ring element,
 //! sent for two thirds of the values (the MSB never reads the rest at the receiver,
-//! [`rep3::ReshareFor::Msb`]); MPCLift also reshares `ml`, for all values, and adds its one-round
-//! carry count; then one `k`-bit MSB extraction (two-operand, `k − 1` AND gates; the paper's
-//! Alg. 10 takes `2k − 3`). The OR-trees add about one AND per comparison.
+//! [`rep3::ReshareFor::Msb`]); MPCLift also reshares `ml` (over that third only its top two
+//! bits, all its carry count reads there) and adds its one-round carry count; then one `k`-bit
+//! MSB extraction (two-operand, `k − 1` AND gates; the paper's Alg. 10 takes `2k − 3`). The
+//! OR-trees add about one AND per comparison.
 
 pub mod codec;
 pub mod field;
@@ -513,12 +514,14 @@ pub(crate) fn compare<R: Ring>(
              got Z_2^{k}, b = {b}, Lemma 2 ring 2^{need}"
         )));
     }
-    let [dot, ml]: [Rep3<R>; 2] =
-        // `dot` only enters the MSB (through ConstLift, per component); the carry count reads all of `ml`.
-        rep3::reshare_parts_for(p, ring, vec![dots, mls], &[ReshareFor::Msb, ReshareFor::Any])?
-            .try_into()
-            .expect("one sharing per part");
-    if len >= 1 << (k - 2) {
+    // `dot` only enters the MSB (through ConstLift, per component); `ml` goes through the carry
+    // count first (Alg. 14's lift, for longer codes, reads all of it).
+    let small = len < 1 << (k - 2);
+    let ml_for = if small { ReshareFor::CarryCountThenMsb } else { ReshareFor::Any };
+    let [dot, ml]: [Rep3<R>; 2] = rep3::reshare_parts_for(p, ring, vec![dots, mls], &[ReshareFor::Msb, ml_for])?
+        .try_into()
+        .expect("one per part");
+    if !small {
         // The mask product may reach 2^14: Alg. 14 (16-bit adder and bit injections) into Z_2^32.
         let wide = Z32::new();
         let (a, b) = (a << (16 - b_bits), 1u128 << 16);

@@ -21,22 +21,28 @@ pub fn reshare_parts<R: Ring>(p: &mut Party, ring: &R, zs: Vec<Vec<R::El>>) -> R
     reshare_parts_for(p, ring, zs, &uses)
 }
 
-/// What a reshared value is for ([`reshare_parts_for`]).
+/// What a reshared value is for ([`reshare_parts_for`]). The two-operand MSB ([`super::msb_of`],
+/// [`super::msb_of_u32`], [`super::msb_two_operand`]) splits the values in thirds
+/// (in whole words of 64 values); in third `s` party `s + 1` adds components `s` and `s + 1`, and parties
+/// `s + 2` and `s` hold component `s + 2`. So component `s + 1` over third `s` is read only where
+/// it is made, and the copy party `s + 2` would receive is not needed by the MSB.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReshareFor {
     /// Any use: a full replicated sharing.
     Any,
-    /// Only the input of a two-operand MSB ([`super::msb_of`], [`super::msb_of_u32`],
-    /// [`super::msb_two_operand`]) of the same values, after local linear steps. In third `s`
-    /// ([`super::third`]) the MSB reads component `s + 1` only at its adder, party `s + 1`, where
-    /// it is made, so party `s + 1` does not send it on: a third fewer elements. The copy its next
-    /// party would hold over that third is left zero, so the result is **not a sharing for any
-    /// other use**.
+    /// Only the input of a two-operand MSB of the same values, after local linear steps: that
+    /// copy is not sent (a third fewer elements) and is left zero, so the result is **not a
+    /// sharing for any other use**.
     Msb,
+    /// MPCLift's `ml` in Z_2^k: the input of [`super::carry_count_for_msb`], then (with the carry
+    /// count, locally) of a two-operand MSB. The copy above goes to the carry count's helper,
+    /// which reads only its top two bits: those are sent, four values to a byte, the rest left
+    /// zero. Again **not a sharing for any other use**.
+    CarryCountThenMsb,
 }
 
-/// [`reshare_parts`] with each part's use: parts for [`ReshareFor::Msb`] are sent without the
-/// third the MSB never reads there.
+/// [`reshare_parts`] with each part's use ([`ReshareFor`]): all in one message, each party's
+/// copy over the third where it is the MSB's adder sent in full, as two bits or not at all.
 pub fn reshare_parts_for<R: Ring>(
     p: &mut Party,
     ring: &R,
@@ -44,46 +50,98 @@ pub fn reshare_parts_for<R: Ring>(
     uses: &[ReshareFor],
 ) -> Result<Vec<Rep3<R>>> {
     if uses.len() != zs.len() {
-        return Err(crate::MpcError::InvalidParameter(format!("{} parts but {} uses", zs.len(), uses.len())));
+        return Err(MpcError::InvalidParameter(format!("{} parts but {} uses", zs.len(), uses.len())));
     }
+    let top_shift = if uses.contains(&ReshareFor::CarryCountThenMsb) {
+        match ring.modulus() {
+            argus_math::Modulus::Pow2(k) if k >= 2 => k - 2,
+            m => {
+                return Err(MpcError::InvalidParameter(format!("a carry count's input lives in Z_2^k, k ≥ 2, not {m}")))
+            }
+        }
+    } else {
+        0
+    };
+    let top = |e: R::El| (ring.to_u128(e) >> top_shift) as u8 & 3;
     for z in &mut zs {
         p.prg.add_zero_share(ring, z);
     }
-    let (me, next) = (p.id(), p.next());
-    // Each part goes as one or two pieces: an MSB input without the third where I am the adder
-    // (third me − 1); it comes without the third where my previous party is (third me + 1).
-    let (mut sent, mut lens): (Vec<&[R::El]>, Vec<usize>) = (Vec::new(), Vec::new());
+    let (me, next, prev) = (p.id(), p.next(), p.prev());
+    // Sent: all but my copy over third me − 1 (where I am the adder), in full or as top bits.
+    let mut msg = Vec::new();
     for (z, u) in zs.iter().zip(uses) {
+        let skip = super::third(z.len(), (me + 2) % 3);
         match u {
-            ReshareFor::Any => {
-                sent.push(z);
-                lens.push(z.len());
-            }
+            ReshareFor::Any => ring.wire_encode(z, &mut msg),
             ReshareFor::Msb => {
-                let (skip, gap) = (super::third(z.len(), (me + 2) % 3), super::third(z.len(), next));
-                sent.extend([&z[..skip.start], &z[skip.end..]]);
-                lens.extend([gap.start, z.len() - gap.end]);
+                ring.wire_encode(&z[..skip.start], &mut msg);
+                ring.wire_encode(&z[skip.end..], &mut msg);
+            }
+            ReshareFor::CarryCountThenMsb => {
+                ring.wire_encode(&z[..skip.start], &mut msg);
+                ring.wire_encode(&z[skip.end..], &mut msg);
+                msg.extend(
+                    z[skip].chunks(4).map(|c| c.iter().enumerate().fold(0u8, |b, (i, &e)| b | top(e) << (2 * i))),
+                );
             }
         }
     }
-    let mut got = p.pass_elem_parts_expecting(ring, &sent, &lens)?.into_iter();
-    let mut piece = || got.next().expect("one piece per length");
-    zs.into_iter()
-        .zip(uses)
-        .map(|(z, u)| {
-            let prev = match u {
-                ReshareFor::Any => piece(),
-                ReshareFor::Msb => {
-                    // Zeros over the next party's third, where my previous party is the adder.
-                    let (mut full, after) = (piece(), piece());
-                    full.resize(super::third(z.len(), next).end, ring.zero());
-                    full.extend_from_slice(&after);
-                    full
+    let got = p.pass_next(msg)?;
+    // Received: the previous party's copies, without (or with only the top bits over) the third
+    // where it is the adder, which is my next party's third.
+    let mut read = Reader { got: &got, at: 0, peer: prev };
+    let mut out = Vec::with_capacity(zs.len());
+    for (z, u) in zs.into_iter().zip(uses) {
+        let n = z.len();
+        let gap = super::third(n, next);
+        let b = match u {
+            ReshareFor::Any => read.elems(ring, n)?,
+            ReshareFor::Msb | ReshareFor::CarryCountThenMsb => {
+                let mut b = read.elems(ring, gap.start)?;
+                let after = read.elems(ring, n - gap.end)?;
+                if *u == ReshareFor::Msb {
+                    b.resize(gap.end, ring.zero());
+                } else {
+                    let packed = read.bytes(gap.len().div_ceil(4))?;
+                    let unpack = |i: usize| u128::from(packed[i / 4] >> (2 * (i % 4)) & 3) << top_shift;
+                    b.extend((0..gap.len()).map(|i| ring.from_u128(unpack(i))));
                 }
-            };
-            Rep3::from_parts(ring.clone(), z, prev)
-        })
-        .collect()
+                b.extend_from_slice(&after);
+                b
+            }
+        };
+        out.push(Rep3::from_parts(ring.clone(), z, b)?);
+    }
+    if read.at != got.len() {
+        return Err(MpcError::Malformed {
+            peer: prev,
+            reason: format!("{} trailing bytes in a reshare", got.len() - read.at),
+        });
+    }
+    Ok(out)
+}
+
+/// Reads a message's pieces in order.
+struct Reader<'a> {
+    got: &'a [u8],
+    at: usize,
+    peer: argus_net::PartyId,
+}
+
+impl<'a> Reader<'a> {
+    fn bytes(&mut self, len: usize) -> Result<&'a [u8]> {
+        let bytes = self.got.get(self.at..self.at + len).ok_or_else(|| MpcError::Malformed {
+            peer: self.peer,
+            reason: format!("a reshare of {} bytes is too short", self.got.len()),
+        })?;
+        self.at += len;
+        Ok(bytes)
+    }
+
+    fn elems<R: Ring>(&mut self, ring: &R, n: usize) -> Result<Vec<R::El>> {
+        let bytes = self.bytes(ring.wire_len(n))?;
+        crate::party::decode_exact(ring, self.peer, bytes, n)
+    }
 }
 
 /// Element-wise product `x ⊙ y` (paper 000 eq. 4): `z_i = x_i y_i + x_{i-1} y_i + x_i y_{i-1} + r_i`.

@@ -130,7 +130,7 @@ fn lift_with<R: Ring, S: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, ring: S, tar
 /// receiver learns `y = j − r_s − r_{s+2}` (masked by `r_{s+2}`, which it lacks) and forwards it
 /// to the helper (which lacks `r_s`). The result is the replicated sharing with components
 /// `(r_s, y, r_{s+2})` at positions `(s, s+1, s+2)`. The thirds are those of the two-operand MSB
-/// ([`super::third`]).
+/// (in whole words of 64 values).
 pub fn carry_count_small<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S) -> Result<Rep3<S>> {
     carry_count(p, x, ring, true)
 }

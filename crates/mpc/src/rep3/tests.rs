@@ -449,32 +449,53 @@ fn carry_count_for_msb_feeds_the_msb_in_one_round() {
     }
 }
 
-/// An additive sharing reshared for a two-operand MSB only: the MSB opens the plaintext's top bit,
-/// alongside a full reshare in the same message (which must open to the values), and each party
-/// sends `n − |third(me − 1)|` elements for it instead of `n`.
+/// Additive sharings reshared in one message for each use: a value for an MSB only (its MSB
+/// opens the plaintext's top bit), one for a full sharing (it opens to the values), and a mask
+/// product for the carry count and then the MSB (MPCLift's pattern with `c·x`, opening bit 23 of
+/// `c·x` for `x < 2^14`). Each party sends `n − |t|` elements for the first, `n` for the second
+/// and `n − |t|` elements plus `⌈|t|/4⌉` bytes for the third, `t` being the third where it is
+/// the MSB's adder.
 #[test]
 fn a_reshare_for_the_msb_sends_two_thirds() {
     let mut rng = StdRng::seed_from_u64(29);
     for n in [0usize, 1, 5, 64 * 30 + 7] {
         let xs: Vec<u16> = (0..n).map(|i| if i < 3 { [0, u16::MAX, 1 << 15][i] } else { rng.gen() }).collect();
         let ys: Vec<u16> = (0..n).map(|_| rng.gen()).collect();
-        let out = run3(Backend::Memory, cfg(), |p| {
-            // Additive shares: party 0 holds the values, the others zeros.
-            let mine = |v: &[u16]| if p.id() == 0 { v.to_vec() } else { vec![0; n] };
-            let (x, y) = (mine(&xs), mine(&ys));
-            let before = p.stats();
-            let [x, y]: [Rep3<Z16>; 2] =
-                reshare_parts_for(p, &Z16::new(), vec![x, y], &[ReshareFor::Msb, ReshareFor::Any])?.try_into().unwrap();
-            let sent = (p.stats() - before).bytes_sent;
-            let m = msb_two_operand(p, &x, Adder::Ripple)?;
-            Ok((open_bits(p, &m)?, reveal(p, &y)?, sent))
-        })
-        .unwrap();
-        let want: Vec<bool> = xs.iter().map(|&x| x >> 15 == 1).collect();
-        for (id, (m, y, sent)) in out.iter().enumerate() {
-            assert_eq!(m, &want, "n {n}");
-            assert_eq!(y, &ys, "n {n}");
-            assert_eq!(*sent as usize, 2 * (2 * n - third(n, (id + 2) % 3).len()), "n {n}, party {id}");
+        let ms: Vec<u16> =
+            (0..n).map(|i| if i < 2 { [0, (1 << 14) - 1][i] } else { rng.gen_range(0..1 << 14) }).collect();
+        let c = 1000u32;
+        for adder in [Adder::Ripple, Adder::LogDepth] {
+            let out = run3(Backend::Memory, cfg(), |p| {
+                // Additive shares: party 0 holds the values, the others zeros.
+                let mine = |v: &[u16]| if p.id() == 0 { v.to_vec() } else { vec![0; n] };
+                let before = p.stats();
+                let uses = [ReshareFor::Msb, ReshareFor::Any, ReshareFor::CarryCountThenMsb];
+                let [x, y, m]: [Rep3<Z16>; 3] =
+                    reshare_parts_for(p, &Z16::new(), vec![mine(&xs), mine(&ys), mine(&ms)], &uses)?
+                        .try_into()
+                        .unwrap();
+                let sent = (p.stats() - before).bytes_sent;
+                let top = msb_two_operand(p, &x, adder)?;
+                let j = carry_count_for_msb(p, &m, &Z16::new())?;
+                let v = |mc: &[u16], jc: &[u16]| -> Vec<u32> {
+                    mc.iter()
+                        .zip(jc)
+                        .map(|(&x, &j)| c.wrapping_mul(x.into()).wrapping_sub(c.wrapping_mul(j.into()) << 16))
+                        .collect()
+                };
+                let bit23 = msb_of_u32(p, 24, &v(&m.a, &j.a), &v(&m.b, &j.b), adder)?;
+                Ok((open_bits(p, &top)?, reveal(p, &y)?, open_bits(p, &bit23)?, sent))
+            })
+            .unwrap();
+            let want_top: Vec<bool> = xs.iter().map(|&x| x >> 15 == 1).collect();
+            let want_23: Vec<bool> = ms.iter().map(|&x| (c * u32::from(x)) >> 23 & 1 == 1).collect();
+            for (id, (top, y, bit23, sent)) in out.iter().enumerate() {
+                assert_eq!(top, &want_top, "n {n}");
+                assert_eq!(y, &ys, "n {n}");
+                assert_eq!(bit23, &want_23, "n {n}, {adder:?}");
+                let t = third(n, (id + 2) % 3).len();
+                assert_eq!(*sent as usize, 2 * (n - t) + 2 * n + 2 * (n - t) + t.div_ceil(4), "n {n}, party {id}");
+            }
         }
     }
 }
