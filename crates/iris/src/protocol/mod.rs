@@ -548,7 +548,7 @@ pub fn reduced_terms(a: i128, b: i128) -> (i128, i128, u32) {
 /// `j` by 2^16 and of `dot` by 2^m, Alg. 13), and those components go into the two-operand MSB
 /// ([`rep3::msb_of_u32`], with `adder`). The carry count is [`rep3::carry_count_for_msb`]: its
 /// OT's receiver is the MSB's adder, so its second round (giving the helper a component the MSB
-/// never reads) is skipped: 1 round and 2/3 of a 16-bit element per comparison fewer than
+/// never reads) is skipped: 1 round and a third of an element (2/3 B) per comparison fewer than
 /// [`rep3::carry_count_small`]. Shared by the service's comparison and `bench iris`'s
 /// `mpclift-Z`.
 pub fn mpclift_msb<R: Ring>(

@@ -22,10 +22,10 @@ pub fn reshare_parts<R: Ring>(p: &mut Party, ring: &R, zs: Vec<Vec<R::El>>) -> R
 }
 
 /// What a reshared value is for ([`reshare_parts_for`]). The two-operand MSB ([`super::msb_of`],
-/// [`super::msb_of_u32`], [`super::msb_two_operand`]) splits the values in thirds
-/// (in whole words of 64 values); in third `s` party `s + 1` adds components `s` and `s + 1`, and parties
-/// `s + 2` and `s` hold component `s + 2`. So component `s + 1` over third `s` is read only where
-/// it is made, and the copy party `s + 2` would receive is not needed by the MSB.
+/// [`super::msb_of_u32`], [`super::msb_two_operand`]) splits the values in thirds (in whole words
+/// of 64 values); in third `s` party `s + 1` adds components `s` and `s + 1`, and parties `s + 2`
+/// and `s` hold component `s + 2`. So component `s + 1` over third `s` is read only where it is
+/// made, and the copy party `s + 2` would receive is not needed by the MSB.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReshareFor {
     /// Any use: a full replicated sharing.
