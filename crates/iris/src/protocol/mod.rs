@@ -550,7 +550,9 @@ pub fn reduced_terms(a: i128, b: i128) -> (i128, i128, u32) {
 /// OT's receiver is the MSB's adder, so its second round (giving the helper a component the MSB
 /// never reads) is skipped: 1 round and a third of an element (2/3 B) per comparison fewer than
 /// [`rep3::carry_count_small`]. Shared by the service's comparison and `bench iris`'s
-/// `mpclift-Z`.
+/// `mpclift-Z`. Besides full sharings it takes what the service's comparison passes: `dot`
+/// reshared for the MSB only ([`rep3::ReshareFor::Msb`]) and `ml` for its carry count and the MSB
+/// ([`rep3::ReshareFor::CarryCountThenMsb`]).
 pub fn mpclift_msb<R: Ring>(
     p: &mut Party,
     dot: &Rep3<R>,
