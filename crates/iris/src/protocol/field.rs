@@ -238,7 +238,8 @@ pub fn check_batch(
     }
     let (a, _) = crate::mpc_comparison_terms(cfg.threshold);
     let a = a * factor; // with trimmed masks the products count pairs
-                        // The MSBs mod p always ripple: chunks of the ripple adder's size.
+
+    // The MSBs mod p always ripple: chunks of the ripple adder's size.
     let hits = super::in_chunks(p, &dots, &mls, super::COMPARE_CHUNK, |p, dots, mls| {
         // Degree 2 -> additive -> replicated mod p, both products in one round.
         let n = dots.len();

@@ -502,7 +502,7 @@ pub(crate) fn compare<R: Ring>(
     if k >= need {
         let (a, b) = (ring.from_i128(a), ring.from_i128(b));
         let v = mls.iter().zip(&dots).map(|(&m, &d)| ring.sub(ring.mul(a, m), ring.mul(b, d))).collect();
-        let v = rep3::reshare_parts_for(p, ring, vec![v], &[ReshareFor::Msb])?.pop().expect("one part");
+        let v = rep3::reshare_for(p, ring, v, ReshareFor::Msb)?;
         return rep3::msb_two_operand(p, &v, cfg.adder);
     }
     let (a, b, t) = reduced_terms(a, b);

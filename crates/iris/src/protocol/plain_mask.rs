@@ -199,7 +199,7 @@ pub fn check_batch(
     }
     let hits = super::in_chunks(p, &dots, &cs, super::compare_chunk(cfg.adder), |p, dots, cs| {
         let v = cs.iter().zip(dots).map(|(&c, &dot)| ring.sub(c, dot)).collect();
-        let v = rep3::reshare_parts_for(p, &ring, vec![v], &[rep3::ReshareFor::Msb])?.pop().expect("one part");
+        let v = rep3::reshare_for(p, &ring, v, rep3::ReshareFor::Msb)?;
         rep3::msb_two_operand(p, &v, cfg.adder)
     })?;
     super::resolve(p, &hits, rot, nq, s, cfg, dedup, super::Order::QueryTarget)

@@ -41,6 +41,11 @@ pub enum ReshareFor {
     CarryCountThenMsb,
 }
 
+/// [`reshare`] for a use ([`ReshareFor`]).
+pub fn reshare_for<R: Ring>(p: &mut Party, ring: &R, z: Vec<R::El>, use_: ReshareFor) -> Result<Rep3<R>> {
+    Ok(reshare_parts_for(p, ring, vec![z], &[use_])?.pop().expect("one part"))
+}
+
 /// [`reshare_parts`] with each part's use ([`ReshareFor`]): all in one message, each party's
 /// copy over the third where it is the MSB's adder sent in full, as two bits or not at all.
 pub fn reshare_parts_for<R: Ring>(

@@ -14,7 +14,8 @@ mod share;
 
 pub(crate) use arith::rows_of;
 pub use arith::{
-    dot, dot_pre, matmul, matmul_local, mul, reshare, reshare_parts, reshare_parts_for, Rep3Pre, ReshareFor,
+    dot, dot_pre, matmul, matmul_local, mul, reshare, reshare_for, reshare_parts, reshare_parts_for, Rep3Pre,
+    ReshareFor,
 };
 pub(crate) use binary::maj_many;
 pub use binary::{add_bits, and, and_many, Adder, Plane};
