@@ -551,12 +551,17 @@ fn nodes_with_different_settings_refuse_to_serve() {
         );
     }
     // The same layout spelt out agrees with its name. All three switch to the log-depth adder
-    // (`argus setup` wrote the default), which changes rounds, not answers.
+    // and comparison chunks of 1024 (`argus setup` wrote the defaults), which change rounds, not
+    // answers.
     assert!(original.contains(LAYOUT) && original.contains("adder = \"ripple\""), "{original}");
+    assert!(original.contains("compare_chunk = 0"), "{original}");
     std::fs::write(&party2, original.replace(LAYOUT, "layout = { cols = 32, rows = 4, parts = 2, filters = 2 }"))
         .unwrap();
     for i in 0..3 {
-        rewrite(&c.dir.join(format!("party{i}.toml")), |s| s.replace("adder = \"ripple\"", "adder = \"log-depth\""));
+        rewrite(&c.dir.join(format!("party{i}.toml")), |s| {
+            s.replace("adder = \"ripple\"", "adder = \"log-depth\"")
+                .replace("compare_chunk = 0", "compare_chunk = 1024")
+        });
         c.start(i, None);
     }
     let mut gen = generator(16);

@@ -224,6 +224,12 @@ pub struct MatchConfig {
     /// whose round trips cost more than the bytes). It never changes a result; the plaintext
     /// matcher ignores it.
     pub adder: argus_mpc::rep3::Adder,
+    /// Comparisons per chunk of the MPC check's comparison phase; 0 (the default) picks
+    /// [`crate::protocol::compare_chunk`] for the adder. The phase holds each chunk's
+    /// intermediate values at once (~40 bytes per comparison and party with the ripple adder,
+    /// ~90 with log depth) and runs its rounds once per chunk, so larger chunks trade memory for
+    /// rounds: for nodes far apart. It never changes a result; the plaintext matcher ignores it.
+    pub compare_chunk: usize,
 }
 
 impl Default for MatchConfig {
@@ -235,11 +241,21 @@ impl Default for MatchConfig {
             mask_mode: MaskMode::PerBit,
             reveal_matches: false,
             adder: argus_mpc::rep3::Adder::Ripple,
+            compare_chunk: 0,
         }
     }
 }
 
 impl MatchConfig {
+    /// Comparisons per chunk for a comparison phase that uses `adder`: [`Self::compare_chunk`],
+    /// or where that is 0 the adder's default ([`crate::protocol::compare_chunk`]).
+    pub fn comparisons_per_chunk(&self, adder: argus_mpc::rep3::Adder) -> usize {
+        match self.compare_chunk {
+            0 => crate::protocol::compare_chunk(adder),
+            n => n,
+        }
+    }
+
     /// [`match_eye`] with this configuration's threshold, window and mask mode.
     pub fn match_eye(&self, query: &IrisCode, enrolled: &IrisCode) -> Result<bool, IrisError> {
         let (q, e) = (self.mask_mode.apply(query), self.mask_mode.apply(enrolled));

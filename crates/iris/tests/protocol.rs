@@ -63,6 +63,17 @@ fn check_shared<S: IrisScheme>(
     batch: &[Template],
     cfg: &MatchConfig,
 ) -> Vec<argus_iris::protocol::Checked> {
+    check_shared_rounds(scheme, geometry, db, batch, cfg).into_iter().map(|(c, _)| c).collect()
+}
+
+/// [`check_shared`] with each party's rounds.
+fn check_shared_rounds<S: IrisScheme>(
+    scheme: &S,
+    geometry: IrisGeometry,
+    db: &[Template],
+    batch: &[Template],
+    cfg: &MatchConfig,
+) -> Vec<(argus_iris::protocol::Checked, u64)> {
     let enrolled: Vec<_> = db.iter().map(|t| scheme.share_enrollment(t, cfg).unwrap()).collect();
     let qs: Vec<_> = batch.iter().map(|t| scheme.share_query(t, cfg).unwrap()).collect();
     run3(Backend::Memory, NetConfig::default(), |p| {
@@ -71,7 +82,9 @@ fn check_shared<S: IrisScheme>(
             scheme.push(&mut sdb, &e[p.id()])?;
         }
         let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
-        scheme.check(p, &mine, &sdb, cfg, true)
+        let before = p.stats().rounds;
+        let checked = scheme.check(p, &mine, &sdb, cfg, true)?;
+        Ok((checked, p.stats().rounds - before))
     })
     .unwrap()
 }
@@ -79,15 +92,18 @@ fn check_shared<S: IrisScheme>(
 /// For every (rule, mask mode): the MPC answer for each query of the batch equals the plaintext
 /// one (unique iff it matches no enrolled template and no earlier query of the batch). The first
 /// mode also reveals the matches, which must be exactly the plaintext matcher's: database
-/// positions, then `s + j` for earlier queries `j` of the batch; it runs with each adder.
+/// positions, then `s + j` for earlier queries `j` of the batch; it runs with each adder, and
+/// with comparison chunks of 1024 (several per batch).
 fn agree<S: IrisScheme>(scheme: &S, db: &[Template], batch: &[Template], modes: &[(EyeRule, MaskMode)]) {
     let geometry = IrisGeometry::DEPLOYED;
     let runs = modes.iter().enumerate().flat_map(|(m, &mode)| {
-        let adders: &[Adder] = if m == 0 { &[Adder::Ripple, Adder::LogDepth] } else { &[Adder::Ripple] };
-        adders.iter().map(move |&adder| (m, mode, adder))
+        let first: &[(Adder, usize)] = &[(Adder::Ripple, 0), (Adder::LogDepth, 0), (Adder::Ripple, 1024)];
+        let adders = if m == 0 { first } else { &first[..1] };
+        adders.iter().map(move |&(adder, compare_chunk)| (m, mode, adder, compare_chunk))
     });
-    for (m, (rule, mask_mode), adder) in runs {
-        let cfg = MatchConfig { rule, mask_mode, reveal_matches: m == 0, adder, ..MatchConfig::default() };
+    for (m, (rule, mask_mode), adder, compare_chunk) in runs {
+        let cfg =
+            MatchConfig { rule, mask_mode, reveal_matches: m == 0, adder, compare_chunk, ..MatchConfig::default() };
         let out = check_shared(scheme, geometry, db, batch, &cfg);
         let want: Vec<bool> = (0..batch.len())
             .map(|i| {
@@ -106,7 +122,7 @@ fn agree<S: IrisScheme>(scheme: &S, db: &[Template], batch: &[Template], modes: 
             .collect();
         assert!(matches.iter().any(|m| !m.is_empty()));
         for party in &out {
-            assert_eq!(party.unique, want, "{} {rule:?} {mask_mode:?} {adder:?}", scheme.name());
+            assert_eq!(party.unique, want, "{} {rule:?} {mask_mode:?} {adder:?} {compare_chunk}", scheme.name());
             if cfg.reveal_matches {
                 assert_eq!(party.matches, matches, "{} revealed matches", scheme.name());
             } else {
@@ -233,22 +249,28 @@ fn galois_check_costs_what_mpclift_z16_costs() {
 /// eye in two pieces of the database, a piece compared while the next one's products run on a
 /// second thread): it still agrees with the plaintext reference, entry by entry, with duplicates
 /// of the first entry, the last entry of the first piece, the first of the second and the last
-/// entry, one within the batch, and revealed matches in the right places. With either adder (the
-/// log-depth one's chunks are twice as large).
+/// entry, one within the batch, and revealed matches in the right places. With either adder at
+/// its default chunk size (the log-depth one's chunks are twice as large), and with a configured
+/// `compare_chunk` of 4096 comparisons, which splits every eye into several chunks and costs
+/// rounds, not answers.
 #[test]
 fn galois_pipeline_agrees_with_plaintext() {
+    let mut rounds = Vec::new();
     for adder in [Adder::Ripple, Adder::LogDepth] {
-        galois_pipeline_agrees_with_plaintext_with(adder);
+        galois_pipeline_agrees_with_plaintext_with(adder, 0);
+        rounds.push(galois_pipeline_agrees_with_plaintext_with(adder, 4096));
     }
+    assert!(rounds[0] > rounds[1], "log depth takes fewer rounds: {rounds:?}");
 }
 
-fn galois_pipeline_agrees_with_plaintext_with(adder: Adder) {
+/// Returns the busiest party's rounds.
+fn galois_pipeline_agrees_with_plaintext_with(adder: Adder, compare_chunk: usize) -> u64 {
     let geometry = IrisGeometry::new(4, 32, 2, 2).unwrap();
     let mut g = Generator::new(geometry, 21).unwrap();
-    let cfg = MatchConfig { reveal_matches: true, adder, ..MatchConfig::default() };
+    let cfg = MatchConfig { reveal_matches: true, adder, compare_chunk, ..MatchConfig::default() };
     let rot = cfg.rotations.clone().count();
     let nq = 7;
-    let chunk = argus_iris::protocol::compare_chunk(adder);
+    let chunk = cfg.comparisons_per_chunk(adder);
     let size = chunk / (rot * nq) + 1;
     assert!(rot * nq * (size + nq) >= chunk, "an eye fills a comparison chunk");
     let db: Vec<_> = (0..size).map(|_| g.random_template()).collect();
@@ -262,7 +284,8 @@ fn galois_pipeline_agrees_with_plaintext_with(adder: Adder) {
         g.genuine_template(&db[size / 2 - 1]).unwrap(),
         g.genuine_template(&db[size - 1]).unwrap(),
     ];
-    let out = check_shared(&MpcLiftGr16, geometry, &db, &batch, &cfg);
+    let (out, rounds): (Vec<_>, Vec<u64>) =
+        check_shared_rounds(&MpcLiftGr16, geometry, &db, &batch, &cfg).into_iter().unzip();
     for (i, q) in batch.iter().enumerate() {
         let mut want = find_matches(q, &db, &cfg).unwrap();
         want.extend(find_matches(q, &batch[..i], &cfg).unwrap().into_iter().map(|j| size + j));
@@ -272,4 +295,18 @@ fn galois_pipeline_agrees_with_plaintext_with(adder: Adder) {
         }
     }
     assert_eq!(out[0].unique, vec![false, true, false, true, false, false, false]);
+    let rounds = rounds.into_iter().max().unwrap();
+    if compare_chunk == 0 {
+        return rounds;
+    }
+    // The same batch at the default chunk size (both eyes in one phase here): fewer rounds.
+    let default = MatchConfig { compare_chunk: 0, ..cfg.clone() };
+    let fewer = check_shared_rounds(&MpcLiftGr16, geometry, &db, &batch, &default);
+    assert_eq!(fewer[0].0.unique, out[0].unique);
+    let default_rounds = fewer.iter().map(|c| c.1).max().unwrap();
+    assert!(
+        default_rounds < rounds,
+        "{adder:?}: {default_rounds} rounds in one chunk per eye, {rounds} in chunks of 4096"
+    );
+    rounds
 }

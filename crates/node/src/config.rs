@@ -18,6 +18,7 @@
 //! mask_mode = "per-bit"             # or "trimmed"
 //! reveal_matches = false            # true: log the identities each query matched (operator only)
 //! adder = "ripple"                  # the comparisons' adder; "log-depth": fewer rounds, more bytes (WAN)
+//! compare_chunk = 0                 # comparisons per chunk; 0: automatic. Larger: fewer rounds, more memory (WAN)
 //!
 //! [batch]
 //! max = 32          # queries per protocol run
@@ -162,7 +163,18 @@ pub struct IrisSettings {
     /// ~5 ms the rounds, not the products, set a batch's time. Results are the same either way;
     /// the scheme over F_65519 always uses ripple.
     pub adder: AdderSetting,
+    /// Comparisons per chunk of the comparison phase; 0 (default): 2^20 with the ripple adder,
+    /// 2^21 with log depth. The phase runs its rounds once per chunk and holds a chunk's values
+    /// at once, ~40 bytes per comparison with ripple and ~90 with log depth, so a larger chunk
+    /// buys fewer rounds with memory, for nodes far apart (docs/OPERATIONS.md): a batch of 32
+    /// queries against 4000 takes 275 rounds with the default, 83 with `4194304` (2^22) and 51
+    /// with `8388608` (2^23), ripple. Otherwise from 1024 to 67108864 (2^26). Results are the
+    /// same either way.
+    pub compare_chunk: usize,
 }
+
+/// The range of a non-zero [`IrisSettings::compare_chunk`].
+pub const COMPARE_CHUNK_RANGE: std::ops::RangeInclusive<usize> = 1 << 10..=1 << 26;
 
 impl Default for IrisSettings {
     fn default() -> Self {
@@ -175,6 +187,7 @@ impl Default for IrisSettings {
             mask_mode: MaskSetting::PerBit,
             reveal_matches: false,
             adder: AdderSetting::Ripple,
+            compare_chunk: 0,
         }
     }
 }
@@ -189,6 +202,15 @@ impl IrisSettings {
     pub fn match_config(&self) -> Result<MatchConfig, NodeError> {
         if self.rotations < 0 {
             return Err(NodeError::Config(format!("rotations must be >= 0, got {}", self.rotations)));
+        }
+        if self.compare_chunk != 0 && !COMPARE_CHUNK_RANGE.contains(&self.compare_chunk) {
+            return Err(NodeError::Config(format!(
+                "compare_chunk must be 0 (automatic) or from {} to {} comparisons (each holds ~40 bytes per node, ~90 \
+                 with the log-depth adder), got {}",
+                COMPARE_CHUNK_RANGE.start(),
+                COMPARE_CHUNK_RANGE.end(),
+                self.compare_chunk
+            )));
         }
         let threshold = Threshold::from_fraction(self.threshold, 16).map_err(|e| NodeError::Config(e.to_string()))?;
         Ok(MatchConfig {
@@ -207,6 +229,7 @@ impl IrisSettings {
                 AdderSetting::Ripple => Adder::Ripple,
                 AdderSetting::LogDepth => Adder::LogDepth,
             },
+            compare_chunk: self.compare_chunk,
         })
     }
 }
@@ -389,5 +412,33 @@ mod tests {
         assert_eq!(c.iris.threshold, 0.345, "other keys keep their defaults");
         let e = toml::from_str::<IrisSettings>("adder = \"fast\"").unwrap_err().to_string();
         assert!(e.contains("ripple") && e.contains("log-depth"), "{e}");
+    }
+
+    /// `[iris] compare_chunk`: 0 (written by `to_toml`) leaves the adder's default, a value in
+    /// range reaches the matcher configuration, and one outside it (or negative) is refused by
+    /// `validate` with the range, before a node starts.
+    #[test]
+    fn the_compare_chunk_is_configurable() {
+        let mut c = config(BatchSettings::default());
+        assert!(c.to_toml().contains("compare_chunk = 0"), "{}", c.to_toml());
+        let m = c.iris.match_config().unwrap();
+        assert_eq!((m.compare_chunk, m.comparisons_per_chunk(Adder::Ripple)), (0, 1 << 20));
+        assert_eq!(m.comparisons_per_chunk(Adder::LogDepth), 1 << 21);
+        for ok in [1 << 10, 4194304, 1 << 26] {
+            c.iris = toml::from_str(&format!("compare_chunk = {ok}")).unwrap();
+            let m = c.iris.match_config().unwrap();
+            assert_eq!((m.compare_chunk, m.comparisons_per_chunk(Adder::LogDepth)), (ok, ok));
+            assert!(c.validate().is_ok());
+        }
+        for bad in [1, 1023, (1 << 26) + 1] {
+            c.iris = toml::from_str(&format!("compare_chunk = {bad}")).unwrap();
+            let e = c.validate().unwrap_err().to_string();
+            assert!(
+                e.contains("compare_chunk must be 0 (automatic) or from 1024 to 67108864")
+                    && e.contains(&format!("got {bad}")),
+                "{e}"
+            );
+        }
+        assert!(toml::from_str::<IrisSettings>("compare_chunk = -1").is_err());
     }
 }

@@ -57,6 +57,11 @@ pub struct IrisArgs {
     /// comparisons only; those mod a prime always ripple.
     #[arg(long, value_enum, default_value_t = AdderArg::Ripple)]
     adder: AdderArg,
+    /// Comparisons per chunk of the end to end's comparison phase, as `[iris] compare_chunk` in a
+    /// node's config (0: the adder's default, 2^20 with ripple and 2^21 with log depth; else
+    /// 1024 to 2^26). Larger chunks take fewer rounds and more memory.
+    #[arg(long, default_value_t = 0)]
+    compare_chunk: usize,
     /// Simulated round-trip time between the parties in milliseconds (half of it added to
     /// every message on top of the real transport's), for the comparison tables and end to end.
     #[arg(long, default_value_t = 0.0)]
@@ -147,7 +152,7 @@ impl Record {
 
 fn config(a: &IrisArgs) -> MatchConfig {
     let mask_mode = if a.trimmed { MaskMode::Trimmed } else { MaskMode::PerBit };
-    MatchConfig { mask_mode, adder: a.adder(), ..MatchConfig::default() }
+    MatchConfig { mask_mode, adder: a.adder(), compare_chunk: a.compare_chunk, ..MatchConfig::default() }
 }
 
 /// The end-to-end schemes `--schemes` accepts.
@@ -162,6 +167,15 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
     };
     // Names are checked before anything runs: a typo should not cost the tables before it.
     a.net()?;
+    let chunks = argus_node::config::COMPARE_CHUNK_RANGE;
+    if a.compare_chunk != 0 && !chunks.contains(&a.compare_chunk) {
+        return Err(format!(
+            "--compare-chunk must be 0 (automatic) or from {} to {}, got {}",
+            chunks.start(),
+            chunks.end(),
+            a.compare_chunk
+        ));
+    }
     if let Some(o) = a.schemes.iter().find(|s| !s.is_empty() && !E2E_SCHEMES.contains(&s.as_str())) {
         return Err(format!("unknown scheme {o:?} (use {})", E2E_SCHEMES.join(", ")));
     }

@@ -5,7 +5,7 @@
 //! `b·dot` by ConstLift (b = 2^16, Alg. 13), and the MSB of `a·ml − b·dot` mod p·2^16.
 
 use argus_math::{Ring, Zt64, F65519};
-use argus_mpc::rep3::{self, Rep3};
+use argus_mpc::rep3::{self, Adder, Rep3};
 use argus_mpc::shamir::{self, Degree, Shamir};
 use argus_mpc::{MpcError, Party};
 use rand_core::{CryptoRng, RngCore};
@@ -239,8 +239,9 @@ pub fn check_batch(
     let (a, _) = crate::mpc_comparison_terms(cfg.threshold);
     let a = a * factor; // with trimmed masks the products count pairs
 
-    // The MSBs mod p always ripple: chunks of the ripple adder's size.
-    let hits = super::in_chunks(p, &dots, &mls, super::COMPARE_CHUNK, |p, dots, mls| {
+    // The MSBs mod p always ripple: chunks of the ripple adder's size unless configured.
+    let chunk = cfg.comparisons_per_chunk(Adder::Ripple);
+    let hits = super::in_chunks(p, &dots, &mls, chunk, |p, dots, mls| {
         // Degree 2 -> additive -> replicated mod p, both products in one round.
         let n = dots.len();
         let both = shamir::to_rep3(p, &Shamir::from_parts(f, Degree::Two, [dots, mls].concat())?)?;

@@ -320,8 +320,8 @@ pub fn check_batch(
     // little work each, then waiting on the peers) runs while a second thread computes the next
     // piece's products, so this party's cores stay busy; only the last piece's comparison runs
     // alone (two pieces per eye instead of one: 0.96–1.09× end to end over 11 alternating pairs,
-    // median 1.035×). Smaller batches, where an eye fits one comparison chunk, run both eyes in one
-    // phase. Splitting by rotations instead was slower: every piece streams the whole database
+    // median 1.035×). Smaller batches, where both eyes fit one comparison chunk, run them in one
+    // phase (so a phase never holds more than a chunk). Splitting by rotations instead was slower: every piece streams the whole database
     // through the kernel again.
     let shape = (rot, r0, cols);
     let eyes = [EyeQueries::new(p.id(), queries, 0, shape)?, EyeQueries::new(p.id(), queries, 1, shape)?];
@@ -334,9 +334,9 @@ pub fn check_batch(
         Ok(Rep3Bits::concat(&hits.iter().collect::<Vec<_>>()))
     };
     let whole = Piece { eye: 0, rows: 0..s, batch: true };
-    let chunk = super::compare_chunk(cfg.adder);
-    if rot * nq * (s + nq) < chunk {
-        // An eye fits one comparison chunk: both eyes in one phase (half the rounds).
+    let chunk = cfg.comparisons_per_chunk(cfg.adder);
+    if 2 * rot * nq * (s + nq) <= chunk {
+        // Both eyes fit one comparison chunk: one phase (half the rounds).
         let mut left = eyes[0].products(queries, db, &whole, chunk)?;
         let mut right = eyes[1].products(queries, db, &Piece { eye: 1, ..whole }, chunk)?;
         let both = match (left.pop(), right.pop()) {
@@ -487,7 +487,7 @@ impl EyeQueries {
 }
 
 /// One eye's `(dots, mls)` in comparison order, cut into chunks of at most
-/// [`super::compare_chunk`] comparisons (each chunk goes through the comparison phase on its own,
+/// [`MatchConfig::comparisons_per_chunk`] comparisons (each chunk goes through the comparison phase on its own,
 /// which takes the vectors over without copying them).
 type EyeChunks = Vec<(Vec<u16>, Vec<u16>)>;
 

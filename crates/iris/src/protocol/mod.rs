@@ -289,7 +289,8 @@ fn rotation_major<R: Ring>(parts: Vec<&Rep3<R>>, rot: usize, len: usize) -> Resu
 /// **unique**: it matches no enrolled entry and (with `dedup`) no earlier query of the same batch (so two captures of one person in one
 /// batch are not both enrolled; a query that matches an earlier, itself refused, query of the
 /// batch is refused too — the conservative choice). Rounds do not depend on the batch or
-/// database size, except that the comparison phase runs once per [`compare_chunk`] comparisons.
+/// database size, except that the comparison phase runs once per chunk of comparisons
+/// ([`MatchConfig::comparisons_per_chunk`]).
 pub fn check_batch<R: Ring>(
     p: &mut Party,
     queries: &[TemplateShare<R>],
@@ -342,7 +343,7 @@ pub fn check_batch<R: Ring>(
             mls.extend_from_slice(&ml_b[row * nq..(row + 1) * nq]);
         }
     }
-    let chunk = compare_chunk(cfg.adder);
+    let chunk = cfg.comparisons_per_chunk(cfg.adder);
     let hits = in_chunks(p, &dots, &mls, chunk, |p, d, m| compare(p, ring, d.to_vec(), m.to_vec(), factor, cfg, len))?;
     resolve(p, &hits, rot, nq, s, cfg, dedup, Order::QueryTarget)
 }
@@ -440,10 +441,12 @@ pub(crate) fn resolve(
 /// (within noise in earlier sessions; 5 of 6 alternating pairs slower in the nineteenth).
 pub const COMPARE_CHUNK: usize = 1 << 20;
 
-/// Comparisons per chunk for `adder`: [`COMPARE_CHUNK`] with the ripple adder, twice that with
-/// the log-depth one. That adder is for nodes far apart, where the rounds cost more than the
-/// cache (at a 40 ms round trip 2^21 took a batch of 32 × 4000 from 3.19 s to 2.39 s, 99 rounds
-/// to 59, before the carry count lost its second round), for ~180 MB of comparison state per node.
+/// The default comparisons per chunk for `adder` (where [`MatchConfig::compare_chunk`] is 0):
+/// [`COMPARE_CHUNK`] with the ripple adder, twice that with the log-depth one. That adder is for
+/// nodes far apart, where the rounds cost more than the cache (at a 40 ms round trip 2^21 took a
+/// batch of 32 × 4000 from 3.19 s to 2.39 s, 99 rounds to 59, before the carry count lost its
+/// second round), for ~180 MB of comparison state per node. Far-apart nodes with memory to spare
+/// gain more from a larger `compare_chunk` (docs/OPERATIONS.md).
 pub const fn compare_chunk(adder: Adder) -> usize {
     match adder {
         Adder::Ripple => COMPARE_CHUNK,

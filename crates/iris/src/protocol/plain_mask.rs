@@ -197,7 +197,7 @@ pub fn check_batch(
             }
         }
     }
-    let hits = super::in_chunks(p, &dots, &cs, super::compare_chunk(cfg.adder), |p, dots, cs| {
+    let hits = super::in_chunks(p, &dots, &cs, cfg.comparisons_per_chunk(cfg.adder), |p, dots, cs| {
         let v = cs.iter().zip(dots).map(|(&c, &dot)| ring.sub(c, dot)).collect();
         let v = rep3::reshare_for(p, &ring, v, rep3::ReshareFor::Msb)?;
         rep3::msb_two_operand(p, &v, cfg.adder)
