@@ -304,9 +304,6 @@ fn galois_pipeline_agrees_with_plaintext_with(adder: Adder, compare_chunk: usize
     let fewer = check_shared_rounds(&MpcLiftGr16, geometry, &db, &batch, &default);
     assert_eq!(fewer[0].0.unique, out[0].unique);
     let default_rounds = fewer.iter().map(|c| c.1).max().unwrap();
-    assert!(
-        default_rounds < rounds,
-        "{adder:?}: {default_rounds} rounds in one chunk per eye, {rounds} in chunks of 4096"
-    );
+    assert!(default_rounds < rounds, "{adder:?}: {default_rounds} rounds in one phase, {rounds} in chunks of 4096");
     rounds
 }

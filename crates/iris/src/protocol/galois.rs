@@ -321,8 +321,8 @@ pub fn check_batch(
     // piece's products, so this party's cores stay busy; only the last piece's comparison runs
     // alone (two pieces per eye instead of one: 0.96–1.09× end to end over 11 alternating pairs,
     // median 1.035×). Smaller batches, where both eyes fit one comparison chunk, run them in one
-    // phase (so a phase never holds more than a chunk). Splitting by rotations instead was slower: every piece streams the whole database
-    // through the kernel again.
+    // phase (so a phase never holds more than a chunk). Splitting by rotations instead was
+    // slower: every piece streams the whole database through the kernel again.
     let shape = (rot, r0, cols);
     let eyes = [EyeQueries::new(p.id(), queries, 0, shape)?, EyeQueries::new(p.id(), queries, 1, shape)?];
     let ring = Z16::new();
@@ -487,8 +487,8 @@ impl EyeQueries {
 }
 
 /// One eye's `(dots, mls)` in comparison order, cut into chunks of at most
-/// [`MatchConfig::comparisons_per_chunk`] comparisons (each chunk goes through the comparison phase on its own,
-/// which takes the vectors over without copying them).
+/// [`MatchConfig::comparisons_per_chunk`] comparisons (each chunk goes through the comparison
+/// phase on its own, which takes the vectors over without copying them).
 type EyeChunks = Vec<(Vec<u16>, Vec<u16>)>;
 
 /// Appends pieces of `dots` and `mls` to [`EyeChunks`], starting a new chunk when one is full.
