@@ -176,6 +176,20 @@ pub struct IrisSettings {
 /// The range of a non-zero [`IrisSettings::compare_chunk`].
 pub const COMPARE_CHUNK_RANGE: std::ops::RangeInclusive<usize> = 1 << 10..=1 << 26;
 
+/// Checks a comparisons-per-chunk value given as `name` (a config key or a command-line flag):
+/// 0 or within [`COMPARE_CHUNK_RANGE`], else an error naming the range and the memory it costs.
+pub fn check_compare_chunk(name: &str, n: usize) -> Result<(), String> {
+    if n == 0 || COMPARE_CHUNK_RANGE.contains(&n) {
+        return Ok(());
+    }
+    Err(format!(
+        "{name} must be 0 (automatic) or from {} to {} comparisons (each holds ~40 bytes per node, ~90 with the \
+         log-depth adder), got {n}",
+        COMPARE_CHUNK_RANGE.start(),
+        COMPARE_CHUNK_RANGE.end(),
+    ))
+}
+
 impl Default for IrisSettings {
     fn default() -> Self {
         IrisSettings {
@@ -203,15 +217,7 @@ impl IrisSettings {
         if self.rotations < 0 {
             return Err(NodeError::Config(format!("rotations must be >= 0, got {}", self.rotations)));
         }
-        if self.compare_chunk != 0 && !COMPARE_CHUNK_RANGE.contains(&self.compare_chunk) {
-            return Err(NodeError::Config(format!(
-                "compare_chunk must be 0 (automatic) or from {} to {} comparisons (each holds ~40 bytes per node, ~90 \
-                 with the log-depth adder), got {}",
-                COMPARE_CHUNK_RANGE.start(),
-                COMPARE_CHUNK_RANGE.end(),
-                self.compare_chunk
-            )));
-        }
+        check_compare_chunk("compare_chunk", self.compare_chunk).map_err(NodeError::Config)?;
         let threshold = Threshold::from_fraction(self.threshold, 16).map_err(|e| NodeError::Config(e.to_string()))?;
         Ok(MatchConfig {
             threshold,

@@ -167,15 +167,7 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
     };
     // Names are checked before anything runs: a typo should not cost the tables before it.
     a.net()?;
-    let chunks = argus_node::config::COMPARE_CHUNK_RANGE;
-    if a.compare_chunk != 0 && !chunks.contains(&a.compare_chunk) {
-        return Err(format!(
-            "--compare-chunk must be 0 (automatic) or from {} to {}, got {}",
-            chunks.start(),
-            chunks.end(),
-            a.compare_chunk
-        ));
-    }
+    argus_node::config::check_compare_chunk("--compare-chunk", a.compare_chunk)?;
     if let Some(o) = a.schemes.iter().find(|s| !s.is_empty() && !E2E_SCHEMES.contains(&s.as_str())) {
         return Err(format!("unknown scheme {o:?} (use {})", E2E_SCHEMES.join(", ")));
     }
