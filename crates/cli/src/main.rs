@@ -26,9 +26,17 @@ use clap::{Parser, Subcommand};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `argus --version`: the release and the peer protocol its nodes speak (nodes must share it).
+fn version() -> &'static str {
+    // Built once per parse; clap keeps `&'static str` without its `string` feature.
+    Box::leak(
+        format!("{} (peer protocol {})", env!("CARGO_PKG_VERSION"), argus_node::wire::PEER_PROTOCOL).into_boxed_str(),
+    )
+}
+
 /// Argus: a secure multi-party computation engine (3-party replicated and Shamir sharing).
 #[derive(Parser)]
-#[command(name = "argus", version, about, long_about = None)]
+#[command(name = "argus", version = version(), about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,

@@ -336,10 +336,10 @@ impl<S: IrisScheme> Core<S> {
         }
     }
 
-    /// Checks that both peers run the same `[iris]` settings: a node with another threshold,
-    /// rotation window, mask mode or scheme would compute the wrong comparisons (or fall out of
-    /// step with its peers) without any error. A difference is a configuration error: fatal, with
-    /// both settings named, on every node.
+    /// Checks that both peers speak this node's peer protocol ([`wire::PEER_PROTOCOL`]) and run
+    /// the same `[iris]` settings: a node with another threshold, rotation window, mask mode or
+    /// scheme would compute the wrong comparisons (or fall out of step with its peers) without
+    /// any error. A difference is a configuration error: fatal, with both named, on every node.
     fn same_settings(&self, p: &Party) -> Result<(), End> {
         // As JSON (bincode cannot read the layout's untagged enum back), the layout as its
         // dimensions, so that "deployed" and the same dimensions spelt out agree.
@@ -348,6 +348,7 @@ impl<S: IrisScheme> Core<S> {
             mine["layout"] =
                 serde_json::json!({ "rows": g.rows, "cols": g.cols, "filters": g.filters, "parts": g.parts });
         }
+        mine["peer_protocol"] = wire::PEER_PROTOCOL.into();
         let mine = mine.to_string();
         for peer in [p.next(), p.prev()] {
             send(p, peer, &PeerMsg::Settings(mine.clone()))?;
@@ -362,12 +363,8 @@ impl<S: IrisScheme> Core<S> {
                 other => return Err(End::Peer(NodeError::Protocol(format!("expected settings, got {other:?}")))),
             }
         }
-        match theirs.into_iter().find(|(_, t)| *t != mine) {
-            Some((peer, theirs)) => Err(End::Fatal(NodeError::Config(format!(
-                "node {peer} runs the [iris] settings {theirs}, this node (node {}) runs {mine}: \
-                 the three nodes must use the same [iris] settings",
-                self.cfg.id
-            )))),
+        match theirs.into_iter().find_map(|(peer, t)| settings_differ(self.cfg.id, &mine, peer, &t)) {
+            Some(e) => Err(End::Fatal(NodeError::Config(e))),
             None => Ok(()),
         }
     }
@@ -1092,9 +1089,59 @@ impl Handled {
     }
 }
 
+/// Why node `me`, whose settings message is `mine`, cannot serve with node `peer`, which sent
+/// `theirs` (`None`: they agree). Another peer protocol is named as such: the releases differ,
+/// and the rest of the settings may not even be comparable.
+fn settings_differ(me: PartyId, mine: &str, peer: PartyId, theirs: &str) -> Option<String> {
+    if theirs == mine {
+        return None;
+    }
+    let version = |s: &str| serde_json::from_str::<serde_json::Value>(s).ok().map(|v| v["peer_protocol"].clone());
+    let (ours, other) = (version(mine), version(theirs));
+    if ours != other {
+        let other = match other.as_ref().and_then(|v| v.as_u64()) {
+            Some(v) => format!("peer protocol {v}"),
+            None => "an older peer protocol (a release from before 2026-11-25)".into(),
+        };
+        return Some(format!(
+            "node {peer} speaks {other}, this node (node {me}) speaks peer protocol {}: \
+             the three nodes must run releases with the same peer protocol (`argus --version`)",
+            wire::PEER_PROTOCOL
+        ));
+    }
+    Some(format!(
+        "node {peer} runs the [iris] settings {theirs}, this node (node {me}) runs {mine}: \
+         the three nodes must use the same [iris] settings"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Settings that differ are named; a peer protocol that differs is named as such, also
+    /// against a release that sends none.
+    #[test]
+    fn another_peer_protocol_is_named_before_the_settings() {
+        let mine = format!(r#"{{"threshold":0.345,"peer_protocol":{}}}"#, wire::PEER_PROTOCOL);
+        assert_eq!(settings_differ(0, &mine, 1, &mine), None);
+        let other = settings_differ(0, &mine, 2, r#"{"threshold":0.3,"peer_protocol":99}"#).unwrap();
+        assert!(
+            other.starts_with(&format!(
+                "node 2 speaks peer protocol 99, this node (node 0) speaks peer protocol {}",
+                wire::PEER_PROTOCOL
+            )),
+            "{other}"
+        );
+        let old = settings_differ(1, &mine, 0, r#"{"threshold":0.345}"#).unwrap();
+        assert!(old.starts_with("node 0 speaks an older peer protocol"), "{old}");
+        let threshold = format!(r#"{{"threshold":0.3,"peer_protocol":{}}}"#, wire::PEER_PROTOCOL);
+        let e = settings_differ(2, &mine, 1, &threshold).unwrap();
+        assert!(
+            e.contains("node 1 runs the [iris] settings") && e.contains("must use the same [iris] settings"),
+            "{e}"
+        );
+    }
 
     /// A follower's request expires after `age` of idle waiting, or after `longest` in all even
     /// while its node never pauses between batches (the leader refused it and its client gave up).

@@ -7,6 +7,14 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::NodeError;
 
+/// The version of what the nodes send each other: the control messages below and the messages
+/// of the MPC protocols (`argus_iris`, `argus_mpc`). Sent with the settings at session start, so
+/// nodes of releases that cannot talk refuse each other there, both versions named, instead of
+/// failing mid-batch on a message they cannot read. Bump it with any change to either.
+///
+/// * 1 (2026-11-25): the first version sent; builds before it send none.
+pub const PEER_PROTOCOL: u32 = 1;
+
 /// Largest client frame (a query share of the open-iris layout is about 4 MB).
 pub const MAX_FRAME: usize = 64 << 20;
 
@@ -197,7 +205,9 @@ impl std::fmt::Debug for Part {
 /// Control messages between the nodes.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum PeerMsg {
-    /// Session start, first: the sender's `[iris]` settings (JSON), which all three must share.
+    /// Session start, first: the sender's `[iris]` settings and [`PEER_PROTOCOL`] (JSON), which
+    /// all three must share. It stays the first variant and a string, so that any two releases
+    /// read each other's and can name the difference.
     Settings(String),
     /// Session start: the sender's store summary, and what it asks of this session.
     Hello {
