@@ -232,6 +232,10 @@ fn enrol_check_delete_and_refuse(scheme: Option<&str>) {
         let log = c.log(node);
         let said = log.lines().any(|l| l.contains("query matched") && l.contains("enrolled=[2]"));
         assert_eq!(said, scheme.is_none(), "node {node} names the matched identity only if configured:\n{log}");
+        // `compare_chunk = "auto"` (as `argus setup` writes it): the nodes measured their rounds
+        // (the choice depends on how busy this machine is).
+        let chosen = log.lines().any(|l| l.contains("comparisons per chunk chosen") && l.contains("round_ms="));
+        assert!(chosen, "node {node} measured its rounds and chose a chunk:\n{log}");
     }
     assert!(!c.submit(&gen.genuine_template(&people[3]).unwrap(), Kind::Check).unwrap().unique);
     let stranger = gen.random_template();
@@ -551,16 +555,16 @@ fn nodes_with_different_settings_refuse_to_serve() {
         );
     }
     // The same layout spelt out agrees with its name. All three switch to the log-depth adder
-    // and comparison chunks of 1024 (`argus setup` wrote the defaults), which change rounds, not
-    // answers.
+    // and comparison chunks of 1024 (`argus setup` wrote the defaults, ripple and "auto"), which
+    // change rounds, not answers.
     assert!(original.contains(LAYOUT) && original.contains("adder = \"ripple\""), "{original}");
-    assert!(original.contains("compare_chunk = 0"), "{original}");
+    assert!(original.contains("compare_chunk = \"auto\""), "{original}");
     std::fs::write(&party2, original.replace(LAYOUT, "layout = { cols = 32, rows = 4, parts = 2, filters = 2 }"))
         .unwrap();
     for i in 0..3 {
         rewrite(&c.dir.join(format!("party{i}.toml")), |s| {
             s.replace("adder = \"ripple\"", "adder = \"log-depth\"")
-                .replace("compare_chunk = 0", "compare_chunk = 1024")
+                .replace("compare_chunk = \"auto\"", "compare_chunk = 1024")
         });
         c.start(i, None);
     }

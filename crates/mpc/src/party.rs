@@ -1,5 +1,7 @@
 //! A party of a 3-party scheme: its network endpoint and its correlated randomness.
 
+use std::time::{Duration, Instant};
+
 use argus_math::{BitVec, Ring};
 use argus_net::{Network, PartyId, Stats};
 use argus_prg::{Prg, Rep3Prg};
@@ -50,6 +52,37 @@ impl Party {
             return Err(MpcError::InvalidParameter(format!("party {} has no stream with party {peer}", self.id())));
         };
         Ok(Prg::new(&seed))
+    }
+    /// How long a round of messages between the three parties takes, for choosing between
+    /// rounds and memory: `probes` (at least 1) rounds of the protocols' usual kind, a byte to the
+    /// next party and one from the previous, the median per party, then the slowest party's,
+    /// which all three learn in one more round. All three call it at the same point of their
+    /// sessions.
+    pub fn round_time(&self, probes: usize) -> Result<Duration> {
+        let mut times = Vec::with_capacity(probes.max(1));
+        for _ in 0..probes.max(1) {
+            let start = Instant::now();
+            let got = self.pass_next(vec![0])?;
+            if got != [0] {
+                let reason = format!("a round probe of {} bytes", got.len());
+                return Err(MpcError::Malformed { peer: self.prev(), reason });
+            }
+            times.push(start.elapsed());
+        }
+        let peers = [self.next(), self.prev()];
+        times.sort();
+        let mine = u64::try_from(times[times.len() / 2].as_micros()).unwrap_or(u64::MAX);
+        for q in peers {
+            self.net.send(q, mine.to_le_bytes().to_vec())?;
+        }
+        let mut slowest = mine;
+        for q in peers {
+            let got = self.net.recv(q)?;
+            let theirs = <[u8; 8]>::try_from(got.as_slice())
+                .map_err(|_| MpcError::Malformed { peer: q, reason: format!("a round time of {} bytes", got.len()) })?;
+            slowest = slowest.max(u64::from_le_bytes(theirs));
+        }
+        Ok(Duration::from_micros(slowest))
     }
     /// Bytes and rounds so far (subtract two readings to measure a protocol call).
     pub fn stats(&self) -> Stats {

@@ -18,7 +18,7 @@
 //! mask_mode = "per-bit"             # or "trimmed"
 //! reveal_matches = false            # true: log the identities each query matched (operator only)
 //! adder = "ripple"                  # the comparisons' adder; "log-depth": fewer rounds, more bytes (WAN)
-//! compare_chunk = 0                 # comparisons per chunk; 0: automatic. Larger: fewer rounds, more memory (WAN)
+//! compare_chunk = "auto"            # comparisons per chunk, from the nodes' round time; 0: the adder's default; or a count
 //!
 //! [batch]
 //! max = 32          # queries per protocol run
@@ -163,28 +163,116 @@ pub struct IrisSettings {
     /// ~5 ms the rounds, not the products, set a batch's time. Results are the same either way;
     /// the scheme over F_65519 always uses ripple.
     pub adder: AdderSetting,
-    /// Comparisons per chunk of the comparison phase; 0 (default): 2^20 with the ripple adder,
-    /// 2^21 with log depth. The phase runs its rounds once per chunk and holds a chunk's values
-    /// at once, ~40 bytes per comparison with ripple and ~90 with log depth, so a larger chunk
-    /// buys fewer rounds with memory, for nodes far apart (docs/OPERATIONS.md): a batch of 32
-    /// queries against 4000 takes 275 rounds with the default, 83 with `4194304` (2^22) and 51
-    /// with `8388608` (2^23), ripple. Otherwise from 1024 to 67108864 (2^26). Results are the
-    /// same either way.
-    pub compare_chunk: usize,
+    /// Comparisons per chunk of the comparison phase (see [`CompareChunk`]): `"auto"` (the
+    /// default) chooses from the round time the nodes measure at every session start; 0 is the
+    /// adder's default (2^20 with ripple, 2^21 with log depth); otherwise from 1024 to 67108864
+    /// (2^26). The phase runs its rounds once per chunk and holds a chunk's values at once, ~40
+    /// bytes per comparison with ripple and ~90 with log depth, so a larger chunk buys fewer
+    /// rounds with memory, for nodes far apart (docs/OPERATIONS.md): a batch of 32 queries
+    /// against 4000 takes 275 rounds at 2^20, 83 at `4194304` (2^22) and 51 at `8388608` (2^23),
+    /// ripple. Results are the same either way.
+    pub compare_chunk: CompareChunk,
 }
 
-/// The range of a non-zero [`IrisSettings::compare_chunk`].
+/// `[iris] compare_chunk` (and `argus bench iris --compare-chunk`): comparisons per chunk of the
+/// comparison phase, or `"auto"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CompareChunk {
+    /// Chosen when the nodes connect, from the round time they measure between them
+    /// ([`argus_mpc::Party::round_time`], [`argus_iris::protocol::auto_compare_chunk`]): the
+    /// adder's default on one machine or a LAN, 2^22 from 2 ms rounds (a ~4 ms round trip), 2^23
+    /// from 5 ms (~10 ms), with the ripple adder.
+    #[default]
+    Auto,
+    /// This many comparisons; 0: the adder's default.
+    Count(usize),
+}
+
+impl CompareChunk {
+    /// The value the matcher starts with: the count, or for `Auto` the adder's default until the
+    /// nodes have measured their round time.
+    pub fn initial(self) -> usize {
+        match self {
+            CompareChunk::Auto => 0,
+            CompareChunk::Count(n) => n,
+        }
+    }
+}
+
+impl std::fmt::Display for CompareChunk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CompareChunk::Auto => f.write_str("auto"),
+            CompareChunk::Count(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl std::str::FromStr for CompareChunk {
+    type Err = String;
+    /// `auto` or a count in range ([`check_compare_chunk`]).
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "auto" {
+            return Ok(CompareChunk::Auto);
+        }
+        let n = s.parse().map_err(|_| format!("expected \"auto\" or a number of comparisons, got {s:?}"))?;
+        check_compare_chunk("the comparisons per chunk", n)?;
+        Ok(CompareChunk::Count(n))
+    }
+}
+
+impl Serialize for CompareChunk {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            CompareChunk::Auto => s.serialize_str("auto"),
+            CompareChunk::Count(n) => s.serialize_u64(*n as u64),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CompareChunk {
+    /// `"auto"` or a non-negative integer (its range is checked with the rest of the config).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = CompareChunk;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("\"auto\" or a number of comparisons")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<CompareChunk, E> {
+                match v {
+                    "auto" => Ok(CompareChunk::Auto),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<CompareChunk, E> {
+                usize::try_from(v)
+                    .map(CompareChunk::Count)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<CompareChunk, E> {
+                match u64::try_from(v) {
+                    Ok(v) => self.visit_u64(v),
+                    Err(_) => Err(E::invalid_value(serde::de::Unexpected::Signed(v), &self)),
+                }
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// The range of a non-zero [`CompareChunk::Count`].
 pub const COMPARE_CHUNK_RANGE: std::ops::RangeInclusive<usize> = 1 << 10..=1 << 26;
 
-/// Checks a comparisons-per-chunk value given as `name` (a config key or a command-line flag):
+/// Checks a comparisons-per-chunk count given as `name` (a config key or a command-line flag):
 /// 0 or within [`COMPARE_CHUNK_RANGE`], else an error naming the range and the memory it costs.
 pub fn check_compare_chunk(name: &str, n: usize) -> Result<(), String> {
     if n == 0 || COMPARE_CHUNK_RANGE.contains(&n) {
         return Ok(());
     }
     Err(format!(
-        "{name} must be 0 (automatic) or from {} to {} comparisons (each holds ~40 bytes per node, ~90 with the \
-         log-depth adder), got {n}",
+        "{name} must be \"auto\", 0 (the adder's default) or from {} to {} comparisons (each holds ~40 bytes per \
+         node, ~90 with the log-depth adder), got {n}",
         COMPARE_CHUNK_RANGE.start(),
         COMPARE_CHUNK_RANGE.end(),
     ))
@@ -201,7 +289,7 @@ impl Default for IrisSettings {
             mask_mode: MaskSetting::PerBit,
             reveal_matches: false,
             adder: AdderSetting::Ripple,
-            compare_chunk: 0,
+            compare_chunk: CompareChunk::Auto,
         }
     }
 }
@@ -217,7 +305,9 @@ impl IrisSettings {
         if self.rotations < 0 {
             return Err(NodeError::Config(format!("rotations must be >= 0, got {}", self.rotations)));
         }
-        check_compare_chunk("compare_chunk", self.compare_chunk).map_err(NodeError::Config)?;
+        if let CompareChunk::Count(n) = self.compare_chunk {
+            check_compare_chunk("compare_chunk", n).map_err(NodeError::Config)?;
+        }
         let threshold = Threshold::from_fraction(self.threshold, 16).map_err(|e| NodeError::Config(e.to_string()))?;
         Ok(MatchConfig {
             threshold,
@@ -235,7 +325,7 @@ impl IrisSettings {
                 AdderSetting::Ripple => Adder::Ripple,
                 AdderSetting::LogDepth => Adder::LogDepth,
             },
-            compare_chunk: self.compare_chunk,
+            compare_chunk: self.compare_chunk.initial(),
         })
     }
 }
@@ -420,31 +510,43 @@ mod tests {
         assert!(e.contains("ripple") && e.contains("log-depth"), "{e}");
     }
 
-    /// `[iris] compare_chunk`: 0 (written by `to_toml`) leaves the adder's default, a value in
-    /// range reaches the matcher configuration, and one outside it (or negative) is refused by
-    /// `validate` with the range, before a node starts.
+    /// `[iris] compare_chunk`: `"auto"` (the default, written by `to_toml`) starts from the
+    /// adder's default until the nodes measure their round time; 0 is the adder's default; a
+    /// count in range reaches the matcher configuration; one outside it is refused by `validate`
+    /// with the range, before a node starts; another word or a negative number when parsed.
+    /// The bench flag reads the same values.
     #[test]
     fn the_compare_chunk_is_configurable() {
         let mut c = config(BatchSettings::default());
-        assert!(c.to_toml().contains("compare_chunk = 0"), "{}", c.to_toml());
+        assert_eq!(c.iris.compare_chunk, CompareChunk::Auto);
+        assert!(c.to_toml().contains("compare_chunk = \"auto\""), "{}", c.to_toml());
         let m = c.iris.match_config().unwrap();
         assert_eq!((m.compare_chunk, m.comparisons_per_chunk(Adder::Ripple)), (0, 1 << 20));
         assert_eq!(m.comparisons_per_chunk(Adder::LogDepth), 1 << 21);
+        c.iris = toml::from_str("compare_chunk = 0").unwrap();
+        assert_eq!((c.iris.compare_chunk, c.iris.match_config().unwrap().compare_chunk), (CompareChunk::Count(0), 0));
         for ok in [1 << 10, 4194304, 1 << 26] {
             c.iris = toml::from_str(&format!("compare_chunk = {ok}")).unwrap();
             let m = c.iris.match_config().unwrap();
             assert_eq!((m.compare_chunk, m.comparisons_per_chunk(Adder::LogDepth)), (ok, ok));
             assert!(c.validate().is_ok());
+            assert_eq!(ok.to_string().parse(), Ok(CompareChunk::Count(ok)));
         }
         for bad in [1, 1023, (1 << 26) + 1] {
             c.iris = toml::from_str(&format!("compare_chunk = {bad}")).unwrap();
             let e = c.validate().unwrap_err().to_string();
             assert!(
-                e.contains("compare_chunk must be 0 (automatic) or from 1024 to 67108864")
+                e.contains("compare_chunk must be \"auto\", 0 (the adder's default) or from 1024 to 67108864")
                     && e.contains(&format!("got {bad}")),
                 "{e}"
             );
+            assert!(bad.to_string().parse::<CompareChunk>().unwrap_err().contains("from 1024 to 67108864"));
         }
-        assert!(toml::from_str::<IrisSettings>("compare_chunk = -1").is_err());
+        for bad in ["compare_chunk = -1", "compare_chunk = \"fast\"", "compare_chunk = 1.5"] {
+            let e = toml::from_str::<IrisSettings>(bad).unwrap_err().to_string();
+            assert!(e.contains("expected \"auto\" or a number of comparisons"), "{bad}: {e}");
+        }
+        assert_eq!("auto".parse(), Ok(CompareChunk::Auto));
+        assert!("fast".parse::<CompareChunk>().unwrap_err().contains("expected \"auto\" or a number"));
     }
 }

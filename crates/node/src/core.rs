@@ -15,6 +15,7 @@ use argus_store::{IdentityId, Op, Summary};
 use crossbeam_channel::Receiver;
 use tokio::sync::oneshot;
 
+use crate::config::CompareChunk;
 use crate::engine::Engine;
 use crate::wire::{self, Asks, Item, ItemOp, Kind, NodeStatus, Outcome, PeerMsg, Reply, Request};
 use crate::{failpoint, NodeConfig, NodeError};
@@ -289,6 +290,7 @@ impl<S: IrisScheme> Core<S> {
 
     fn session(&mut self, p: &mut Party) -> Result<(), End> {
         self.same_settings(p)?;
+        self.choose_compare_chunk(p)?;
         let (lost, mut audit) = self.sync(p)?;
         if let Some(lost) = lost {
             // A recovered store is audited before it serves.
@@ -367,6 +369,25 @@ impl<S: IrisScheme> Core<S> {
             Some(e) => Err(End::Fatal(NodeError::Config(e))),
             None => Ok(()),
         }
+    }
+
+    /// With `compare_chunk = "auto"`, the comparisons per chunk for this session, from the round
+    /// time the three nodes measure between them (all three learn the slowest node's, so they
+    /// choose alike; the settings check has made sure all three are on `auto`).
+    fn choose_compare_chunk(&mut self, p: &Party) -> Result<(), End> {
+        if self.cfg.iris.compare_chunk != CompareChunk::Auto {
+            return Ok(());
+        }
+        let (round, chunk) =
+            argus_iris::protocol::choose_compare_chunk(p, self.engine.cfg.adder).map_err(|e| End::Peer(e.into()))?;
+        tracing::info!(
+            node = self.cfg.id,
+            round_ms = round.as_secs_f64() * 1e3,
+            compare_chunk = chunk,
+            "rounds measured; comparisons per chunk chosen"
+        );
+        self.engine.cfg.compare_chunk = chunk;
+        Ok(())
     }
 
     /// Sends our summary (and what we ask of the session) to both peers and returns all three of

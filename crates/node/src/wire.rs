@@ -12,7 +12,9 @@ use crate::NodeError;
 /// nodes of releases that cannot talk refuse each other there, both versions named, instead of
 /// failing mid-batch on a message they cannot read. Bump it with any change to either.
 ///
-/// * 1 (2026-11-25): the first version sent; builds before it send none.
+/// * 1 (2026-11-25): the first version sent (builds before it send none). With
+///   `compare_chunk = "auto"` the nodes time their rounds after the settings
+///   (`argus_mpc::Party::round_time`).
 pub const PEER_PROTOCOL: u32 = 1;
 
 /// Largest client frame (a query share of the open-iris layout is about 4 MB).

@@ -8,6 +8,7 @@ use argus_iris::{Generator, IrisGeometry, MaskMode, MatchConfig};
 use argus_mpc::local::{run3, Backend};
 use argus_mpc::rep3::Adder;
 use argus_net::{NetConfig, Shaper};
+use argus_node::config::CompareChunk;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
@@ -58,10 +59,12 @@ pub struct IrisArgs {
     #[arg(long, value_enum, default_value_t = AdderArg::Ripple)]
     adder: AdderArg,
     /// Comparisons per chunk of the end to end's comparison phase, as `[iris] compare_chunk` in a
-    /// node's config (0: the adder's default, 2^20 with ripple and 2^21 with log depth; else
-    /// 1024 to 2^26). Larger chunks take fewer rounds and more memory.
-    #[arg(long, default_value_t = 0)]
-    compare_chunk: usize,
+    /// node's config: auto (from the round time the parties measure before the batches: the
+    /// adder's default below 2 ms rounds, 2^22 from 2 ms, 2^23 from 5 ms, with ripple), 0 (the
+    /// adder's default, 2^20 with ripple and 2^21 with log depth) or 1024 to 2^26. Larger chunks
+    /// take fewer rounds and more memory.
+    #[arg(long, default_value_t = CompareChunk::Auto)]
+    compare_chunk: CompareChunk,
     /// Simulated round-trip time between the parties in milliseconds (half of it added to
     /// every message on top of the real transport's), for the comparison tables and end to end.
     #[arg(long, default_value_t = 0.0)]
@@ -152,7 +155,7 @@ impl Record {
 
 fn config(a: &IrisArgs) -> MatchConfig {
     let mask_mode = if a.trimmed { MaskMode::Trimmed } else { MaskMode::PerBit };
-    MatchConfig { mask_mode, adder: a.adder(), compare_chunk: a.compare_chunk, ..MatchConfig::default() }
+    MatchConfig { mask_mode, adder: a.adder(), compare_chunk: a.compare_chunk.initial(), ..MatchConfig::default() }
 }
 
 /// The end-to-end schemes `--schemes` accepts.
@@ -167,7 +170,6 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
     };
     // Names are checked before anything runs: a typo should not cost the tables before it.
     a.net()?;
-    argus_node::config::check_compare_chunk("--compare-chunk", a.compare_chunk)?;
     if let Some(o) = a.schemes.iter().find(|s| !s.is_empty() && !E2E_SCHEMES.contains(&s.as_str())) {
         return Err(format!("unknown scheme {o:?} (use {})", E2E_SCHEMES.join(", ")));
     }
@@ -459,6 +461,19 @@ fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<Reco
             scheme.push(&mut db, &e[p.id()])?;
         }
         let mine: Vec<_> = queries.iter().map(|q| q[p.id()].clone()).collect();
+        // As a node does when it connects, before (and not counted in) the batches.
+        let mut cfg = cfg.clone();
+        if a.compare_chunk == CompareChunk::Auto {
+            let round;
+            (round, cfg.compare_chunk) = argus_iris::protocol::choose_compare_chunk(p, cfg.adder)?;
+            if p.id() == 0 {
+                eprintln!(
+                    "compare_chunk auto: rounds of {:.2} ms, {} comparisons per chunk",
+                    round.as_secs_f64() * 1e3,
+                    cfg.compare_chunk
+                );
+            }
+        }
         let mut out = Vec::new();
         for _ in 0..reps {
             let (before, t0, cpu0) = (p.stats(), Instant::now(), process_cpu_seconds());

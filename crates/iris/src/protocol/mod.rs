@@ -41,6 +41,7 @@ use crate::matcher::rotations_in;
 use crate::{
     encode_masked, lemma2_ring_bits, mask_vector, EyeRule, IrisCode, IrisError, MaskMode, MatchConfig, Template,
 };
+use std::time::Duration;
 
 /// One party's share of one eye: the masked code rows (values −1, 0, 1) and the mask rows (0, 1),
 /// each a row-major matrix of `rows × len`.
@@ -454,6 +455,41 @@ pub const fn compare_chunk(adder: Adder) -> usize {
     }
 }
 
+/// Rounds from this long up take [`AUTO_CHUNKS`]'s larger chunks (`[iris] compare_chunk =
+/// "auto"`), the ripple adder's rounds then costing more than the cache a chunk outgrows.
+pub const AUTO_CHUNK_ROUNDS: [Duration; 2] = [Duration::from_millis(2), Duration::from_millis(5)];
+
+/// The chunks of `compare_chunk = "auto"` from each of [`AUTO_CHUNK_ROUNDS`] up: 2^22 and 2^23.
+pub const AUTO_CHUNKS: [usize; 2] = [1 << 22, 1 << 23];
+
+/// Comparisons per chunk for nodes whose rounds take `round` ([`argus_mpc::Party::round_time`]):
+/// the adder's default below [`AUTO_CHUNK_ROUNDS`], else [`AUTO_CHUNKS`]'s, with the ripple
+/// adder; the log-depth adder's few rounds keep its default. Measured over simulated links
+/// (docs/BENCHMARKS.md, batches of 32): at 1.1 ms rounds 2^22 was no faster than 2^20 against
+/// 4000 identities and slower against 10 000 (fewer pieces overlap the products); at 2.7 ms it
+/// took 1.4–1.7 s against 1.8–1.9; from 5 ms rounds 2^23 took 1.7–1.9 s against 2.5 at 2^20,
+/// and at 20 ms 2.55 s against 6.6. Each step holds ~40 bytes per comparison more per node.
+pub fn auto_compare_chunk(round: Duration, adder: Adder) -> usize {
+    match adder {
+        Adder::LogDepth => compare_chunk(adder),
+        Adder::Ripple => match AUTO_CHUNK_ROUNDS.iter().rposition(|&r| round >= r) {
+            Some(step) => AUTO_CHUNKS[step],
+            None => COMPARE_CHUNK,
+        },
+    }
+}
+
+/// Rounds [`choose_compare_chunk`] times (their median counts).
+pub const ROUND_PROBES: usize = 10;
+
+/// `compare_chunk = "auto"`: times [`ROUND_PROBES`] rounds between the parties
+/// ([`Party::round_time`]; all three call it at the same point and learn the slowest one's
+/// time, so they choose alike) and returns that time and [`auto_compare_chunk`]'s chunk for it.
+pub fn choose_compare_chunk(p: &Party, adder: Adder) -> Result<(Duration, usize), MpcError> {
+    let round = p.round_time(ROUND_PROBES)?;
+    Ok((round, auto_compare_chunk(round, adder)))
+}
+
 /// Runs a comparison phase `f` over chunks of at most `chunk` comparisons (the same range of
 /// `dots` and `mls`) and concatenates the match bits in order.
 pub(crate) fn in_chunks<E: Copy>(
@@ -602,6 +638,20 @@ mod tests {
     use argus_math::Z16;
     use argus_mpc::local::{run3, Backend};
     use argus_net::NetConfig;
+
+    /// `"auto"` keeps the default on one machine or a LAN, and takes 2^22 from 2 ms rounds and
+    /// 2^23 from 5 ms with the ripple adder; the log-depth adder keeps its default.
+    #[test]
+    fn auto_chunks_grow_with_the_round_time() {
+        let ms = |m: f64| Duration::from_secs_f64(m / 1000.0);
+        let ripple = |m| auto_compare_chunk(ms(m), Adder::Ripple);
+        assert_eq!([ripple(0.0), ripple(0.05), ripple(1.999)], [COMPARE_CHUNK; 3]);
+        assert_eq!([ripple(2.0), ripple(2.7), ripple(4.99)], [1 << 22; 3]);
+        assert_eq!([ripple(5.0), ripple(20.0), ripple(1000.0)], [1 << 23; 3]);
+        for m in [0.0, 5.0, 50.0] {
+            assert_eq!(auto_compare_chunk(ms(m), Adder::LogDepth), compare_chunk(Adder::LogDepth));
+        }
+    }
 
     /// Chunking is invisible: the MPCLift-Z16 comparison of random shares over chunks of 7 (not
     /// dividing the length) opens to the same bits as one run, and to the plaintext MSB.
