@@ -1122,7 +1122,7 @@ fn settings_differ(me: PartyId, mine: &str, peer: PartyId, theirs: &str) -> Opti
     if ours != other {
         let other = match other.as_ref().and_then(|v| v.as_u64()) {
             Some(v) => format!("peer protocol {v}"),
-            None => "an older peer protocol (a release from before 2026-11-25)".into(),
+            None => "no peer protocol version (an older release)".into(),
         };
         return Some(format!(
             "node {peer} speaks {other}, this node (node {me}) speaks peer protocol {}: \
@@ -1155,7 +1155,7 @@ mod tests {
             "{other}"
         );
         let old = settings_differ(1, &mine, 0, r#"{"threshold":0.345}"#).unwrap();
-        assert!(old.starts_with("node 0 speaks an older peer protocol"), "{old}");
+        assert!(old.starts_with("node 0 speaks no peer protocol version (an older release)"), "{old}");
         let threshold = format!(r#"{{"threshold":0.3,"peer_protocol":{}}}"#, wire::PEER_PROTOCOL);
         let e = settings_differ(2, &mine, 1, &threshold).unwrap();
         assert!(
