@@ -54,35 +54,44 @@ impl Party {
         Ok(Prg::new(&seed))
     }
     /// How long a round of messages between the three parties takes, for choosing between
-    /// rounds and memory: `probes` (at least 1) rounds of the protocols' usual kind, a byte to the
-    /// next party and one from the previous, the median per party, then the slowest party's,
-    /// which all three learn in one more round. All three call it at the same point of their
-    /// sessions.
+    /// rounds and memory: a one-byte token goes `probes` (at least 1) times around the parties
+    /// (0 → 1 → 2 → 0), and a round is a third of the median trip (the mean one-way delay of the
+    /// three links), which party 0 measures and sends the others. With one message in flight,
+    /// neither parties starting at different times nor messages queueing behind each other bend
+    /// it (lockstep rounds could bunch up: a few long rounds and many empty ones). All three call
+    /// it at the same point of their sessions.
     pub fn round_time(&self, probes: usize) -> Result<Duration> {
-        let mut times = Vec::with_capacity(probes.max(1));
+        let (next, prev) = (self.next(), self.prev());
+        let token = |got: Vec<u8>| {
+            if got == [0] {
+                Ok(())
+            } else {
+                Err(MpcError::Malformed { peer: prev, reason: format!("a round probe of {} bytes", got.len()) })
+            }
+        };
+        if self.id() != 0 {
+            for _ in 0..probes.max(1) {
+                token(self.net.recv(prev)?)?;
+                self.net.send(next, vec![0])?;
+            }
+            let got = self.net.recv(0)?;
+            let micros = <[u8; 8]>::try_from(got.as_slice())
+                .map_err(|_| MpcError::Malformed { peer: 0, reason: format!("a round time of {} bytes", got.len()) })?;
+            return Ok(Duration::from_micros(u64::from_le_bytes(micros)));
+        }
+        let mut trips: Vec<Duration> = Vec::with_capacity(probes.max(1));
         for _ in 0..probes.max(1) {
             let start = Instant::now();
-            let got = self.pass_next(vec![0])?;
-            if got != [0] {
-                let reason = format!("a round probe of {} bytes", got.len());
-                return Err(MpcError::Malformed { peer: self.prev(), reason });
-            }
-            times.push(start.elapsed());
+            self.net.send(next, vec![0])?;
+            token(self.net.recv(prev)?)?;
+            trips.push(start.elapsed());
         }
-        let peers = [self.next(), self.prev()];
-        times.sort();
-        let mine = u64::try_from(times[times.len() / 2].as_micros()).unwrap_or(u64::MAX);
-        for q in peers {
-            self.net.send(q, mine.to_le_bytes().to_vec())?;
+        trips.sort();
+        let micros = u64::try_from((trips[trips.len() / 2] / 3).as_micros()).unwrap_or(u64::MAX);
+        for q in [next, prev] {
+            self.net.send(q, micros.to_le_bytes().to_vec())?;
         }
-        let mut slowest = mine;
-        for q in peers {
-            let got = self.net.recv(q)?;
-            let theirs = <[u8; 8]>::try_from(got.as_slice())
-                .map_err(|_| MpcError::Malformed { peer: q, reason: format!("a round time of {} bytes", got.len()) })?;
-            slowest = slowest.max(u64::from_le_bytes(theirs));
-        }
-        Ok(Duration::from_micros(slowest))
+        Ok(Duration::from_micros(micros))
     }
     /// Bytes and rounds so far (subtract two readings to measure a protocol call).
     pub fn stats(&self) -> Stats {

@@ -372,8 +372,8 @@ impl<S: IrisScheme> Core<S> {
     }
 
     /// With `compare_chunk = "auto"`, the comparisons per chunk for this session, from the round
-    /// time the three nodes measure between them (all three learn the slowest node's, so they
-    /// choose alike; the settings check has made sure all three are on `auto`).
+    /// time the three nodes measure between them (all three learn node 0's figure, so they choose
+    /// alike; the settings check has made sure all three are on `auto`).
     fn choose_compare_chunk(&mut self, p: &Party) -> Result<(), End> {
         if self.cfg.iris.compare_chunk != CompareChunk::Auto {
             return Ok(());

@@ -479,12 +479,12 @@ pub fn auto_compare_chunk(round: Duration, adder: Adder) -> usize {
     }
 }
 
-/// Rounds [`choose_compare_chunk`] times (their median counts).
+/// Trips of the token [`choose_compare_chunk`] times (the median counts).
 pub const ROUND_PROBES: usize = 10;
 
-/// `compare_chunk = "auto"`: times [`ROUND_PROBES`] rounds between the parties
-/// ([`Party::round_time`]; all three call it at the same point and learn the slowest one's
-/// time, so they choose alike) and returns that time and [`auto_compare_chunk`]'s chunk for it.
+/// `compare_chunk = "auto"`: times the parties' rounds by [`ROUND_PROBES`] trips of a token
+/// around them ([`Party::round_time`]; all three call it at the same point and learn party 0's
+/// figure, so they choose alike) and returns that time and [`auto_compare_chunk`]'s chunk for it.
 pub fn choose_compare_chunk(p: &Party, adder: Adder) -> Result<(Duration, usize), MpcError> {
     let round = p.round_time(ROUND_PROBES)?;
     Ok((round, auto_compare_chunk(round, adder)))

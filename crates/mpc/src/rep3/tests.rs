@@ -743,9 +743,8 @@ fn reshare_parts_opens_to_the_sums_in_one_round() {
     check(Zt::new(65519).unwrap(), &[64]);
 }
 
-/// The round time the parties measure is the link's one-way delay (a round is a message to the
-/// next party and one from the previous), all three get the same figure, the slowest party's,
-/// and it costs `probes + 1` rounds. (Only a lower bound is asserted: a busy machine only adds.)
+/// The round time the parties measure is the links' one-way delay, on both backends, and all
+/// three get party 0's figure. (Only a lower bound is asserted: a busy machine only adds.)
 #[test]
 fn the_parties_agree_on_their_round_time() {
     use std::time::Duration;
@@ -754,16 +753,9 @@ fn the_parties_agree_on_their_round_time() {
         NetConfig { shaper: Some(argus_net::Shaper { latency: delay, bandwidth_bytes_per_sec: None }), ..cfg() };
     let runs = [(Backend::Memory, shaped.clone(), true), (Backend::Tcp, shaped, true), (Backend::Memory, cfg(), false)];
     for (backend, net, slow) in runs {
-        let out = run3(backend, net, |p| {
-            let before = p.stats();
-            let t = p.round_time(5)?;
-            Ok((t, (p.stats() - before).rounds))
-        })
-        .unwrap();
-        // The busiest party's rounds (one whose previous step ended on a send counts one fewer).
-        assert!(out.iter().all(|&(t, _)| t == out[0].0), "{out:?}");
-        assert_eq!(out.iter().map(|&(_, r)| r).max(), Some(6));
-        let t = out[0].0;
+        let out = run3(backend, net, |p| p.round_time(5)).unwrap();
+        assert!(out.iter().all(|&t| t == out[0]), "{out:?}");
+        let t = out[0];
         assert!(!slow || t >= delay, "{t:?}");
         assert!(t < Duration::from_secs(1), "{t:?}");
     }
