@@ -1117,10 +1117,10 @@ fn settings_differ(me: PartyId, mine: &str, peer: PartyId, theirs: &str) -> Opti
     if theirs == mine {
         return None;
     }
-    let version = |s: &str| serde_json::from_str::<serde_json::Value>(s).ok().map(|v| v["peer_protocol"].clone());
-    let (ours, other) = (version(mine), version(theirs));
-    if ours != other {
-        let other = match other.as_ref().and_then(|v| v.as_u64()) {
+    // `mine` carries this build's version; only the peer's needs reading.
+    let other = serde_json::from_str::<serde_json::Value>(theirs).ok().and_then(|v| v["peer_protocol"].as_u64());
+    if other != Some(u64::from(wire::PEER_PROTOCOL)) {
+        let other = match other {
             Some(v) => format!("peer protocol {v}"),
             None => "no peer protocol version (an older release)".into(),
         };
