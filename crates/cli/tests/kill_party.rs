@@ -1,13 +1,20 @@
 //! Three `argus party` processes run a protocol over TCP with mutual TLS; one is killed mid-way
 //! and the other two must fail with a typed error well within their timeout, never hang.
 
-use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
+use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// The two tests take turns: a party of one that dialled a port of the other's (each set is free
+/// when drawn, not reserved) would meet a stranger's certificate and quit — a CI run saw a party
+/// exit before it connected.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Three loopback addresses free now, from outside the range the OS gives outgoing connections
+/// (the other test's parties connect at the same time; a port from `bind(0)` could be theirs).
+fn party_addrs() -> String {
+    let ports = argus_node::deploy::free_loopback_ports(3).unwrap();
+    ports.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",")
 }
 
 fn wait_line(child: &mut Child, want: &str) {
@@ -16,7 +23,11 @@ fn wait_line(child: &mut Child, want: &str) {
     let mut reader = BufReader::new(out);
     loop {
         line.clear();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "party exited before printing {want:?}");
+        if reader.read_line(&mut line).unwrap() == 0 {
+            let mut err = String::new();
+            child.stderr.as_mut().unwrap().read_to_string(&mut err).unwrap();
+            panic!("party exited before printing {want:?}; its stderr: {err}");
+        }
         if line.contains(want) {
             return;
         }
@@ -25,16 +36,17 @@ fn wait_line(child: &mut Child, want: &str) {
 
 #[test]
 fn killing_a_party_makes_the_others_fail_within_the_timeout() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let exe = env!("CARGO_BIN_EXE_argus");
     let dir = std::env::temp_dir().join(format!("argus-kill-{}", std::process::id()));
     let st = Command::new(exe).args(["pki", "--out", dir.to_str().unwrap()]).status().unwrap();
     assert!(st.success());
-    let addrs: Vec<String> = (0..3).map(|_| format!("127.0.0.1:{}", free_port())).collect();
+    let addrs = party_addrs();
     let timeout_s = 3.0;
     let mut kids: Vec<Child> = (0..3)
         .map(|i| {
             Command::new(exe)
-                .args(["party", "--id", &i.to_string(), "--addrs", &addrs.join(","), "--pki", dir.to_str().unwrap()])
+                .args(["party", "--id", &i.to_string(), "--addrs", &addrs, "--pki", dir.to_str().unwrap()])
                 .args([
                     "--timeout",
                     &timeout_s.to_string(),
@@ -71,7 +83,7 @@ fn killing_a_party_makes_the_others_fail_within_the_timeout() {
         };
         assert!(!out.success(), "party {i} must fail when a peer dies");
         let mut err = String::new();
-        std::io::Read::read_to_string(k.stderr.as_mut().unwrap(), &mut err).unwrap();
+        k.stderr.as_mut().unwrap().read_to_string(&mut err).unwrap();
         assert!(err.contains("error:") && err.contains("party"), "party {i} stderr: {err}");
     }
     assert!(killed_at.elapsed() < Duration::from_secs_f64(timeout_s + 2.0));
@@ -80,18 +92,19 @@ fn killing_a_party_makes_the_others_fail_within_the_timeout() {
 
 #[test]
 fn a_party_with_a_foreign_certificate_is_refused() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let exe = env!("CARGO_BIN_EXE_argus");
     let base = std::env::temp_dir().join(format!("argus-badcert-{}", std::process::id()));
     let (good, bad) = (base.join("good"), base.join("bad"));
     for d in [&good, &bad] {
         assert!(Command::new(exe).args(["pki", "--out", d.to_str().unwrap()]).status().unwrap().success());
     }
-    let addrs: Vec<String> = (0..3).map(|_| format!("127.0.0.1:{}", free_port())).collect();
+    let addrs = party_addrs();
     let kids: Vec<Child> = (0..3)
         .map(|i| {
             let pki = if i == 1 { &bad } else { &good };
             Command::new(exe)
-                .args(["party", "--id", &i.to_string(), "--addrs", &addrs.join(","), "--pki", pki.to_str().unwrap()])
+                .args(["party", "--id", &i.to_string(), "--addrs", &addrs, "--pki", pki.to_str().unwrap()])
                 .args(["--timeout", "5", "--iterations", "1"])
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())

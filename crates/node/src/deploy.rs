@@ -30,7 +30,7 @@ pub struct LocalDeployment {
 /// outgoing connections (Linux), they are drawn from below it: a port from `bind(0)` comes from
 /// that very range, and an outgoing connection of any process (another node's peer link, say)
 /// could take it before our node binds it — which made a CI run's node unreachable for a minute.
-fn free_ports(n: usize) -> Result<Vec<SocketAddr>, NodeError> {
+pub fn free_loopback_ports(n: usize) -> Result<Vec<SocketAddr>, NodeError> {
     if let Some(lo) = ephemeral_start() {
         // A random spot in the 12 000 ports below the range, then the next free ones from there.
         let base = lo.saturating_sub(12_000).max(1024);
@@ -79,7 +79,7 @@ pub fn write_local(
     let io = |what: String| move |e| NodeError::Io { context: what, source: e };
     std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
     Pki::generate_with_clients(3, &["demo", "guest"]).write_pem(dir.join("pki"))?;
-    let ports = free_ports(6)?;
+    let ports = free_loopback_ports(6)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let batch =
         BatchSettings { threads: if batch.threads == 0 { (cores / 3).max(1) } else { batch.threads }, ..batch.clone() };
@@ -118,8 +118,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn free_ports_are_distinct_bindable_and_outside_the_ephemeral_range() {
-        let ports = free_ports(6).unwrap();
+    fn free_loopback_ports_are_distinct_bindable_and_outside_the_ephemeral_range() {
+        let ports = free_loopback_ports(6).unwrap();
         let mut seen: Vec<u16> = ports.iter().map(|a| a.port()).collect();
         seen.sort_unstable();
         seen.dedup();
