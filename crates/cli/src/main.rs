@@ -26,11 +26,18 @@ use clap::{Parser, Subcommand};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// `argus --version`: the release and the peer protocol its nodes speak (nodes must share it).
+/// `argus --version`: the release, the peer protocol its nodes speak (the three must share it) and
+/// the client protocol its clients and nodes speak (a client and its nodes must share it).
 fn version() -> &'static str {
     // Built once per parse; clap keeps `&'static str` without its `string` feature.
     Box::leak(
-        format!("{} (peer protocol {})", env!("CARGO_PKG_VERSION"), argus_node::wire::PEER_PROTOCOL).into_boxed_str(),
+        format!(
+            "{} (peer protocol {}, client protocol {})",
+            env!("CARGO_PKG_VERSION"),
+            argus_node::wire::PEER_PROTOCOL,
+            argus_node::wire::CLIENT_PROTOCOL
+        )
+        .into_boxed_str(),
     )
 }
 

@@ -126,6 +126,9 @@ impl Client {
             return Err(NodeError::Config(format!("a client needs the 3 nodes' addresses, got {}", cfg.nodes.len())));
         }
         let (_, tls) = tcp::tls_configs(&cfg.identity)?;
+        let mut tls = (*tls).clone();
+        tls.alpn_protocols = wire::client_alpn();
+        let tls = Arc::new(tls);
         let match_cfg = cfg.iris.match_config()?;
         Ok(Client { cfg, match_cfg, connector: TlsConnector::from(tls), conns: Default::default() })
     }
@@ -136,7 +139,25 @@ impl Client {
             tokio::net::TcpStream::connect(addr).await.map_err(io(format!("connecting to node {node} at {addr}")))?;
         let _ = tcp.set_nodelay(true);
         let name = rustls::pki_types::ServerName::try_from(party_name(node)).expect("valid name");
-        let tls = self.connector.connect(name, tcp).await.map_err(io(format!("TLS with node {node} at {addr}")))?;
+        let tls = self.connector.connect(name, tcp).await.map_err(|e| {
+            if wire::no_common_protocol(&e) {
+                NodeError::OtherRelease {
+                    node,
+                    message: format!("it speaks none of this client's protocols ({})", wire::CLIENT_PROTOCOL),
+                }
+            } else {
+                io(format!("TLS with node {node} at {addr}"))(e)
+            }
+        })?;
+        if tls.get_ref().1.alpn_protocol() != Some(wire::CLIENT_PROTOCOL.as_bytes()) {
+            return Err(NodeError::OtherRelease {
+                node,
+                message: format!(
+                    "it chose no client protocol, as releases before {p} do (this client speaks {p})",
+                    p = wire::CLIENT_PROTOCOL
+                ),
+            });
+        }
         let (mut rd, mut wr) = tokio::io::split(tls);
         let (out, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let pending: Pending = Arc::new(Mutex::new(Some(HashMap::new())));
@@ -241,7 +262,13 @@ impl Client {
             }
         })
         .await?;
-        let [a, b, c] = done.map(|r| r.expect("all three answered").map_err(|e| (e, true)));
+        // A node of another release will not speak this client's protocol on a retry either.
+        let [a, b, c] = done.map(|r| {
+            r.expect("all three answered").map_err(|e| {
+                let retry = !matches!(e, NodeError::OtherRelease { .. });
+                (e, retry)
+            })
+        });
         Ok([a?, b?, c?])
     }
 

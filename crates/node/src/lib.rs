@@ -66,6 +66,14 @@ pub enum NodeError {
         /// Its reason.
         message: String,
     },
+    /// A node speaks another client protocol ([`wire::CLIENT_PROTOCOL`]): another release.
+    #[error("node {node} runs another release: {message}; the client and the nodes must run releases that speak the same client protocol")]
+    OtherRelease {
+        /// Party index.
+        node: usize,
+        /// What the handshake showed.
+        message: String,
+    },
     /// The three nodes gave different answers.
     #[error("the nodes disagree: {0}")]
     Disagree(String),

@@ -37,7 +37,7 @@ pub fn run_node(cfg: NodeConfig, stop: Arc<AtomicBool>) -> Result<(), NodeError>
         .map_err(|e| NodeError::Io { context: "starting the client runtime".into(), source: e })?;
     let (tx, rx) = crossbeam_channel::unbounded();
     let clients = Arc::new(cfg.clients.clone());
-    let acceptor = TlsAcceptor::from(server_tls);
+    let acceptor = client_acceptor(&server_tls);
     let listener = {
         let _guard = runtime.enter();
         TcpListener::from_std(listener).map_err(|e| NodeError::Io { context: "client listener".into(), source: e })?
@@ -54,6 +54,13 @@ pub fn run_node(cfg: NodeConfig, stop: Arc<AtomicBool>) -> Result<(), NodeError>
     // A moment for the client port to deliver the last replies (the stopped node's "retry").
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     result
+}
+
+/// The client port's TLS: the node's server side, choosing [`wire::CLIENT_PROTOCOL`].
+fn client_acceptor(server_tls: &rustls::ServerConfig) -> TlsAcceptor {
+    let mut client_tls = server_tls.clone();
+    client_tls.alpn_protocols = wire::client_alpn();
+    TlsAcceptor::from(Arc::new(client_tls))
 }
 
 async fn accept_clients(
@@ -90,18 +97,39 @@ async fn serve_client(
     inbox: Sender<Incoming>,
     board: StatusBoard,
 ) -> Result<(), String> {
-    let tls = acceptor.accept(tcp).await.map_err(|e| format!("TLS handshake: {e}"))?;
+    let tls = acceptor.accept(tcp).await.map_err(|e| {
+        if wire::no_common_protocol(&e) {
+            format!(
+                "refused a client that offers none of this node's client protocols ({}): another release",
+                wire::CLIENT_PROTOCOL
+            )
+        } else {
+            format!("TLS handshake: {e}")
+        }
+    })?;
     let known = tls
         .get_ref()
         .1
         .peer_certificates()
         .and_then(|c| c.first())
         .is_some_and(|cert| clients.iter().any(|c| cert_names(cert, &client_name(c))));
+    // The handshake chose ours if the client offered it, refused the client if it offered others.
+    let tls_protocol = tls.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
     let (mut rd, mut wr) = tokio::io::split(tls);
     if !known {
         let refusal = Envelope { tag: 0, body: Reply::Error { message: "unknown client".into(), retry: false } };
         let _ = wire::write_frame(&mut wr, &wire::encode(&refusal)).await;
         return Err("refused a client whose certificate names no accepted client".into());
+    }
+    if tls_protocol.is_none() {
+        let message = format!(
+            "this node speaks client protocol {} and the client offered none (an older release): \
+             the client and the nodes must run releases that speak the same client protocol",
+            wire::CLIENT_PROTOCOL
+        );
+        let refusal = Envelope { tag: 0, body: Reply::Error { message, retry: false } };
+        let _ = wire::write_frame(&mut wr, &wire::encode(&refusal)).await;
+        return Err("refused a client that offered no client protocol (an older release)".into());
     }
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
     let writer = tokio::spawn(async move {
@@ -147,4 +175,81 @@ async fn serve_client(
     drop(out_tx);
     let _ = writer.await;
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use argus_net::tcp::{party_name, Pki};
+
+    use super::*;
+    use crate::client::{Client, ClientConfig};
+
+    /// Three client ports of this build (`alpn`) or of a release before the client protocol
+    /// (none); requests get the answer "served". Returns their addresses.
+    async fn client_ports(pki: &Pki, alpn: bool) -> Vec<std::net::SocketAddr> {
+        let (tx, rx) = crossbeam_channel::unbounded::<Incoming>();
+        std::thread::spawn(move || {
+            for incoming in rx {
+                let _ = incoming.reply.send(Reply::Error { message: "served".into(), retry: false });
+            }
+        });
+        let mut addrs = Vec::new();
+        for node in 0..3 {
+            let (server_tls, _) = tcp::tls_configs(&pki.identity(node)).unwrap();
+            let acceptor = if alpn { client_acceptor(&server_tls) } else { TlsAcceptor::from(server_tls) };
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            addrs.push(listener.local_addr().unwrap());
+            let clients = Arc::new(vec!["demo".to_string()]);
+            tokio::spawn(accept_clients(listener, acceptor, clients, tx.clone(), StatusBoard::default()));
+        }
+        addrs
+    }
+
+    fn client(pki: &Pki, nodes: Vec<std::net::SocketAddr>) -> Client {
+        let cfg = ClientConfig {
+            nodes,
+            identity: pki.client_identity("demo").unwrap(),
+            iris: Default::default(),
+            timeout: Duration::from_secs(10),
+            retries: 8,
+        };
+        Client::new(cfg).unwrap()
+    }
+
+    /// A client and a node of releases that speak different client protocols refuse each other
+    /// at connection, naming the protocol, without retries; the same release is served.
+    #[test]
+    fn clients_and_nodes_of_other_releases_are_refused_with_the_protocol_named() {
+        let pki = Pki::generate_with_clients(3, &["demo"]);
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        rt.block_on(async {
+            // Same release: the request reaches the node (its answer is the test's "served").
+            let ours = client(&pki, client_ports(&pki, true).await);
+            let e = ours.node_status(1).await.unwrap_err().to_string();
+            assert!(e.contains("served"), "{e}");
+
+            // Nodes of an older release choose no protocol: this client refuses them, and does
+            // not retry (eight retries would wait 15 s).
+            let older_nodes = client(&pki, client_ports(&pki, false).await);
+            let started = std::time::Instant::now();
+            let e = older_nodes.status().await.unwrap_err().to_string();
+            assert!(e.contains("runs another release") && e.contains(wire::CLIENT_PROTOCOL), "{e}");
+            assert!(started.elapsed() < Duration::from_secs(5), "retried: {:?}", started.elapsed());
+
+            // A client of an older release offers none: the node tells it which it speaks.
+            let addr = client_ports(&pki, true).await[0];
+            let (_, tls) = tcp::tls_configs(&pki.client_identity("demo").unwrap()).unwrap();
+            let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let name = rustls::pki_types::ServerName::try_from(party_name(0)).unwrap();
+            let mut conn = tokio_rustls::TlsConnector::from(tls).connect(name, tcp).await.unwrap();
+            let frame = wire::read_frame(&mut conn).await.unwrap().expect("a refusal");
+            let Envelope { tag: 0, body: Reply::Error { message, retry: false } } = wire::decode(&frame).unwrap()
+            else {
+                panic!("not a refusal");
+            };
+            assert!(message.contains("client protocol argus-client/1"), "{message}");
+        });
+    }
 }

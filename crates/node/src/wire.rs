@@ -17,6 +17,28 @@ use crate::NodeError;
 ///   (`argus_mpc::Party::round_time`).
 pub const PEER_PROTOCOL: u32 = 1;
 
+/// The version of what a client and a node send each other (the messages and frames below, and
+/// the schemes' share encodings), offered by the client and chosen by the node as the TLS
+/// application protocol (ALPN). A node refuses in the handshake a client that offers only other
+/// versions, and after it a client that offers none (a release before this one); a client
+/// refuses a node that chose none. Bump the number with any change to what a client sends or reads.
+pub const CLIENT_PROTOCOL: &str = "argus-client/1";
+
+/// The ALPN list of a client or node that speaks [`CLIENT_PROTOCOL`].
+pub fn client_alpn() -> Vec<Vec<u8>> {
+    vec![CLIENT_PROTOCOL.as_bytes().to_vec()]
+}
+
+/// Whether a TLS handshake failed because the two sides share no application protocol: the
+/// node's own error when the client offered only others, the alert a client receives for it.
+pub fn no_common_protocol(e: &std::io::Error) -> bool {
+    use rustls::{AlertDescription, Error};
+    matches!(
+        e.get_ref().and_then(|inner| inner.downcast_ref::<Error>()),
+        Some(Error::NoApplicationProtocol | Error::AlertReceived(AlertDescription::NoApplicationProtocol))
+    )
+}
+
 /// Largest client frame (a query share of the open-iris layout is about 4 MB).
 pub const MAX_FRAME: usize = 64 << 20;
 
@@ -287,6 +309,46 @@ pub async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> std::io::Result<O
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The client protocol is settled in the TLS handshake: a client that offers it gets it (also
+    /// among others, as a later release might); one that offers only others is refused there, and
+    /// both sides see why; one that offers none gets through with none (the node then refuses it
+    /// in a frame).
+    #[test]
+    fn the_client_protocol_is_settled_in_the_tls_handshake() {
+        use argus_net::tcp::{party_name, tls_configs, Pki};
+        use std::sync::Arc;
+        type Chosen = std::io::Result<Option<Vec<u8>>>;
+        let pki = Pki::generate_with_clients(3, &["demo"]);
+        let (server, _) = tls_configs(&pki.identity(0)).unwrap();
+        let mut server = (*server).clone();
+        server.alpn_protocols = client_alpn();
+        let (_, client) = tls_configs(&pki.client_identity("demo").unwrap()).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let handshake = |offer: &[&str]| -> (Chosen, Chosen) {
+            let mut client = (*client).clone();
+            client.alpn_protocols = offer.iter().map(|p| p.as_bytes().to_vec()).collect();
+            let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server.clone()));
+            let connector = tokio_rustls::TlsConnector::from(Arc::new(client));
+            let name = rustls::pki_types::ServerName::try_from(party_name(0)).unwrap();
+            rt.block_on(async {
+                let (a, b) = tokio::io::duplex(1 << 16);
+                let (s, c) = tokio::join!(acceptor.accept(a), connector.connect(name, b));
+                let chosen = |p: Option<&[u8]>| p.map(<[u8]>::to_vec);
+                (s.map(|t| chosen(t.get_ref().1.alpn_protocol())), c.map(|t| chosen(t.get_ref().1.alpn_protocol())))
+            })
+        };
+        let ours = Some(CLIENT_PROTOCOL.as_bytes().to_vec());
+        for offer in [&[CLIENT_PROTOCOL][..], &["argus-client/2", CLIENT_PROTOCOL]] {
+            let (s, c) = handshake(offer);
+            assert_eq!((s.unwrap(), c.unwrap()), (ours.clone(), ours.clone()), "{offer:?}");
+        }
+        let (s, c) = handshake(&["argus-client/2"]);
+        assert!(no_common_protocol(&s.unwrap_err()));
+        assert!(no_common_protocol(&c.unwrap_err()));
+        let (s, c) = handshake(&[]);
+        assert_eq!((s.unwrap(), c.unwrap()), (None, None));
+    }
 
     /// Shares travel as bytes (`serde_bytes`) in the encoding a `Vec<u8>` always had: its
     /// `u64` length, then the bytes; and they decode back.
