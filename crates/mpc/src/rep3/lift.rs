@@ -197,26 +197,29 @@ fn carry_count<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S, forward: 
             got.chunks_exact(4).zip(&x.a[recv]).zip(got_masks).map(|((g, &xa), &m)| ring.sub(g[top(xa)], m)).collect()
         })
     })??;
-    // Components (me, me − 1) per third, in value order.
-    let assemble = |y_help: &[S::El]| {
+    // Components (me, me − 1) per third, in value order; without y_help, zeros there.
+    let assemble = |y_help: Option<&[S::El]>| {
         let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for s in 0..3 {
-            let (ca, cb): (&[S::El], &[S::El]) = match s {
-                _ if s == me => (&r_own, &r_own2),
-                _ if s == prev => (&y, &r_recv),
+            let (ca, cb): (&[S::El], Option<&[S::El]>) = match s {
+                _ if s == me => (&r_own, Some(&r_own2)),
+                _ if s == prev => (&y, Some(&r_recv)),
                 _ => (&r_help, y_help),
             };
             a.extend_from_slice(ca);
-            b.extend_from_slice(cb);
+            match cb {
+                Some(cb) => b.extend_from_slice(cb),
+                None => b.resize(b.len() + ca.len(), ring.zero()),
+            }
         }
         Rep3::from_parts(ring.clone(), a, b)
     };
     if !forward {
-        return assemble(&vec![ring.zero(); help.len()]);
+        return assemble(None);
     }
     // Round 2: the receiver forwards y to the helper (my next party); I get the next third's.
     p.send_elems(ring, next, &y)?;
-    p.recv_elems_with(ring, prev, help.len(), |y_help| assemble(y_help))?
+    p.recv_elems_with(ring, prev, help.len(), |y_help| assemble(Some(y_help)))?
 }
 
 /// The components of `x` read as integers in `target`: a sharing of `x_0 + x_1 + x_2` without
