@@ -268,6 +268,9 @@ impl NetConfig {
 /// The real transfer time (if any) is not subtracted, so over TCP the
 /// simulated costs add to the real ones. A message that has arrived is held
 /// back until its delivery time even if that exceeds the receive timeout.
+/// Over TCP `t` is when the frame is read off its socket; a thread that holds a
+/// message back keeps reading every link meanwhile, so a frame from another peer
+/// is stamped when it arrives, not when the hold ends.
 #[derive(Clone, Copy, Debug)]
 pub struct Shaper {
     /// One-way delay added to every message.
@@ -538,9 +541,15 @@ impl Network {
         };
         if let Some(shaper) = &self.shaper {
             let deliver_at = shaper.schedule(&mut state.free_at, arrived.at, arrived.data.len());
-            let now = Instant::now();
-            if deliver_at > now {
-                std::thread::sleep(deliver_at - now);
+            match &link.out {
+                // Frames are stamped when read: keep reading meanwhile (see `read_while_holding`).
+                Outgoing::Tcp(links) => links.read_while_holding(deliver_at),
+                Outgoing::Mem(_) => {
+                    let now = Instant::now();
+                    if deliver_at > now {
+                        std::thread::sleep(deliver_at - now);
+                    }
+                }
             }
         }
         drop(state);

@@ -214,6 +214,65 @@ impl Shared {
         }
     }
 
+    /// Reads the sockets until `until` while this thread holds a message back (the link
+    /// simulator's delay), so that what arrives meanwhile, from any peer, is stamped when it
+    /// arrives and not when the hold ends. Sleeps in poll(2) without spinning (a spin would burn
+    /// the CPU the other parties need); while another thread has the reader role, that thread
+    /// stamps, and this one waits for the role.
+    pub(crate) fn read_while_holding(&self, until: Instant) {
+        let mut fds = Vec::with_capacity(self.fds.len());
+        let mut peers = Vec::with_capacity(self.fds.len());
+        loop {
+            let now = Instant::now();
+            if now >= until {
+                return;
+            }
+            let mut role = lock(&self.reader);
+            if role.busy {
+                role.waiters += 1;
+                role = self.turn.wait_timeout(role, until - now).unwrap_or_else(|p| p.into_inner()).0;
+                role.waiters -= 1;
+                continue;
+            }
+            role.busy = true;
+            drop(role);
+            let _reading = ReaderGuard(self);
+            loop {
+                let now = Instant::now();
+                if now >= until {
+                    return;
+                }
+                fds.clear();
+                peers.clear();
+                for (peer, c) in self.conns.iter().enumerate() {
+                    let (Some(c), Some(fd)) = (c, self.fds[peer]) else { continue };
+                    if lock(c).readable() {
+                        fds.push(pollfd(fd, libc::POLLIN));
+                        peers.push(peer);
+                    }
+                }
+                if fds.is_empty() {
+                    std::thread::sleep(until - now);
+                    return;
+                }
+                if let Err(e) = poll(&mut fds, Some(until - now)) {
+                    tracing::warn!(error = %e, "polling the links failed");
+                    std::thread::sleep(Duration::from_millis(1).min(until - now));
+                    continue;
+                }
+                let mut queued = false;
+                for (pfd, &peer) in fds.iter().zip(&peers) {
+                    if pfd.revents != 0 {
+                        queued |= lock(self.conn(peer)).read_available();
+                    }
+                }
+                if queued && lock(&self.reader).waiters > 0 {
+                    self.turn.notify_all();
+                }
+            }
+        }
+    }
+
     /// Waits until one of `fds` is readable: first `spin_polls` checks with a yield of the CPU
     /// between them, then asleep in poll(2) for at most `timeout`.
     fn wait_readable(&self, fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<()> {
