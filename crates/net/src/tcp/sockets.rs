@@ -179,18 +179,8 @@ impl Shared {
         let mut fds = Vec::with_capacity(self.fds.len());
         let mut peers = Vec::with_capacity(self.fds.len());
         loop {
-            fds.clear();
-            peers.clear();
-            let mut from_open = false;
-            for (peer, c) in self.conns.iter().enumerate() {
-                let (Some(c), Some(fd)) = (c, self.fds[peer]) else { continue };
-                if lock(c).readable() {
-                    from_open |= peer == from;
-                    fds.push(pollfd(fd, libc::POLLIN));
-                    peers.push(peer);
-                }
-            }
-            if !inbox.is_empty() || !from_open {
+            self.open_links(&mut fds, &mut peers);
+            if !inbox.is_empty() || !peers.contains(&from) {
                 return;
             }
             let now = Instant::now();
@@ -202,15 +192,34 @@ impl Shared {
                 std::thread::sleep(Duration::from_millis(1));
                 continue;
             }
-            let mut queued = false;
-            for (pfd, &peer) in fds.iter().zip(&peers) {
-                if pfd.revents != 0 {
-                    queued |= lock(self.conn(peer)).read_available();
-                }
+            self.read_ready(&fds, &peers);
+        }
+    }
+
+    /// The links still open for reading: their sockets to poll in `fds`, the peers in `peers`.
+    fn open_links(&self, fds: &mut Vec<libc::pollfd>, peers: &mut Vec<PartyId>) {
+        fds.clear();
+        peers.clear();
+        for (peer, c) in self.conns.iter().enumerate() {
+            let (Some(c), Some(fd)) = (c, self.fds[peer]) else { continue };
+            if lock(c).readable() {
+                fds.push(pollfd(fd, libc::POLLIN));
+                peers.push(peer);
             }
-            if queued && lock(&self.reader).waiters > 0 {
-                self.turn.notify_all();
+        }
+    }
+
+    /// Reads the links that poll(2) found ready, and wakes the waiting threads if that queued a
+    /// message.
+    fn read_ready(&self, fds: &[libc::pollfd], peers: &[PartyId]) {
+        let mut queued = false;
+        for (pfd, &peer) in fds.iter().zip(peers) {
+            if pfd.revents != 0 {
+                queued |= lock(self.conn(peer)).read_available();
             }
+        }
+        if queued && lock(&self.reader).waiters > 0 {
+            self.turn.notify_all();
         }
     }
 
@@ -242,15 +251,7 @@ impl Shared {
                 if now >= until {
                     return;
                 }
-                fds.clear();
-                peers.clear();
-                for (peer, c) in self.conns.iter().enumerate() {
-                    let (Some(c), Some(fd)) = (c, self.fds[peer]) else { continue };
-                    if lock(c).readable() {
-                        fds.push(pollfd(fd, libc::POLLIN));
-                        peers.push(peer);
-                    }
-                }
+                self.open_links(&mut fds, &mut peers);
                 if fds.is_empty() {
                     std::thread::sleep(until - now);
                     return;
@@ -260,15 +261,7 @@ impl Shared {
                     std::thread::sleep(Duration::from_millis(1).min(until - now));
                     continue;
                 }
-                let mut queued = false;
-                for (pfd, &peer) in fds.iter().zip(&peers) {
-                    if pfd.revents != 0 {
-                        queued |= lock(self.conn(peer)).read_available();
-                    }
-                }
-                if queued && lock(&self.reader).waiters > 0 {
-                    self.turn.notify_all();
-                }
+                self.read_ready(&fds, &peers);
             }
         }
     }
