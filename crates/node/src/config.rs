@@ -164,7 +164,8 @@ pub struct IrisSettings {
     /// the scheme over F_65519 always uses ripple.
     pub adder: AdderSetting,
     /// Comparisons per chunk of the comparison phase (see [`CompareChunk`]): `"auto"` (the
-    /// default) chooses from the round time the nodes measure at every session start; 0 is the
+    /// default) chooses from the round time the nodes measure at every session start and every
+    /// 256 batches; 0 is the
     /// adder's default (2^20 with ripple, 2^21 with log depth); otherwise from 1024 to 67108864
     /// (2^26). The phase runs its rounds once per chunk and holds a chunk's values at once, ~40
     /// bytes per comparison with ripple and ~90 with log depth, so a larger chunk buys fewer
@@ -178,7 +179,8 @@ pub struct IrisSettings {
 /// comparison phase, or `"auto"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum CompareChunk {
-    /// Chosen when the nodes connect, from the round time they measure between them
+    /// Chosen when the nodes connect, and again every 256 batches, from the round time they
+    /// measure between them
     /// ([`argus_mpc::Party::round_time`], [`argus_iris::protocol::auto_compare_chunk`]): the
     /// adder's default on one machine or a LAN, 2^22 from 2 ms rounds (a ~4 ms round trip), 2^23
     /// from 5 ms (~10 ms), with the ripple adder.
