@@ -108,7 +108,7 @@ const REMEASURE_EVERY: u64 = 256;
 /// batches, if it compares (a batch of deletions runs no protocol). All three nodes run the same
 /// batches with the same items, so they measure together.
 fn remeasure_before(seq: u64, items: &[Item]) -> bool {
-    seq % REMEASURE_EVERY == 0 && items.iter().any(|it| matches!(it.op, ItemOp::Submit(_)))
+    seq.is_multiple_of(REMEASURE_EVERY) && items.iter().any(|it| matches!(it.op, ItemOp::Submit(_)))
 }
 
 fn send(p: &Party, to: PartyId, m: &PeerMsg) -> Result<(), End> {
