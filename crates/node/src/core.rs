@@ -383,10 +383,9 @@ impl<S: IrisScheme> Core<S> {
         }
     }
 
-    /// With `compare_chunk = "auto"`, the comparisons per chunk for this session, from the round
-    /// time the three nodes measure between them (all three learn node 0's figure, so they choose
-    /// alike; the settings check has made sure all three are on `auto`).
-    /// Measured at session start (`first`, logged at info) and every [`REMEASURE_EVERY`] batches
+    /// With `compare_chunk = "auto"`, the comparisons per chunk, from the round time the three
+    /// nodes measure between them (all three learn node 0's figure, so they choose alike; the
+    /// settings check has made sure all three are on `auto`). Measured at session start (`first`, logged at info) and every [`REMEASURE_EVERY`] batches
     /// (logged at info only when the choice changes).
     fn choose_compare_chunk(&mut self, p: &Party, first: bool) -> Result<(), End> {
         if self.cfg.iris.compare_chunk != CompareChunk::Auto {
@@ -1183,8 +1182,7 @@ mod tests {
         );
     }
 
-    /// A follower's request expires after `age` of idle waiting, or after `longest` in all even
-    /// while its node never pauses between batches (the leader refused it and its client gave up).
+    /// With `"auto"`, the round time is measured again before every 256th batch that compares.
     #[test]
     fn the_round_time_is_measured_again_every_256_comparing_batches() {
         let item = |op| Item { request_id: "r".into(), op };
@@ -1197,6 +1195,8 @@ mod tests {
         assert!(!remeasure_before(512, &[]));
     }
 
+    /// A follower's request expires after `age` of idle waiting, or after `longest` in all even
+    /// while its node never pauses between batches (the leader refused it and its client gave up).
     #[test]
     fn requests_expire_by_idle_or_total_wait() {
         let s = Duration::from_secs;
