@@ -385,8 +385,9 @@ impl<S: IrisScheme> Core<S> {
 
     /// With `compare_chunk = "auto"`, the comparisons per chunk, from the round time the three
     /// nodes measure between them (all three learn node 0's figure, so they choose alike; the
-    /// settings check has made sure all three are on `auto`). Measured at session start (`first`, logged at info) and every [`REMEASURE_EVERY`] batches
-    /// (logged at info only when the choice changes).
+    /// settings check has made sure all three are on `auto`). Measured at session start (`first`,
+    /// logged at info) and every [`REMEASURE_EVERY`] batches (logged at info only when the choice
+    /// changes).
     fn choose_compare_chunk(&mut self, p: &Party, first: bool) -> Result<(), End> {
         if self.cfg.iris.compare_chunk != CompareChunk::Auto {
             return Ok(());
