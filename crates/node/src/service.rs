@@ -116,9 +116,10 @@ async fn serve_client(
     // The handshake chose ours if the client offered it, refused the client if it offered others.
     let tls_protocol = tls.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
     let (mut rd, mut wr) = tokio::io::split(tls);
+    // A refusal goes out as tag 0, which a client of any release reads as one for all requests.
+    let refusal = |message: String| wire::encode(&Envelope { tag: 0, body: Reply::Error { message, retry: false } });
     if !known {
-        let refusal = Envelope { tag: 0, body: Reply::Error { message: "unknown client".into(), retry: false } };
-        let _ = wire::write_frame(&mut wr, &wire::encode(&refusal)).await;
+        let _ = wire::write_frame(&mut wr, &refusal("unknown client".into())).await;
         return Err("refused a client whose certificate names no accepted client".into());
     }
     if tls_protocol.is_none() {
@@ -127,8 +128,7 @@ async fn serve_client(
              the client and the nodes must run releases that speak the same client protocol",
             wire::CLIENT_PROTOCOL
         );
-        let refusal = Envelope { tag: 0, body: Reply::Error { message, retry: false } };
-        let _ = wire::write_frame(&mut wr, &wire::encode(&refusal)).await;
+        let _ = wire::write_frame(&mut wr, &refusal(message)).await;
         return Err("refused a client that offered no client protocol (an older release)".into());
     }
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
