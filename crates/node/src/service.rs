@@ -22,6 +22,13 @@ const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(200
 /// connects to the peers, checks consistency, loads the database and serves.
 pub fn run_node(cfg: NodeConfig, stop: Arc<AtomicBool>) -> Result<(), NodeError> {
     cfg.validate()?;
+    if cfg.iris.scheme == crate::Scheme::MpcLiftF16 && cfg.iris.adder == crate::config::AdderSetting::LogDepth {
+        tracing::warn!(
+            node = cfg.id,
+            "[iris] adder = \"log-depth\" has no effect with the scheme mpclift-F16-shamir: its comparisons \
+             over F_65519 always use their ripple circuit (the log-depth adder is for the Z_2^k schemes)"
+        );
+    }
     let identity = tcp::TlsIdentity::from_pem_dir(&cfg.pki, cfg.id)?;
     let (server_tls, _) = tcp::tls_configs(&identity)?;
     let store = argus_store::open(&cfg.store)?;
