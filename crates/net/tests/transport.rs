@@ -11,6 +11,15 @@ fn cfg(timeout_ms: u64) -> NetConfig {
     NetConfig::with_timeout(Duration::from_millis(timeout_ms))
 }
 
+/// A 10 s timeout and a simulated link of `latency` and `bandwidth` (bytes/s).
+fn shaped(latency: Duration, bandwidth: Option<u64>) -> NetConfig {
+    NetConfig {
+        timeout: Duration::from_secs(10),
+        shaper: Some(Shaper { latency, bandwidth_bytes_per_sec: bandwidth }),
+        ..NetConfig::default()
+    }
+}
+
 fn msg(from: usize, to: usize, i: usize, len: usize) -> Vec<u8> {
     let mut m = vec![(from * 16 + to) as u8; len];
     let tag = (i as u32).to_le_bytes();
@@ -254,11 +263,7 @@ fn dropped_peer_gives_peer_closed_quickly() {
 fn shaper_latency_and_bandwidth() {
     for (name, connect) in BACKENDS {
         // 50 ms latency: a round trip takes at least 100 ms.
-        let cfg_latency = NetConfig {
-            timeout: Duration::from_secs(10),
-            shaper: Some(Shaper { latency: Duration::from_millis(50), bandwidth_bytes_per_sec: None }),
-            ..NetConfig::default()
-        };
+        let cfg_latency = shaped(Duration::from_millis(50), None);
         let nets = connect(2, cfg_latency);
         let rtts = run_parties(nets, |net| {
             let other = 1 - net.id();
@@ -276,11 +281,7 @@ fn shaper_latency_and_bandwidth() {
         assert!(rtts[0] < Duration::from_millis(1000), "{name}: rtt {:?}", rtts[0]);
 
         // 10 MB/s: 1 MB takes at least 100 ms, two of them queue behind each other.
-        let cfg_bw = NetConfig {
-            timeout: Duration::from_secs(10),
-            shaper: Some(Shaper { latency: Duration::ZERO, bandwidth_bytes_per_sec: Some(10_000_000) }),
-            ..NetConfig::default()
-        };
+        let cfg_bw = shaped(Duration::ZERO, Some(10_000_000));
         let nets = connect(2, cfg_bw);
         let start = Instant::now();
         nets[0].send(1, vec![0; 1_000_000]).unwrap();
@@ -303,12 +304,7 @@ fn shaper_latency_and_bandwidth() {
 #[test]
 fn shaper_delays_run_from_arrival_for_every_peer() {
     for (name, connect) in BACKENDS {
-        let cfg = NetConfig {
-            timeout: Duration::from_secs(10),
-            shaper: Some(Shaper { latency: Duration::from_millis(400), bandwidth_bytes_per_sec: None }),
-            ..NetConfig::default()
-        };
-        let rounds = run_parties(connect(3, cfg), |net| {
+        let rounds = run_parties(connect(3, shaped(Duration::from_millis(400), None)), |net| {
             (0..3)
                 .map(|i| {
                     let start = Instant::now();

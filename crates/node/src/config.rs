@@ -165,9 +165,8 @@ pub struct IrisSettings {
     pub adder: AdderSetting,
     /// Comparisons per chunk of the comparison phase (see [`CompareChunk`]): `"auto"` (the
     /// default) chooses from the round time the nodes measure at every session start and every
-    /// 256 batches; 0 is the
-    /// adder's default (2^20 with ripple, 2^21 with log depth); otherwise from 1024 to 67108864
-    /// (2^26). The phase runs its rounds once per chunk and holds a chunk's values at once, ~40
+    /// 256 batches; 0 is the adder's default (2^20 with ripple, 2^21 with log depth); otherwise
+    /// from 1024 to 67108864 (2^26). The phase runs its rounds once per chunk and holds a chunk's values at once, ~40
     /// bytes per comparison with ripple and ~90 with log depth, so a larger chunk buys fewer
     /// rounds with memory, for nodes far apart (docs/OPERATIONS.md): a batch of 32 queries
     /// against 4000 takes 275 rounds at 2^20, 83 at `4194304` (2^22) and 51 at `8388608` (2^23),
@@ -180,9 +179,8 @@ pub struct IrisSettings {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum CompareChunk {
     /// Chosen when the nodes connect, and again every 256 batches, from the round time they
-    /// measure between them
-    /// ([`argus_mpc::Party::round_time`], [`argus_iris::protocol::auto_compare_chunk`]): the
-    /// adder's default on one machine or a LAN, 2^22 from 2 ms rounds (a ~4 ms round trip), 2^23
+    /// measure between them ([`argus_mpc::Party::round_time`],
+    /// [`argus_iris::protocol::auto_compare_chunk`]): the adder's default on one machine or a LAN, 2^22 from 2 ms rounds (a ~4 ms round trip), 2^23
     /// from 5 ms (~10 ms), with the ripple adder.
     #[default]
     Auto,
