@@ -38,9 +38,10 @@ pub struct GenArgs {
     /// Number of distinct identities (`identity-NNNNN.json`).
     #[arg(long, default_value_t = 10)]
     count: usize,
-    /// For each of the first N identities also write a genuine re-capture (`genuine-NNNNN.json`).
-    #[arg(long, default_value_t = 5)]
-    genuine: usize,
+    /// For each of the first N identities also write a genuine re-capture (`genuine-NNNNN.json`);
+    /// at most `--count` [default: 5, or `--count` if fewer]
+    #[arg(long)]
+    genuine: Option<usize>,
     /// Also write this many impostors (`impostor-NNNNN.json`), identities not in the set.
     #[arg(long, default_value_t = 5)]
     impostors: usize,
@@ -68,21 +69,23 @@ pub fn run(cmd: IrisCmd) -> Result<(), String> {
 }
 
 fn gen(a: GenArgs) -> Result<(), String> {
-    if a.genuine > a.count {
-        return Err(format!("--genuine {} exceeds --count {}", a.genuine, a.count));
-    }
+    let genuine = match a.genuine {
+        Some(n) if n > a.count => return Err(format!("--genuine {n} exceeds --count {}", a.count)),
+        Some(n) => n,
+        None => a.count.min(5),
+    };
     let geometry = match a.layout {
         Layout::Deployed => IrisGeometry::DEPLOYED,
         Layout::OpenIris => IrisGeometry::OPEN_IRIS,
     };
     std::fs::create_dir_all(&a.out).map_err(|e| format!("creating {}: {e}", a.out.display()))?;
     let mut g = Generator::new(geometry, a.seed).map_err(|e| e.to_string())?;
-    let mut plan: Vec<(String, Template)> = Vec::with_capacity(a.count + a.genuine + a.impostors);
+    let mut plan: Vec<(String, Template)> = Vec::with_capacity(a.count + genuine + a.impostors);
     let ids: Vec<Template> = (0..a.count).map(|_| g.random_template()).collect();
     for (i, t) in ids.iter().enumerate() {
         plan.push((format!("identity-{i:05}.json"), t.clone()));
     }
-    for (i, t) in ids.iter().take(a.genuine).enumerate() {
+    for (i, t) in ids.iter().take(genuine).enumerate() {
         plan.push((format!("genuine-{i:05}.json"), g.genuine_template(t).map_err(|e| e.to_string())?));
     }
     for i in 0..a.impostors {
@@ -98,7 +101,7 @@ fn gen(a: GenArgs) -> Result<(), String> {
     println!(
         "wrote {} identities, {} genuine re-captures and {} impostors ({}) to {}",
         a.count,
-        a.genuine,
+        genuine,
         a.impostors,
         geometry.describe(),
         a.out.display()

@@ -6,7 +6,8 @@
 //! * `argus node`, `argus setup`, `argus share`, `argus import`: run and seed the service;
 //!   `argus enroll`, `check`, `delete`, `status`, `load`: its client.
 //! * `argus engine-demo` walks through the core protocols, checked against plaintext.
-//! * `argus bench core|iris` measures; `argus pki` and `argus party` run one bare party process.
+//! * `argus bench core|iris` measures; `argus party` runs one bare party process of the engine
+//!   (`argus pki` writes the certificates it uses).
 
 mod bench;
 mod demo;

@@ -30,7 +30,7 @@ pub struct NodeArgs {
     recover: bool,
     /// Before serving, check with the two peers that the three nodes' shares of every identity
     /// are consistent, revealing nothing (a share corrupted on disk would otherwise silently change
-    /// results); the nodes refuse to serve if not. Reads every share once (~1 s per 10 000
+    /// results); the nodes refuse to serve if not. Reads every share once (~1.5 s per 10 000
     /// identities). Done anyway after a recovery.
     #[arg(long)]
     audit: bool,

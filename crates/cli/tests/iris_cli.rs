@@ -30,3 +30,19 @@ fn gen_then_match() {
     assert_eq!(std::fs::read(dir.join("identity-00000.json")).unwrap(), before, "nothing overwritten");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The README's `argus iris gen --out t --count 3`: the genuine re-captures default to at most
+/// `--count` (5, or fewer identities); asking for more than `--count` is refused, writing nothing.
+#[test]
+fn genuine_recaptures_default_to_at_most_the_count() {
+    let dir = std::env::temp_dir().join(format!("argus-iris-gen-default-{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let (ok, msg) = argus(&["iris", "gen", "--out", d, "--count", "3", "--impostors", "0"]);
+    assert!(ok && msg.contains("3 genuine"), "{msg}");
+    assert!(dir.join("genuine-00002.json").exists() && !dir.join("genuine-00003.json").exists());
+    let other = dir.join("more");
+    let (ok, msg) = argus(&["iris", "gen", "--out", other.to_str().unwrap(), "--count", "3", "--genuine", "4"]);
+    assert!(!ok && msg.contains("--genuine 4 exceeds --count 3"), "{msg}");
+    assert!(!other.exists(), "nothing written");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,6 +1,20 @@
 //! The Rust client: shares a template (one share per node, over TLS with a client certificate),
 //! sends the shares, and combines the three answers (they must agree). Retries reuse the request
 //! id and the very same shares, so a retried enrolment is applied at most once.
+//!
+//! Its configuration file (`client.toml`, read by `argus enroll`, `check`, `delete`, `status` and
+//! `load`); only `nodes` is required:
+//!
+//! ```toml
+//! nodes = ["127.0.0.1:7200", "127.0.0.1:7201", "127.0.0.1:7202"]  # the nodes' `listen`, in party order
+//! pki = "pki"           # ca.pem and client-<name>.pem / .key
+//! name = "demo"         # this client: its certificate names client-<name>; the nodes list <name> in `clients`
+//! timeout_s = 300       # how long to wait for an answer (`argus setup` writes 600)
+//! retries = 8           # retries of a request that failed without changing anything (~16 s of back-off)
+//!
+//! [iris]                # as the nodes' [iris] (see `config.rs`): scheme, layout, rotations and
+//! scheme = "mpclift-GR16-shamir"   # mask_mode must match theirs; the other keys are the nodes' business
+//! ```
 
 use std::collections::HashMap;
 use std::future::Future;
