@@ -58,8 +58,18 @@ pub fn run(cmd: IrisCmd) -> Result<(), String> {
     match cmd {
         IrisCmd::Gen(a) => gen(a),
         IrisCmd::Match { query, enrolled } => {
-            let q = Template::read_file(&query).map_err(|e| format!("{}: {e}", query.display()))?;
-            let e = Template::read_file(&enrolled).map_err(|e| format!("{}: {e}", enrolled.display()))?;
+            let q = Template::read_file(&query).map_err(|e| e.to_string())?;
+            let e = Template::read_file(&enrolled).map_err(|e| e.to_string())?;
+            let (gq, ge) = (q.geometry().map_err(|e| e.to_string())?, e.geometry().map_err(|e| e.to_string())?);
+            if gq != ge {
+                return Err(format!(
+                    "the two templates have different layouts: {} is {}, {} is {}",
+                    query.display(),
+                    gq.describe(),
+                    enrolled.display(),
+                    ge.describe()
+                ));
+            }
             let cfg = MatchConfig::default();
             let m = cfg.match_template(&q, &e).map_err(|e| e.to_string())?;
             println!("{}", if m { "match" } else { "no match" });
@@ -68,36 +78,47 @@ pub fn run(cmd: IrisCmd) -> Result<(), String> {
     }
 }
 
+/// Most files one `argus iris gen` writes (~8.5 kB each in the deployed layout): more is almost
+/// certainly a typo, and several runs with different `--seed`s make a larger set.
+const MAX_FILES: usize = 1_000_000;
+
 fn gen(a: GenArgs) -> Result<(), String> {
     let genuine = match a.genuine {
         Some(n) if n > a.count => return Err(format!("--genuine {n} exceeds --count {}", a.count)),
         Some(n) => n,
         None => a.count.min(5),
     };
+    if a.count.saturating_add(genuine).saturating_add(a.impostors) > MAX_FILES {
+        return Err(format!(
+            "--count + genuine re-captures + --impostors is more than {MAX_FILES} files; run several times with different --seed values"
+        ));
+    }
     let geometry = match a.layout {
         Layout::Deployed => IrisGeometry::DEPLOYED,
         Layout::OpenIris => IrisGeometry::OPEN_IRIS,
     };
-    std::fs::create_dir_all(&a.out).map_err(|e| format!("creating {}: {e}", a.out.display()))?;
-    let mut g = Generator::new(geometry, a.seed).map_err(|e| e.to_string())?;
-    let mut plan: Vec<(String, Template)> = Vec::with_capacity(a.count + genuine + a.impostors);
-    let ids: Vec<Template> = (0..a.count).map(|_| g.random_template()).collect();
-    for (i, t) in ids.iter().enumerate() {
-        plan.push((format!("identity-{i:05}.json"), t.clone()));
-    }
-    for (i, t) in ids.iter().take(genuine).enumerate() {
-        plan.push((format!("genuine-{i:05}.json"), g.genuine_template(t).map_err(|e| e.to_string())?));
-    }
-    for i in 0..a.impostors {
-        plan.push((format!("impostor-{i:05}.json"), g.impostor()));
-    }
-    // Refuse before writing anything if a file exists: nothing half-written, nothing lost.
-    if let Some((name, _)) = plan.iter().find(|(name, _)| a.out.join(name).exists()) {
+    let names = (0..a.count)
+        .map(|i| format!("identity-{i:05}.json"))
+        .chain((0..genuine).map(|i| format!("genuine-{i:05}.json")))
+        .chain((0..a.impostors).map(|i| format!("impostor-{i:05}.json")));
+    // Refuse before writing anything if a file exists: nothing lost.
+    if let Some(name) = names.clone().find(|name| a.out.join(name).exists()) {
         return Err(format!("{} already exists; choose an empty --out directory", a.out.join(name).display()));
     }
-    for (name, t) in &plan {
-        t.write_file(a.out.join(name)).map_err(|e| format!("writing {name}: {e}"))?;
+    let new_dir = !a.out.exists();
+    std::fs::create_dir_all(&a.out).map_err(|e| format!("creating {}: {e}", a.out.display()))?;
+    let mut written = Vec::new();
+    let result = write_templates(&a, geometry, genuine, names, &mut written);
+    if result.is_err() {
+        // Nothing half-done: the files this run wrote go, and the directory if it made it.
+        for path in &written {
+            let _ = std::fs::remove_file(path);
+        }
+        if new_dir {
+            let _ = std::fs::remove_dir(&a.out);
+        }
     }
+    result?;
     println!(
         "wrote {} identities, {} genuine re-captures and {} impostors ({}) to {}",
         a.count,
@@ -106,5 +127,45 @@ fn gen(a: GenArgs) -> Result<(), String> {
         geometry.describe(),
         a.out.display()
     );
+    Ok(())
+}
+
+/// Generates the templates in the generator's order (identities, re-captures of the first
+/// `genuine`, impostors) and writes each under its name as soon as it is made, so memory holds
+/// only the identities that get a re-capture; `written` collects the paths.
+fn write_templates(
+    a: &GenArgs,
+    geometry: IrisGeometry,
+    genuine: usize,
+    mut names: impl Iterator<Item = String>,
+    written: &mut Vec<PathBuf>,
+) -> Result<(), String> {
+    let mut g = Generator::new(geometry, a.seed).map_err(|e| e.to_string())?;
+    let total = a.count + genuine + a.impostors;
+    // A bar only where the wait is noticeable (~0.2 ms per file).
+    let pb =
+        if total >= 20_000 { crate::demo::bar(total as u64, "templates") } else { indicatif::ProgressBar::hidden() };
+    let mut write = |t: &Template| {
+        let path = a.out.join(names.next().expect("a name per template"));
+        t.write_file(&path).map_err(|e| e.to_string())?;
+        written.push(path);
+        pb.inc(1);
+        Ok::<_, String>(())
+    };
+    let mut kept = Vec::with_capacity(genuine);
+    for i in 0..a.count {
+        let t = g.random_template();
+        write(&t)?;
+        if i < genuine {
+            kept.push(t);
+        }
+    }
+    for t in &kept {
+        write(&g.genuine_template(t).map_err(|e| e.to_string())?)?;
+    }
+    for _ in 0..a.impostors {
+        write(&g.impostor())?;
+    }
+    pb.finish_and_clear();
     Ok(())
 }

@@ -46,3 +46,38 @@ fn genuine_recaptures_default_to_at_most_the_count() {
     assert!(!other.exists(), "nothing written");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `iris match` of two layouts names which file has which; a missing file is named once; an
+/// absurd `--count` is refused before anything is written.
+#[test]
+fn match_and_gen_refuse_bad_input_clearly() {
+    let dir = std::env::temp_dir().join(format!("argus-iris-match-{}", std::process::id()));
+    let (dep, oi) = (dir.join("dep"), dir.join("oi"));
+    let (ok, msg) = argus(&["iris", "gen", "--out", dep.to_str().unwrap(), "--count", "1", "--impostors", "0"]);
+    assert!(ok, "{msg}");
+    let (ok, msg) = argus(&[
+        "iris",
+        "gen",
+        "--out",
+        oi.to_str().unwrap(),
+        "--count",
+        "1",
+        "--impostors",
+        "0",
+        "--layout",
+        "open-iris",
+    ]);
+    assert!(ok, "{msg}");
+    let (q, e) = (oi.join("identity-00000.json"), dep.join("identity-00000.json"));
+    let (ok, msg) = argus(&["iris", "match", q.to_str().unwrap(), e.to_str().unwrap()]);
+    let want = format!("{} is 16x256x2x2, {} is 16x200x2x2", q.display(), e.display());
+    assert!(!ok && msg.contains(&want), "{msg}");
+    let missing = dir.join("missing.json");
+    let (ok, msg) = argus(&["iris", "match", missing.to_str().unwrap(), e.to_str().unwrap()]);
+    assert!(!ok && msg.matches("missing.json").count() == 1, "{msg}");
+    let huge = dir.join("huge");
+    let (ok, msg) = argus(&["iris", "gen", "--out", huge.to_str().unwrap(), "--count", "4611686018427387904"]);
+    assert!(!ok && msg.contains("more than 1000000 files"), "{msg}");
+    assert!(!huge.exists(), "nothing written");
+    std::fs::remove_dir_all(&dir).ok();
+}

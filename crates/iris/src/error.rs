@@ -112,18 +112,40 @@ pub enum IrisError {
     #[error("unsupported: {0}")]
     Unsupported(String),
     /// A file could not be read or written.
-    #[error("i/o error on {path}: {kind}")]
+    #[error("{doing} {path}: {reason}")]
     Io {
+        /// "reading" or "writing".
+        doing: &'static str,
         /// The file.
         path: String,
         /// What went wrong.
         kind: std::io::ErrorKind,
+        /// The system's message.
+        reason: String,
+    },
+    /// A document with nothing in it (an empty file, or only white space).
+    #[error("empty document: no JSON in it")]
+    Empty,
+    /// A file's content was refused: `error` says why.
+    #[error("{path}: {error}")]
+    InFile {
+        /// The file.
+        path: String,
+        /// What was wrong with its content.
+        error: Box<IrisError>,
     },
 }
 
 impl IrisError {
-    pub(crate) fn io(path: &std::path::Path, e: std::io::Error) -> Self {
-        IrisError::Io { path: path.display().to_string(), kind: e.kind() }
+    pub(crate) fn io(doing: &'static str, path: &std::path::Path, e: std::io::Error) -> Self {
+        IrisError::Io { doing, path: path.display().to_string(), kind: e.kind(), reason: e.to_string() }
+    }
+    /// `self` as an error of the content of `path` (I/O errors already name their file).
+    pub(crate) fn in_file(self, path: &std::path::Path) -> Self {
+        match self {
+            IrisError::Io { .. } | IrisError::InFile { .. } => self,
+            error => IrisError::InFile { path: path.display().to_string(), error: Box::new(error) },
+        }
     }
     pub(crate) fn bad(field: impl Into<String>, reason: impl Into<String>) -> Self {
         IrisError::BadField { field: field.into(), reason: reason.into() }

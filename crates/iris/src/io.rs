@@ -53,6 +53,9 @@ pub const FORMAT: &str = "argus-iris";
 pub const VERSION: u64 = 1;
 
 fn parse(text: &str) -> Result<Value, IrisError> {
+    if text.trim().is_empty() {
+        return Err(IrisError::Empty);
+    }
     serde_json::from_str(text).map_err(|e| IrisError::Json { line: e.line(), column: e.column() })
 }
 
@@ -120,11 +123,19 @@ fn eye_to_value(c: &IrisCode) -> Value {
 }
 
 fn read_text(path: &Path) -> Result<String, IrisError> {
-    std::fs::read_to_string(path).map_err(|e| IrisError::io(path, e))
+    std::fs::read_to_string(path).map_err(|e| IrisError::io("reading", path, e))
 }
 
+/// Writes `text` to `path` whole or not at all: into a temporary file beside it, renamed over
+/// `path` once complete (a full disk leaves no truncated document behind).
 fn write_text(path: &Path, text: &str) -> Result<(), IrisError> {
-    std::fs::write(path, text).map_err(|e| IrisError::io(path, e))
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        IrisError::io("writing", path, e)
+    })
 }
 
 impl Template {
@@ -174,8 +185,10 @@ impl Template {
     }
 
     /// Reads an Argus JSON document from `path`.
+    /// Errors name the file.
     pub fn read_file(path: impl AsRef<Path>) -> Result<Template, IrisError> {
-        Template::from_json(&read_text(path.as_ref())?)
+        let path = path.as_ref();
+        Template::from_json(&read_text(path)?).map_err(|e| e.in_file(path))
     }
 
     /// A template from two open-iris documents (left eye, right eye) in [`IrisGeometry::OPEN_IRIS`].
@@ -183,9 +196,11 @@ impl Template {
         Template::new(IrisCode::from_open_iris_json(left)?, IrisCode::from_open_iris_json(right)?)
     }
 
-    /// Reads a template from two open-iris files (left eye, right eye).
+    /// Reads a template from two open-iris files (left eye, right eye). Errors name the file.
     pub fn read_open_iris_files(left: impl AsRef<Path>, right: impl AsRef<Path>) -> Result<Template, IrisError> {
-        Template::from_open_iris_json(&read_text(left.as_ref())?, &read_text(right.as_ref())?)
+        let eye =
+            |path: &Path| IrisCode::from_open_iris_json(&read_text(path)?).map_err(|e: IrisError| e.in_file(path));
+        Template::new(eye(left.as_ref())?, eye(right.as_ref())?)
     }
 
     /// Writes the two eyes as open-iris files.
@@ -206,6 +221,14 @@ fn array<'a>(v: &'a Value, field: &str, expected: usize) -> Result<&'a Vec<Value
 /// Reads `name[f][row][col][part]` into `out` in the flat layout.
 fn read_open_iris_field(doc: &Map<String, Value>, name: &str, g: IrisGeometry) -> Result<BitVec, IrisError> {
     let (v, _) = get(doc, "", name)?;
+    if v.is_string() {
+        // What open-iris's own `serialize()` writes: packed base64, not this layout.
+        return Err(IrisError::bad(
+            name,
+            "expected nested arrays of booleans ([c.tolist() for c in template.iris_codes]), found a string \
+             (open-iris's base64 serialize() output is not read)",
+        ));
+    }
     let mut out = BitVec::zeros(g.bits());
     for (f, fv) in array(v, name, g.filters)?.iter().enumerate() {
         let fp = format!("{name}[{f}]");

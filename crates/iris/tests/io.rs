@@ -29,6 +29,38 @@ fn argus_json_round_trip() {
     assert!(matches!(Template::read_file(&p), Err(IrisError::Io { kind: std::io::ErrorKind::NotFound, .. })));
 }
 
+/// File errors name the file once; an empty file says so; a write leaves no temporary file.
+#[test]
+fn file_errors_name_the_file_once() {
+    let missing = tmp("missing.json");
+    let e = Template::read_file(&missing).unwrap_err().to_string();
+    assert_eq!(e.matches("missing.json").count(), 1, "{e}");
+    assert!(e.starts_with("reading ") && e.contains("No such file"), "{e}");
+    let empty = tmp("empty.json");
+    std::fs::write(&empty, " \n").unwrap();
+    let e = Template::read_file(&empty).unwrap_err().to_string();
+    assert_eq!(e, format!("{}: empty document: no JSON in it", empty.display()));
+    let bad = tmp("bad.json");
+    std::fs::write(&bad, "{\"format\": ").unwrap();
+    let e = Template::read_file(&bad).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{}: malformed JSON", bad.display())), "{e}");
+    let (l, r) = (tmp("oi-left.json"), tmp("oi-right.json"));
+    template(IrisGeometry::OPEN_IRIS, 3).write_open_iris_files(&l, &r).unwrap();
+    // open-iris's own serialize() writes base64 strings: refused with a hint, naming the file.
+    std::fs::write(&r, r#"{"iris_codes": "AAAA", "mask_codes": "AAAA"}"#).unwrap();
+    let e = Template::read_open_iris_files(&l, &r).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{}: ", r.display())) && e.contains("serialize()"), "{e}");
+    let dir = tmp("written");
+    std::fs::create_dir_all(&dir).unwrap();
+    template(IrisGeometry::DEPLOYED, 4).write_file(dir.join("t.json")).unwrap();
+    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["t.json"]);
+    for p in [empty, bad, l, r] {
+        std::fs::remove_file(p).unwrap();
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn argus_json_layout() {
     // Bits 0 and 9 of the left code set: bytes 0x01, 0x02, 0, ...
