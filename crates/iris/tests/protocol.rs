@@ -147,6 +147,35 @@ fn field_database_holds_two_bytes_per_bit() {
     }
 }
 
+/// The open-iris layout (16384 bits) runs over Z_2^32: Lemma 2 needs 33 bits with the threshold's
+/// terms as given and 31 once they lose their common power of two, so NoLift-Z32 agrees with the
+/// plaintext reference (per-bit and trimmed masks, both rules). The 16-bit schemes, whose lift
+/// needs codes below 2^14 bits, refuse such codes at sharing and name the scheme that runs them.
+#[test]
+fn the_open_iris_layout_runs_over_z32() {
+    let geometry = IrisGeometry::OPEN_IRIS;
+    let mut g = Generator::new(geometry, 6).unwrap();
+    let db: Vec<_> = (0..4).map(|_| g.random_template()).collect();
+    let batch = vec![g.genuine_template(&db[2]).unwrap(), g.random_template(), g.impostor()];
+    for (rule, mask_mode) in [(EyeRule::And, MaskMode::PerBit), (EyeRule::Or, MaskMode::Trimmed)] {
+        let cfg = MatchConfig { rule, mask_mode, ..MatchConfig::default() };
+        let want: Vec<bool> = (0..batch.len())
+            .map(|i| {
+                find_matches(&batch[i], &db, &cfg).unwrap().is_empty()
+                    && find_matches(&batch[i], &batch[..i], &cfg).unwrap().is_empty()
+            })
+            .collect();
+        assert_eq!(want, [false, true, true]);
+        for party in check_shared(&NoLiftZ32, geometry, &db, &batch, &cfg) {
+            assert_eq!(party.unique, want, "{rule:?} {mask_mode:?}");
+        }
+        let e = MpcLiftZ16.share_query(&batch[0], &cfg).unwrap_err().to_string();
+        assert!(e.contains("below 2^14 bits") && e.contains("nolift-Z32-rep3"), "{e}");
+        let e = MpcLiftGr16.share_query(&batch[0], &cfg).unwrap_err().to_string();
+        assert!(e.contains("below 2^14 bits") && e.contains("nolift-Z32-rep3"), "{e}");
+    }
+}
+
 #[test]
 fn a_ring_too_small_for_lemma_2_is_refused() {
     let mut g = Generator::new(IrisGeometry::DEPLOYED, 1).unwrap();

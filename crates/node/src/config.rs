@@ -11,7 +11,7 @@
 //!
 //! [iris]
 //! scheme = "mpclift-GR16-shamir"    # see `Scheme`
-//! layout = "deployed"               # or "open-iris", or { rows = 16, cols = 200, filters = 2, parts = 2 }
+//! layout = "deployed"               # or "open-iris" (16384 bits: scheme "nolift-Z32-rep3"), or { rows = 16, cols = 200, filters = 2, parts = 2 }
 //! threshold = 0.345
 //! rule = "and"                      # both eyes must match; "or": either
 //! rotations = 15                    # the window -15..=15
@@ -328,6 +328,28 @@ impl IrisSettings {
             compare_chunk: self.compare_chunk.initial(),
         })
     }
+
+    /// Whether the scheme can run this layout with these settings: one synthetic template is
+    /// shared as a client would share it (milliseconds), so a pairing the protocol cannot run (say
+    /// the 16384-bit open-iris codes on a 16-bit ring, which Lemma 2 does not fit) is refused at
+    /// start instead of refusing every query.
+    pub fn check_supported(&self) -> Result<(), NodeError> {
+        use argus_iris::protocol::scheme::IrisScheme;
+        let (geometry, cfg) = (self.layout.geometry()?, self.match_config()?);
+        let refuse = |e: argus_iris::IrisError| {
+            NodeError::Config(format!(
+                "[iris] scheme = \"{}\" cannot run layout {} with these settings: {e}; choose another scheme or layout",
+                self.scheme_name(),
+                geometry.describe()
+            ))
+        };
+        let t = argus_iris::Generator::new(geometry, 0).map_err(refuse)?.random_template();
+        crate::with_scheme!(self.scheme, s => {
+            s.share_enrollment(&t, &cfg).map_err(refuse)?;
+            s.share_query(&t, &cfg).map_err(refuse)?;
+        });
+        Ok(())
+    }
 }
 
 /// Batching and time limits.
@@ -449,9 +471,18 @@ impl NodeConfig {
                 self.batch.max_queued, self.batch.max
             )));
         }
-        self.iris.layout.geometry()?;
-        self.iris.match_config()?;
-        Ok(())
+        let addrs = self.peers.iter().chain([&self.listen]);
+        if let Some(a) = addrs.clone().enumerate().find_map(|(i, a)| addrs.clone().skip(i + 1).find(|b| *b == a)) {
+            return Err(NodeError::Config(format!(
+                "address {a} appears twice among peers and listen: every node needs its own peer address, and clients another"
+            )));
+        }
+        if self.batch.share_timeout_ms == 0 || self.batch.peer_timeout_s == 0 {
+            return Err(NodeError::Config(
+                "batch.share_timeout_ms and batch.peer_timeout_s must be positive: 0 would fail every request".into(),
+            ));
+        }
+        self.iris.check_supported()
     }
 
     /// As TOML.
@@ -494,6 +525,34 @@ mod tests {
         assert!(e.contains("batch.max_queued (7) must be at least batch.max (8)"), "{e}");
         let exact = BatchSettings { max: 8, max_queued: 8, ..BatchSettings::default() };
         assert!(config(exact).validate().is_ok());
+    }
+
+    /// A layout the scheme cannot run, a repeated address and zero timeouts are refused at start,
+    /// with what to change.
+    #[test]
+    fn settings_that_could_not_serve_are_refused() {
+        let mut c = config(BatchSettings::default());
+        c.iris.layout = Layout::Named(NamedLayout::OpenIris);
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("scheme = \"mpclift-GR16-shamir\" cannot run layout 16x256x2x2"), "{e}");
+        assert!(e.contains("choose another scheme or layout"), "{e}");
+        assert!(e.contains("use a scheme over Z_2^32 (nolift-Z32-rep3)"), "{e}");
+        c.iris.scheme = Scheme::NoLiftZ32;
+        c.validate().unwrap();
+        let mut c = config(BatchSettings::default());
+        c.listen = c.peers[1];
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("address 127.0.0.1:2 appears twice"), "{e}");
+        c.listen = c.peers[0];
+        c.peers[2] = c.peers[1];
+        assert!(c.validate().unwrap_err().to_string().contains("appears twice"));
+        for batch in [
+            BatchSettings { share_timeout_ms: 0, ..BatchSettings::default() },
+            BatchSettings { peer_timeout_s: 0, ..BatchSettings::default() },
+        ] {
+            let e = config(batch).validate().unwrap_err().to_string();
+            assert!(e.contains("must be positive"), "{e}");
+        }
     }
 
     /// `[iris] adder` reaches the matcher configuration, is written by `to_toml` (so `argus setup`

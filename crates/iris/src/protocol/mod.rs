@@ -30,7 +30,7 @@ pub mod plain_mask;
 pub mod recovery;
 pub mod scheme;
 
-use argus_math::{BitVec, Modulus, Ring, Z32};
+use argus_math::{BitVec, Modulus, Ring};
 use argus_mpc::audit::{self, Combination};
 use argus_mpc::rep3::{self, Adder, Rep3, Rep3Bits, Rep3Pre, ReshareFor};
 use argus_mpc::{MpcError, Party};
@@ -67,14 +67,54 @@ pub struct TemplateShare<R: Ring> {
 }
 
 /// Whether shares over `ring` can run the check for codes of `len` bits under `cfg`: a ring wide
-/// enough for Lemma 2 (NoLift), or Z_2^16 whose products get lifted to Z_2^32 (MPCLift).
+/// enough for Lemma 2 (NoLift), or Z_2^16 whose products get lifted (MPCLift); see
+/// [`ComparisonPlan`].
 pub fn check_ring<R: Ring>(ring: &R, len: usize, cfg: &MatchConfig) -> Result<(), IrisError> {
-    let need = lemma2_ring_bits(len, cfg.threshold);
-    match ring.modulus() {
-        Modulus::Pow2(k) if k >= need => Ok(()),
-        // Z_2^16 products are exact for codes below 2^15 bits and get lifted (MPCLift).
-        Modulus::Pow2(16) if 2 * len < 1 << 16 && need <= 32 => Ok(()),
-        m => Err(IrisError::Unsupported(format!("codes of {len} bits need Z_2^k with k >= {need} (Lemma 2), got {m}"))),
+    let factor = match cfg.mask_mode {
+        MaskMode::PerBit => 1,
+        MaskMode::Trimmed => 2,
+    };
+    ComparisonPlan::new(ring.modulus(), len, cfg, factor).map(|_| ()).map_err(IrisError::Unsupported)
+}
+
+/// How `msb(a·ml − b·dot)` runs for codes of `len` bits over the sharing ring, with Lemma 2's
+/// terms reduced ([`reduced_terms`]): the same decision in `t` fewer bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ComparisonPlan {
+    /// The ring holds Lemma 2's values (Z_2^32 for both layouts: 32 bits for the 12800-bit
+    /// codes, 31 for open-iris's 16384): combine locally, one MSB.
+    NoLift { a: i128, b: i128 },
+    /// Z_2^16 products lifted to Z_2^(16+m) with `b = 2^m`. Lemma 2 there needs
+    /// `4·2^m·l < 2^(16+m)`, i.e. codes below 2^14 bits whatever the threshold.
+    MpcLift { a: i128, b_bits: u32 },
+}
+
+impl ComparisonPlan {
+    /// The plan for `len`-bit codes under `cfg` (`factor`: 2 for trimmed masks, whose products
+    /// count pairs), or why there is none.
+    pub(crate) fn new(ring: Modulus, len: usize, cfg: &MatchConfig, factor: i128) -> Result<Self, String> {
+        let k = match ring {
+            Modulus::Pow2(k) => k,
+            m => return Err(format!("the iris check runs over Z_2^k, not {m}")),
+        };
+        let (a, b) = crate::mpc_comparison_terms(cfg.threshold);
+        let (a, b, t) = reduced_terms(a * factor, b);
+        let need = lemma2_ring_bits(len, cfg.threshold).saturating_sub(t);
+        if k >= need {
+            return Ok(ComparisonPlan::NoLift { a, b });
+        }
+        let b_bits = b.trailing_zeros();
+        if k == 16 && b == 1 << b_bits && need <= k + b_bits && k + b_bits <= 32 && len < 1 << (k - 2) {
+            return Ok(ComparisonPlan::MpcLift { a, b_bits });
+        }
+        Err(if k == 16 {
+            format!(
+                "codes of {len} bits need Z_2^{need} for Lemma 2, and lifting 16-bit products works only for \
+                 codes below 2^14 bits; use a scheme over Z_2^32 (nolift-Z32-rep3)"
+            )
+        } else {
+            format!("codes of {len} bits need Z_2^k with k >= {need} (Lemma 2), got Z_2^{k}")
+        })
     }
 }
 
@@ -511,14 +551,15 @@ pub(crate) fn in_chunks<E: Copy>(
 }
 
 /// `msb(a·ml − b·dot)` for every comparison, from additive shares of the two dot products over
-/// the sharing ring `R`:
-/// * **NoLift** when `R` is already wide enough for Lemma 2 (Z_2^32 for 12800-bit codes): combine
-///   locally, reshare once, one MSB.
-/// * **MPCLift** when `R` is Z_2^16: reshare both products (16 bits each), lift `ml` to
-///   Z_2^(16+m) in MPC (codes below 2^14 bits: by its carry count, 2 rounds, fused into the MSB's
-///   input by [`mpclift_msb`]; else Alg. 14 into Z_2^32), lift `b·dot` for free by ConstLift
-///   (b = 2^m, Alg. 13), combine, one MSB in Z_2^(16+m). With the terms reduced
-///   ([`reduced_terms`]) the default threshold has m = 14. The dot products run on 16-bit lanes.
+/// the sharing ring `R`, by its [`ComparisonPlan`]:
+/// * **NoLift** when `R` is already wide enough for Lemma 2 (Z_2^32 for 12800- and 16384-bit
+///   codes): combine locally, reshare once, one MSB.
+/// * **MPCLift** when `R` is Z_2^16 (codes below 2^14 bits): reshare both products (16 bits
+///   each), lift `ml` to Z_2^(16+m) in MPC by its carry count (fused into the MSB's input by
+///   [`mpclift_msb`]), lift `b·dot` for free by ConstLift (b = 2^m, Alg. 13), combine, one MSB in
+///   Z_2^(16+m). With the terms reduced ([`reduced_terms`]) the default threshold has m = 14. The
+///   dot products run on 16-bit lanes. (Alg. 14's full lift, for longer codes, would need Z_2^33
+///   at the open-iris length: Lemma 2 with b = 2^m needs codes below 2^14 bits.)
 ///
 /// The MSBs are two-operand decompositions ([`rep3::msb_of`]: `k − 1` AND gates).
 pub(crate) fn compare<R: Ring>(
@@ -530,44 +571,21 @@ pub(crate) fn compare<R: Ring>(
     cfg: &MatchConfig,
     len: usize,
 ) -> Result<Rep3Bits, MpcError> {
-    let need = lemma2_ring_bits(len, cfg.threshold);
-    let (a, b) = crate::mpc_comparison_terms(cfg.threshold);
-    // With trimmed masks the products count pairs: ml = factor · product.
-    let a = a * factor;
-    let k = match ring.modulus() {
-        Modulus::Pow2(k) => k,
-        m => return Err(MpcError::InvalidParameter(format!("the iris check runs over Z_2^k, not {m}"))),
+    let (a, b_bits) = match ComparisonPlan::new(ring.modulus(), len, cfg, factor).map_err(MpcError::InvalidParameter)? {
+        ComparisonPlan::NoLift { a, b } => {
+            let (a, b) = (ring.from_i128(a), ring.from_i128(b));
+            let v = mls.iter().zip(&dots).map(|(&m, &d)| ring.sub(ring.mul(a, m), ring.mul(b, d))).collect();
+            let v = rep3::reshare_for(p, ring, v, ReshareFor::Msb)?;
+            return rep3::msb_two_operand(p, &v, cfg.adder);
+        }
+        ComparisonPlan::MpcLift { a, b_bits } => (a, b_bits),
     };
-    if k >= need {
-        let (a, b) = (ring.from_i128(a), ring.from_i128(b));
-        let v = mls.iter().zip(&dots).map(|(&m, &d)| ring.sub(ring.mul(a, m), ring.mul(b, d))).collect();
-        let v = rep3::reshare_for(p, ring, v, ReshareFor::Msb)?;
-        return rep3::msb_two_operand(p, &v, cfg.adder);
-    }
-    let (a, b, t) = reduced_terms(a, b);
-    let need = need.saturating_sub(t);
-    let b_bits = b.trailing_zeros();
-    if k != 16 || b != 1 << b_bits || need > k + b_bits || k + b_bits > 32 || 2 * len >= 1 << k {
-        return Err(MpcError::InvalidParameter(format!(
-            "MPCLift supports Z_2^16 dot products lifted to Z_2^(16+m), m ≤ 16 (b = 2^m, codes below 2^15 bits); \
-             got Z_2^{k}, b = {b}, Lemma 2 ring 2^{need}"
-        )));
-    }
     // `dot` only enters the MSB (through ConstLift, per component); `ml` goes through the carry
-    // count first (Alg. 14's lift, for longer codes, reads all of it).
-    let small = len < 1 << (k - 2);
-    let ml_for = if small { ReshareFor::CarryCountThenMsb } else { ReshareFor::Any };
-    let [dot, ml]: [Rep3<R>; 2] = rep3::reshare_parts_for(p, ring, vec![dots, mls], &[ReshareFor::Msb, ml_for])?
-        .try_into()
-        .expect("one per part");
-    if !small {
-        // The mask product may reach 2^14: Alg. 14 (16-bit adder and bit injections) into Z_2^32.
-        let wide = Z32::new();
-        let (a, b) = (a << (16 - b_bits), 1u128 << 16);
-        let ml32 = rep3::lift(p, &ml, &wide, cfg.adder)?;
-        let v = ml32.mul_scalar(wide.from_i128(a)).sub(&rep3::const_lift(&dot, b, &wide)?)?;
-        return rep3::msb_two_operand(p, &v, cfg.adder);
-    }
+    // count first.
+    let [dot, ml]: [Rep3<R>; 2] =
+        rep3::reshare_parts_for(p, ring, vec![dots, mls], &[ReshareFor::Msb, ReshareFor::CarryCountThenMsb])?
+            .try_into()
+            .expect("one per part");
     mpclift_msb(p, &dot, &ml, a as u32, b_bits, cfg.adder)
 }
 
