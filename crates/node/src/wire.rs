@@ -15,7 +15,9 @@ use crate::NodeError;
 /// * 1 (2026-11-25): the first version sent (builds before it send none). With
 ///   `compare_chunk = "auto"` the nodes time their rounds after the settings
 ///   (`argus_mpc::Party::round_time`).
-pub const PEER_PROTOCOL: u32 = 1;
+/// * 2 (2026-11-25): `nolift-Z32-rep3` compares `a·ml − b·dot` with Lemma 2's terms reduced (so
+///   the 16384-bit open-iris codes fit Z_2^32); nodes of version 1 would reshare other values.
+pub const PEER_PROTOCOL: u32 = 2;
 
 /// The version of what a client and a node send each other (the messages and frames below, and
 /// the schemes' share encodings), offered by the client and chosen by the node as the TLS
