@@ -311,6 +311,16 @@ fn enrol_check_delete_and_refuse(scheme: Option<&str>) {
     let e = c.rt.block_on(strict.send_all(reqs)).unwrap_err();
     assert!(e.to_string().contains("did not reach all three nodes"), "{e}");
     assert_eq!(c.consistent_count(), 6);
+    // A client whose [iris] rotations differ from the nodes' is told which settings to match.
+    let mut narrow = ClientConfig::load(&c.dir.join("client.toml")).unwrap();
+    (narrow.iris.rotations, narrow.retries) = (3, 0);
+    let narrow = {
+        let _e = c.rt.enter();
+        Client::new(narrow).unwrap()
+    };
+    let e = c.rt.block_on(narrow.submit(&gen.random_template(), Kind::Check)).unwrap_err().to_string();
+    assert!(e.contains("rows per eye") && e.contains("client's [iris] settings (client.toml) must be the same"), "{e}");
+    assert_eq!(c.consistent_count(), 6);
 
     // An unknown client is refused.
     let mut guest = ClientConfig::load(&c.dir.join("client.toml")).unwrap();

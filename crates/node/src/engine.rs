@@ -105,9 +105,21 @@ impl<S: IrisScheme> Engine<S> {
         Ok(self.store.summary()?)
     }
 
-    /// Parses and validates a client's query share.
+    /// Parses and validates a client's query share. A share of the wrong shape says which
+    /// settings it must have been made with: the usual cause is a `client.toml` whose `[iris]`
+    /// differs from the nodes'.
     pub fn decode_query(&self, bytes: &[u8]) -> Result<S::Share, NodeError> {
-        Ok(self.scheme.decode(bytes, self.len, &self.cfg, self.query)?)
+        self.scheme.decode(bytes, self.len, &self.cfg, self.query).map_err(|e| match e {
+            argus_iris::IrisError::BadShare(why) => NodeError::Input(format!(
+                "invalid share: {why}; this node runs scheme {} on {}-bit codes with rotations {:?} and {:?} masks, \
+                 and the client's [iris] settings (client.toml) must be the same",
+                self.scheme.name(),
+                self.len,
+                self.cfg.rotations,
+                self.cfg.mask_mode
+            )),
+            e => e.into(),
+        })
     }
 
     /// The enrolment share contained in a query share, encoded for the store.
