@@ -32,7 +32,8 @@ pub struct IrisArgs {
     /// Transport: tcp (mutual TLS on loopback) or memory.
     #[arg(long, default_value = "tcp")]
     backend: String,
-    /// End-to-end schemes to run (`--schemes ""` for none): mpclift-gr16 (Shamir over GR(2^16, 4), 2 bytes per
+    /// End-to-end schemes to run (`--schemes ""` for none; the nodes' names such as
+    /// mpclift-GR16-shamir work too): mpclift-gr16 (Shamir over GR(2^16, 4), 2 bytes per
     /// code bit, one 16-bit multiply per bit), mpclift-f16 (Shamir over F_65519, 2 bytes per code bit), mpclift-z16
     /// (replicated over Z_2^16), nolift-z32 (replicated over Z_2^32), plain-mask-z16 (Alg. 2: public
     /// masks, secret codes over Z_2^16).
@@ -161,6 +162,12 @@ fn config(a: &IrisArgs) -> MatchConfig {
 /// The end-to-end schemes `--schemes` accepts.
 const E2E_SCHEMES: [&str; 5] = ["mpclift-gr16", "mpclift-f16", "mpclift-z16", "nolift-z32", "plain-mask-z16"];
 
+/// A scheme's `--schemes` name, also from the nodes' names (`mpclift-GR16-shamir`), in any case.
+fn bench_name(s: &str) -> String {
+    let s = s.to_ascii_lowercase();
+    s.strip_suffix("-shamir").or_else(|| s.strip_suffix("-rep3")).map_or(s.clone(), str::to_string)
+}
+
 /// Runs the suite.
 pub fn run(a: IrisArgs) -> Result<(), String> {
     let backend = match a.backend.as_str() {
@@ -170,8 +177,11 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
     };
     // Names are checked before anything runs: a typo should not cost the tables before it.
     a.net()?;
-    if let Some(o) = a.schemes.iter().find(|s| !s.is_empty() && !E2E_SCHEMES.contains(&s.as_str())) {
-        return Err(format!("unknown scheme {o:?} (use {})", E2E_SCHEMES.join(", ")));
+    let schemes: Vec<String> = a.schemes.iter().filter(|s| !s.is_empty()).map(|s| bench_name(s)).collect();
+    if let Some((o, _)) =
+        a.schemes.iter().filter(|s| !s.is_empty()).zip(&schemes).find(|(_, s)| !E2E_SCHEMES.contains(&s.as_str()))
+    {
+        return Err(format!("unknown scheme {o:?} (use {}, or the nodes' names)", E2E_SCHEMES.join(", ")));
     }
     let known: Vec<_> = super::compare::variants().iter().map(|k| k.name).collect();
     if let Some(v) = a.variants.iter().find(|v| !known.contains(&v.as_str())) {
@@ -179,7 +189,7 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
     }
     let mut records = if a.no_dot { Vec::new() } else { dot_table(&a)? };
     records.extend(compare_tables(&a, backend)?);
-    for scheme in a.schemes.iter().filter(|s| !s.is_empty()) {
+    for scheme in &schemes {
         records.push(match scheme.as_str() {
             "mpclift-z16" => e2e(&a, backend, &MpcLiftZ16)?,
             "nolift-z32" => e2e(&a, backend, &NoLiftZ32)?,
@@ -553,4 +563,23 @@ fn report(
         per_cpu_second / 1e6,
     );
     rec
+}
+
+#[cfg(test)]
+mod tests {
+    /// The nodes' scheme names select the same benchmark as the short ones.
+    #[test]
+    fn the_nodes_scheme_names_are_taken() {
+        for (long, short) in [
+            ("mpclift-GR16-shamir", "mpclift-gr16"),
+            ("mpclift-F16-shamir", "mpclift-f16"),
+            ("mpclift-Z16-rep3", "mpclift-z16"),
+            ("nolift-Z32-rep3", "nolift-z32"),
+            ("plain-mask-Z16-rep3", "plain-mask-z16"),
+            ("mpclift-gr16", "mpclift-gr16"),
+        ] {
+            assert_eq!(super::bench_name(long), short);
+            assert!(super::E2E_SCHEMES.contains(&short));
+        }
+    }
 }
