@@ -110,10 +110,10 @@ struct LoadArgs {
     /// Client configuration.
     #[arg(long)]
     client: PathBuf,
-    /// Requests per second.
-    #[arg(long, default_value_t = 10.0)]
+    /// Requests per second (above 0).
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     qps: f64,
-    /// Duration in seconds.
+    /// Duration in seconds (at least 1; at most 10 000 000 queries in all).
     #[arg(long, default_value_t = 300)]
     seconds: u64,
     /// Seed of the synthetic queries.
@@ -121,14 +121,18 @@ struct LoadArgs {
     seed: u64,
 }
 
+/// The load run's flags, as `argus load` spells them.
+const LOAD_FLAGS: load::Flags = load::Flags { qps: "--qps", seconds: "--seconds" };
+
 fn load_cmd(a: LoadArgs) -> Result<(), String> {
+    load::schedule(a.qps, a.seconds, LOAD_FLAGS)?;
     let cfg = argus_node::ClientConfig::load(&a.client).map_err(|e| e.to_string())?;
     let geometry = cfg.iris.layout.geometry().map_err(|e| e.to_string())?;
     let rt = service::runtime()?;
     let _guard = rt.enter();
     let client = std::sync::Arc::new(argus_node::Client::new(cfg).map_err(|e| e.to_string())?);
     let mut gen = argus_iris::Generator::new(geometry, a.seed).map_err(|e| e.to_string())?;
-    load::run_load(&rt, &client, &mut gen, a.qps, a.seconds, None)
+    load::run_load(&rt, &client, &mut gen, a.qps, a.seconds, LOAD_FLAGS, None)
 }
 
 /// mimalloc's `mi_option_purge_delay` (index 15 in its v2 and v3 option enums).
