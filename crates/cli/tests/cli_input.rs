@@ -1,5 +1,5 @@
 //! Bad command-line input gets a clear error, never a panic, and changes nothing on disk:
-//! `argus load` and `argus demo` rates.
+//! `argus load` and `argus demo` rates, `argus party` timeouts and ids.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -50,4 +50,29 @@ fn demo_refuses_a_bad_load_rate_at_once_naming_its_flag() {
     let msg = refused(&["demo", "--dir", s(&dir), "--load-qps", "0", "--load-seconds", "1"], "--load-qps must be");
     assert!(!msg.contains("argus demo: 3 nodes"), "checked before the demo starts: {msg}");
     assert!(!dir.exists(), "nothing written");
+}
+
+#[test]
+fn party_refuses_a_timeout_that_is_not_a_positive_finite_number() {
+    let base = ["party", "--id", "0", "--addrs", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3", "--pki", "/nonexistent"];
+    for t in ["-1", "NaN", "inf", "0", "1e30"] {
+        let timeout = format!("--timeout={t}");
+        let args: Vec<&str> = base.iter().copied().chain([timeout.as_str()]).collect();
+        refused(&args, "not a finite number of seconds above 0");
+    }
+    let args: Vec<&str> = base.iter().copied().chain(["--timeout", "-1"]).collect();
+    refused(&args, "not a finite number of seconds above 0");
+}
+
+#[test]
+fn party_checks_its_addresses_and_id_before_reading_any_pem_file() {
+    let pki = "/nonexistent/pki";
+    refused(&["party", "--id", "0", "--pki", pki], "--addrs");
+    let three = "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3";
+    let msg =
+        refused(&["party", "--id", "3", "--addrs", three, "--pki", pki], "must be below the number of parties (3)");
+    assert!(!msg.contains("PEM"), "{msg}");
+    let msg =
+        refused(&["party", "--id", "0", "--addrs", "127.0.0.1:1,127.0.0.1:2", "--pki", pki], "give the 3 parties");
+    assert!(!msg.contains("PEM"), "{msg}");
 }
