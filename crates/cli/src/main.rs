@@ -84,17 +84,7 @@ enum Cmd {
         suite: bench::Suite,
     },
     /// Write a test PKI (CA + one certificate per party and per client, PEM).
-    Pki {
-        /// Directory to write `ca.pem`, `party-<i>.pem`, `party-<i>.key`, `client-<name>.pem`, `client-<name>.key`.
-        #[arg(long)]
-        out: PathBuf,
-        /// Number of parties.
-        #[arg(long, default_value_t = 3)]
-        parties: usize,
-        /// Client names to issue certificates for (comma separated).
-        #[arg(long, value_delimiter = ',', default_value = "demo")]
-        clients: Vec<String>,
-    },
+    Pki(PkiArgs),
     /// Run one party as its own process, over TCP with mutual TLS.
     Party(party::PartyArgs),
     /// Iris tools: synthetic templates, plaintext matching.
@@ -102,6 +92,36 @@ enum Cmd {
         #[command(subcommand)]
         cmd: iris::IrisCmd,
     },
+}
+
+/// Arguments of `argus pki`.
+#[derive(clap::Args, Debug)]
+struct PkiArgs {
+    /// Directory to write `ca.pem`, `party-<i>.pem`, `party-<i>.key`, `client-<name>.pem`, `client-<name>.key`.
+    #[arg(long)]
+    out: PathBuf,
+    /// Number of parties (at least 2).
+    #[arg(long, default_value_t = 3)]
+    parties: usize,
+    /// Client names to issue certificates for, comma separated: ASCII letters, digits, '-', '_'
+    /// and '.' (each becomes the DNS name `client-<name>`).
+    #[arg(long, value_delimiter = ',', default_value = "demo")]
+    clients: Vec<String>,
+}
+
+/// `argus pki`: every argument is checked and every certificate made before anything is written.
+fn pki_cmd(a: PkiArgs) -> Result<(), String> {
+    if a.parties < 2 {
+        return Err(format!("--parties must be at least 2 (a network has at least 2 parties), got {}", a.parties));
+    }
+    for name in &a.clients {
+        argus_net::tcp::check_client_name(name).map_err(|e| format!("--clients: {e}"))?;
+    }
+    let names: Vec<&str> = a.clients.iter().map(String::as_str).collect();
+    let pki = argus_net::tcp::Pki::generate_with_clients(a.parties, &names).map_err(|e| e.to_string())?;
+    pki.write_pem(&a.out).map_err(|e| e.to_string())?;
+    println!("wrote a test PKI for {} parties and clients {:?} to {}", a.parties, a.clients, a.out.display());
+    Ok(())
 }
 
 /// Arguments of `argus load`.
@@ -169,14 +189,7 @@ fn main() -> ExitCode {
         Cmd::Load(a) => load_cmd(a),
         Cmd::EngineDemo(a) => engine_demo::run(a),
         Cmd::Bench { suite } => bench::run(suite),
-        Cmd::Pki { out, parties, clients } => {
-            let names: Vec<&str> = clients.iter().map(String::as_str).collect();
-            argus_net::tcp::Pki::generate_with_clients(parties, &names).write_pem(&out).map_err(|e| e.to_string()).map(
-                |_| {
-                    println!("wrote a test PKI for {parties} parties and clients {clients:?} to {}", out.display());
-                },
-            )
-        }
+        Cmd::Pki(a) => pki_cmd(a),
         Cmd::Party(a) => party::run(a),
         Cmd::Iris { cmd } => iris::run(cmd),
     };

@@ -1,5 +1,6 @@
 //! Bad command-line input gets a clear error, never a panic, and changes nothing on disk:
-//! `argus load` and `argus demo` rates, `argus party` timeouts and ids.
+//! `argus load` and `argus demo` rates, `argus party` timeouts and ids, `argus pki` names and
+//! counts.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -75,4 +76,22 @@ fn party_checks_its_addresses_and_id_before_reading_any_pem_file() {
     let msg =
         refused(&["party", "--id", "0", "--addrs", "127.0.0.1:1,127.0.0.1:2", "--pki", pki], "give the 3 parties");
     assert!(!msg.contains("PEM"), "{msg}");
+}
+
+#[test]
+fn pki_refuses_bad_names_and_counts_writing_nothing() {
+    let dir = scratch("pki-bad");
+    for (args, want) in [
+        (vec!["--clients", "ü"], "client name \"ü\" contains 'ü'"),
+        (vec!["--clients", "demo,../escaped"], "client name \"../escaped\" contains '/'"),
+        (vec!["--clients", ""], "client name \"\" is empty"),
+        (vec!["--clients", "a..b"], "valid DNS name"),
+        (vec!["--parties", "0"], "--parties must be at least 2"),
+        (vec!["--parties", "1"], "--parties must be at least 2"),
+    ] {
+        let all: Vec<&str> = ["pki", "--out", s(&dir)].into_iter().chain(args).collect();
+        refused(&all, want);
+        assert!(!dir.exists(), "{all:?} wrote something");
+        assert!(!dir.parent().unwrap().join("escaped.pem").exists());
+    }
 }
