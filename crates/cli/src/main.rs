@@ -83,7 +83,8 @@ enum Cmd {
         #[command(subcommand)]
         suite: bench::Suite,
     },
-    /// Write a test PKI (CA + one certificate per party and per client, PEM).
+    /// Write a test PKI (CA + one certificate per party and per client, PEM). Writes nothing if
+    /// any file it would write exists, unless --force.
     Pki(PkiArgs),
     /// Run one party as its own process, over TCP with mutual TLS.
     Party(party::PartyArgs),
@@ -107,6 +108,10 @@ struct PkiArgs {
     /// and '.' (each becomes the DNS name `client-<name>`).
     #[arg(long, value_delimiter = ',', default_value = "demo")]
     clients: Vec<String>,
+    /// Overwrite existing files. Without it, any existing file among those to write is an error
+    /// (they may be a running deployment's CA and keys), and nothing is written.
+    #[arg(long)]
+    force: bool,
 }
 
 /// `argus pki`: every argument is checked and every certificate made before anything is written.
@@ -119,6 +124,15 @@ fn pki_cmd(a: PkiArgs) -> Result<(), String> {
     }
     let names: Vec<&str> = a.clients.iter().map(String::as_str).collect();
     let pki = argus_net::tcp::Pki::generate_with_clients(a.parties, &names).map_err(|e| e.to_string())?;
+    if !a.force {
+        if let Some(f) = pki.pem_files(&a.out).into_iter().find(|f| f.symlink_metadata().is_ok()) {
+            return Err(format!(
+                "{} already exists (it may belong to a deployment in use); nothing was written: \
+                 choose another --out, or pass --force to overwrite",
+                f.display()
+            ));
+        }
+    }
     pki.write_pem(&a.out).map_err(|e| e.to_string())?;
     println!("wrote a test PKI for {} parties and clients {:?} to {}", a.parties, a.clients, a.out.display());
     Ok(())

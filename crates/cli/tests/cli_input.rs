@@ -1,6 +1,6 @@
 //! Bad command-line input gets a clear error, never a panic, and changes nothing on disk:
-//! `argus load` and `argus demo` rates, `argus party` timeouts and ids, `argus pki` names and
-//! counts.
+//! `argus load` and `argus demo` rates, `argus party` timeouts and ids, `argus pki` names, counts
+//! and existing files.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -94,4 +94,24 @@ fn pki_refuses_bad_names_and_counts_writing_nothing() {
         assert!(!dir.exists(), "{all:?} wrote something");
         assert!(!dir.parent().unwrap().join("escaped.pem").exists());
     }
+}
+
+#[test]
+fn pki_keeps_existing_files_unless_forced() {
+    let dir = scratch("pki-exists");
+    let (ok, msg) = argus(&["pki", "--out", s(&dir), "--clients", "demo,ops_1"]);
+    assert!(ok, "{msg}");
+    let ca = std::fs::read(dir.join("ca.pem")).unwrap();
+    let key = std::fs::read(dir.join("party-0.key")).unwrap();
+    // A second run over the same directory, or one that only adds a client, overwrites nothing.
+    refused(&["pki", "--out", s(&dir)], &format!("{} already exists", s(&dir.join("ca.pem"))));
+    let msg = refused(&["pki", "--out", s(&dir), "--clients", "new"], "--force");
+    assert!(msg.contains("nothing was written"), "{msg}");
+    assert!(!dir.join("client-new.pem").exists());
+    assert_eq!(std::fs::read(dir.join("ca.pem")).unwrap(), ca);
+    assert_eq!(std::fs::read(dir.join("party-0.key")).unwrap(), key);
+    let (ok, msg) = argus(&["pki", "--out", s(&dir), "--force"]);
+    assert!(ok, "{msg}");
+    assert_ne!(std::fs::read(dir.join("ca.pem")).unwrap(), ca, "--force overwrote");
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -155,6 +155,16 @@ impl Pki {
         TlsIdentity { ca_cert_der: self.ca_cert_der.clone(), cert_der: p.cert_der.clone(), key_der: p.key_der.clone() }
     }
 
+    /// Every file [`Pki::write_pem`] writes into `dir`, the CA certificate first.
+    pub fn pem_files(&self, dir: impl AsRef<Path>) -> Vec<PathBuf> {
+        let dir = dir.as_ref();
+        let parties = (0..self.parties.len()).map(|i| PemPaths::new(dir, i));
+        let clients = self.clients.iter().map(|(name, _)| PemPaths::client(dir, name));
+        let mut files = vec![dir.join(CA_FILE)];
+        files.extend(parties.chain(clients).flat_map(|p| [p.cert, p.key]));
+        files
+    }
+
     /// Writes the CA certificate and every party's (and client's) certificate and key as PEM
     /// files into `dir` (created if missing), named as in [`PemPaths::new`] and [`PemPaths::client`]:
     /// `ca.pem`, `party-{i}.pem`, `party-{i}.key`, `client-{name}.pem`, `client-{name}.key` (keys are written with mode
@@ -189,7 +199,10 @@ const CA_FILE: &str = "ca.pem";
 fn write_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::PermissionsExt;
     let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    // `mode` applies only to a new file: an overwritten key keeps no looser mode it had.
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     f.write_all(data)
 }
 
@@ -316,5 +329,33 @@ mod tests {
             assert!(e.to_string().starts_with(&format!("client name {bad:?}")), "{bad:?}: {e}");
         }
         assert!(check_client_name(&"x".repeat(56)).is_ok());
+    }
+
+    #[test]
+    fn pem_files_lists_what_write_pem_writes() {
+        let dir = std::env::temp_dir().join(format!("argus-pem-files-{}", std::process::id()));
+        let pki = Pki::generate_with_clients(2, &["c"]).unwrap();
+        pki.write_pem(&dir).unwrap();
+        let mut written: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut listed = pki.pem_files(&dir);
+        written.sort();
+        listed.sort();
+        assert_eq!(written, listed);
+        assert_eq!(listed.len(), 1 + 2 * 2 + 2);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_overwritten_key_is_private_again() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("argus-key-mode-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = dir.join("party-0.key");
+        std::fs::write(&key, "old").unwrap();
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+        Pki::generate(2).write_pem(&dir).unwrap();
+        assert_eq!(std::fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
+        std::fs::remove_dir_all(&dir).ok();
     }
 }
