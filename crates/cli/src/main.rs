@@ -58,6 +58,10 @@ enum Cmd {
     /// Run one iris node (peers over mutual TLS, clients over TLS) until SIGINT or SIGTERM: it
     /// finishes its running batch, tells waiting requests to retry and exits 0 (a second signal:
     /// at once).
+    ///
+    /// It logs to stderr: start-up, serving, and its activity about once a minute (filter
+    /// `argus_node=info,warn`). Set `RUST_LOG` to change that, e.g. `RUST_LOG=warn` for
+    /// problems only or `RUST_LOG=info,argus_net=debug` for more.
     Node(service::NodeArgs),
     /// Write a local 3-node deployment: PKI, party0..2.toml, client.toml.
     Setup(service::SetupArgs),
@@ -169,6 +173,9 @@ fn load_cmd(a: LoadArgs) -> Result<(), String> {
     load::run_load(&rt, &client, &mut gen, a.qps, a.seconds, LOAD_FLAGS, None)
 }
 
+/// `argus node`'s log filter when `RUST_LOG` is not set (see `argus node --help`).
+const NODE_LOG: &str = "argus_node=info,warn";
+
 /// mimalloc's `mi_option_purge_delay` (index 15 in its v2 and v3 option enums).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
@@ -181,15 +188,18 @@ fn main() -> ExitCode {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
     }
+    let cli = Cli::parse();
+    // A node says when it starts and serves (info) unless told otherwise; the other commands
+    // print their own output, and their libraries' logs only when something is wrong.
+    let default_filter = if matches!(cli.cmd, Cmd::Node(_)) { NODE_LOG } else { "warn" };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter)),
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let cli = Cli::parse();
     let result = match cli.cmd {
         Cmd::Demo(a) => demo::run(a),
         Cmd::Node(a) => service::node(a),

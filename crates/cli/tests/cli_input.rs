@@ -1,9 +1,11 @@
 //! Bad command-line input gets a clear error, never a panic, and changes nothing on disk:
 //! `argus load` and `argus demo` rates, `argus party` timeouts and ids, `argus pki` names, counts
-//! and existing files.
+//! and existing files. And `argus node` says, by default, that it is serving.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 const EXE: &str = env!("CARGO_BIN_EXE_argus");
 
@@ -113,5 +115,66 @@ fn pki_keeps_existing_files_unless_forced() {
     let (ok, msg) = argus(&["pki", "--out", s(&dir), "--force"]);
     assert!(ok, "{msg}");
     assert_ne!(std::fs::read(dir.join("ca.pem")).unwrap(), ca, "--force overwrote");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn node_says_it_is_serving_by_default_and_rust_log_overrides() {
+    let (ok, help) = argus(&["node", "--help"]);
+    assert!(ok && help.contains("RUST_LOG"), "{help}");
+    let dir = scratch("node-log");
+    let (ok, msg) = argus(&["setup", "--dir", s(&dir)]);
+    assert!(ok, "{msg}");
+    for i in 0..3 {
+        // Small codes: the nodes come up at once.
+        let f = dir.join(format!("party{i}.toml"));
+        let toml = std::fs::read_to_string(&f).unwrap();
+        let small = toml.replace("layout = \"deployed\"", "layout = { rows = 4, cols = 32, filters = 2, parts = 2 }");
+        std::fs::write(&f, small).unwrap();
+    }
+    // Nodes 0 and 1 on the default filter; node 2 told to log warnings only.
+    let mut nodes: Vec<_> = (0..3)
+        .map(|i| {
+            let mut cmd = Command::new(EXE);
+            cmd.args(["node", "--config", s(&dir.join(format!("party{i}.toml")))]);
+            match i {
+                2 => cmd.env("RUST_LOG", "warn"),
+                _ => cmd.env_remove("RUST_LOG"),
+            };
+            cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let readers: Vec<_> = nodes
+        .iter_mut()
+        .enumerate()
+        .map(|(i, n)| {
+            let (err, tx) = (n.stderr.take().unwrap(), tx.clone());
+            std::thread::spawn(move || {
+                let mut all = String::new();
+                for line in BufReader::new(err).lines().map_while(Result::ok) {
+                    let _ = tx.send((i, line.clone()));
+                    all += &line;
+                    all.push('\n');
+                }
+                all
+            })
+        })
+        .collect();
+    let mut serving = [false; 2];
+    while serving != [true; 2] {
+        match rx.recv_timeout(Duration::from_secs(120)) {
+            Ok((i, line)) if i < 2 && line.contains("serving") => serving[i] = true,
+            Ok(_) => {}
+            Err(e) => panic!("nodes 0 and 1 did not log \"serving\" ({serving:?}): {e}"),
+        }
+    }
+    for n in &mut nodes {
+        let _ = n.kill();
+        let _ = n.wait();
+    }
+    let logs: Vec<String> = readers.into_iter().map(|r| r.join().unwrap()).collect();
+    assert!(logs[0].contains("starting"), "{}", logs[0]);
+    assert!(!logs[2].contains("serving"), "RUST_LOG=warn is obeyed: {}", logs[2]);
     std::fs::remove_dir_all(&dir).ok();
 }
