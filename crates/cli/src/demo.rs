@@ -55,7 +55,7 @@ pub struct DemoArgs {
     #[arg(long)]
     pub keep: bool,
     /// After the stream, a load run of check-only queries: requests per second ...
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     pub load_qps: f64,
     /// ... for this many seconds (0: no load run).
     #[arg(long, default_value_t = 0)]
@@ -206,9 +206,16 @@ fn matches_any(q: &Template, db: &[Template], cfg: &MatchConfig) -> bool {
     db.par_iter().any(|t| q.matches(t).expect("same geometry"))
 }
 
+/// The load run's flags, as `argus demo` spells them.
+const LOAD_FLAGS: crate::load::Flags = crate::load::Flags { qps: "--load-qps", seconds: "--load-seconds" };
+
 /// Runs the demo.
 pub fn run(a: DemoArgs) -> Result<(), String> {
     let scheme = parse_scheme(&a.scheme)?;
+    // Refused now rather than after the whole demo has run.
+    if a.load_seconds > 0 {
+        crate::load::schedule(a.load_qps, a.load_seconds, LOAD_FLAGS)?;
+    }
     let iris = IrisSettings { scheme, ..Default::default() };
     let cfg = iris.match_config().map_err(|e| e.to_string())?;
     let geometry = iris.layout.geometry().map_err(|e| e.to_string())?;
@@ -385,6 +392,7 @@ fn run_in(
             &mut gen,
             a.load_qps,
             a.load_seconds,
+            LOAD_FLAGS,
             Some(&mut || nodes.check_alive(dir)),
         )?;
     }

@@ -8,31 +8,80 @@ use argus_iris::Generator;
 use argus_node::{Client, Kind};
 use indicatif::ProgressBar;
 
+/// The most queries one load run may send (each is a task holding its shares until answered).
+pub const MAX_QUERIES: usize = 10_000_000;
+
+/// How the command that was run spells the rate and duration flags, for its error messages.
+#[derive(Clone, Copy, Debug)]
+pub struct Flags {
+    /// The requests-per-second flag, e.g. `--qps`.
+    pub qps: &'static str,
+    /// The duration flag, e.g. `--seconds`.
+    pub seconds: &'static str,
+}
+
+/// The schedule of a load run: `queries` requests, one every `period`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Schedule {
+    /// Number of requests.
+    pub queries: usize,
+    /// Time between two requests.
+    pub period: Duration,
+}
+
+/// Checks a load run's rate and duration before anything is built: a finite positive rate, a
+/// positive duration, at least one and at most [`MAX_QUERIES`] queries, and a schedule that fits
+/// the clock.
+pub fn schedule(qps: f64, seconds: u64, flags: Flags) -> Result<Schedule, String> {
+    let Flags { qps: qf, seconds: sf } = flags;
+    if !qps.is_finite() || qps <= 0.0 {
+        return Err(format!("{qf} must be a finite number of requests per second above 0, got {qps}"));
+    }
+    if seconds == 0 {
+        return Err(format!("{sf} must be at least 1"));
+    }
+    let total = (qps * seconds as f64).round();
+    if total < 1.0 {
+        return Err(format!("{qf} {qps} for {sf} {seconds} makes no query; raise {qf} or {sf}"));
+    }
+    if total > MAX_QUERIES as f64 {
+        return Err(format!(
+            "{qf} {qps} for {sf} {seconds} makes {total:.0} queries; a load run sends at most {MAX_QUERIES}: \
+             lower {qf} or {sf}"
+        ));
+    }
+    let queries = total as usize;
+    let too_long = || format!("{qf} {qps} for {sf} {seconds} schedules queries too far ahead; lower {sf}");
+    let period = Duration::try_from_secs_f64(1.0 / qps).map_err(|_| too_long())?;
+    // The last query's due time must be representable, or the schedule would panic midway.
+    period.checked_mul(queries as u32 - 1).and_then(|last| Instant::now().checked_add(last)).ok_or_else(too_long)?;
+    Ok(Schedule { queries, period })
+}
+
 /// Runs `qps` check-only queries per second for `seconds` against `client`'s nodes; fails on
-/// any error. `alive` is polled to notice a node process that died.
+/// any error, and refuses a rate or duration [`schedule`] refuses (naming `flags`). `alive` is
+/// polled to notice a node process that died.
 pub fn run_load(
     rt: &tokio::runtime::Runtime,
     client: &Arc<Client>,
     gen: &mut Generator,
     qps: f64,
     seconds: u64,
+    flags: Flags,
     mut alive: Option<&mut dyn FnMut() -> Result<(), String>>,
 ) -> Result<(), String> {
-    if qps.is_nan() || qps <= 0.0 {
-        return Err(format!("--load-qps must be positive, got {qps}"));
-    }
-    let n = (qps * seconds as f64).round() as usize;
+    let Schedule { queries: n, period } = schedule(qps, seconds, flags)?;
     println!("\nload run: {n} check-only queries at {qps} per second for {seconds} s");
-    let templates: Vec<_> = (0..n).map(|_| gen.random_template()).collect();
     let pb = ProgressBar::new(n as u64);
-    let period = Duration::from_secs_f64(1.0 / qps);
     let rss = |s: &[argus_node::NodeStatus; 3]| s.iter().map(|n| n.rss_bytes).collect::<Vec<_>>();
     let rss0 = rss(&rt.block_on(client.status()).map_err(|e| e.to_string())?);
     let mut samples = vec![rss0.clone()];
     let start = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     let mut next_sample = start + Duration::from_secs(10);
-    for (k, t) in templates.into_iter().enumerate() {
+    for k in 0..n {
+        // Made at its turn, not all up front: a long run's templates would not fit in memory.
+        let t = gen.random_template();
         let due = start + period * k as u32;
         let now = Instant::now();
         if due > now {
@@ -61,7 +110,7 @@ pub fn run_load(
             rt.handle(),
         );
     }
-    let mut latencies = Vec::with_capacity(n);
+    let mut latencies = Vec::new();
     let mut errors = Vec::new();
     rt.block_on(async {
         while let Some(r) = tasks.join_next().await {
@@ -110,4 +159,40 @@ pub fn run_load(
         return Err(format!("{} load queries failed, first: {e}", errors.len()));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const F: Flags = Flags { qps: "--qps", seconds: "--seconds" };
+
+    #[test]
+    fn a_finite_positive_rate_and_duration_make_a_schedule() {
+        assert_eq!(schedule(10.0, 300, F).unwrap(), Schedule { queries: 3000, period: Duration::from_millis(100) });
+        assert_eq!(schedule(0.5, 2, F).unwrap().queries, 1);
+    }
+
+    #[test]
+    fn a_rate_that_is_not_finite_and_positive_is_refused_naming_the_flag() {
+        for qps in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 0.0, -1.0] {
+            let e = schedule(qps, 1, F).unwrap_err();
+            assert!(e.starts_with("--qps must be a finite number"), "{qps}: {e}");
+        }
+        let demo = Flags { qps: "--load-qps", seconds: "--load-seconds" };
+        assert!(schedule(0.0, 1, demo).unwrap_err().starts_with("--load-qps must"));
+        assert_eq!(schedule(1.0, 0, demo).unwrap_err(), "--load-seconds must be at least 1");
+    }
+
+    #[test]
+    fn too_many_too_few_or_too_distant_queries_are_refused() {
+        assert_eq!(schedule(10_000.0, 1_000, F).unwrap().queries, MAX_QUERIES);
+        let e = schedule(10_000.0, 1_001, F).unwrap_err();
+        assert!(e.contains("at most 10000000"), "{e}");
+        assert!(schedule(f64::MAX, 2, F).unwrap_err().contains("at most"));
+        assert!(schedule(0.1, 1, F).unwrap_err().contains("makes no query"));
+        let e = schedule(1e-13, u64::MAX, F).unwrap_err();
+        assert!(e.contains("too far ahead"), "{e}");
+        assert!(schedule(1e-300, u64::MAX, F).is_err());
+    }
 }

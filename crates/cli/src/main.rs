@@ -58,6 +58,10 @@ enum Cmd {
     /// Run one iris node (peers over mutual TLS, clients over TLS) until SIGINT or SIGTERM: it
     /// finishes its running batch, tells waiting requests to retry and exits 0 (a second signal:
     /// at once).
+    ///
+    /// It logs to stderr: start-up, serving, and its activity about once a minute (filter
+    /// `argus_node=info,warn`). Set `RUST_LOG` to change that, e.g. `RUST_LOG=warn` for
+    /// problems only or `RUST_LOG=info,argus_net=debug` for more.
     Node(service::NodeArgs),
     /// Write a local 3-node deployment: PKI, party0..2.toml, client.toml.
     Setup(service::SetupArgs),
@@ -83,18 +87,9 @@ enum Cmd {
         #[command(subcommand)]
         suite: bench::Suite,
     },
-    /// Write a test PKI (CA + one certificate per party and per client, PEM).
-    Pki {
-        /// Directory to write `ca.pem`, `party-<i>.pem`, `party-<i>.key`, `client-<name>.pem`, `client-<name>.key`.
-        #[arg(long)]
-        out: PathBuf,
-        /// Number of parties.
-        #[arg(long, default_value_t = 3)]
-        parties: usize,
-        /// Client names to issue certificates for (comma separated).
-        #[arg(long, value_delimiter = ',', default_value = "demo")]
-        clients: Vec<String>,
-    },
+    /// Write a test PKI (CA + one certificate per party and per client, PEM). Writes nothing if
+    /// any file it would write exists, unless --force.
+    Pki(PkiArgs),
     /// Run one party as its own process, over TCP with mutual TLS.
     Party(party::PartyArgs),
     /// Iris tools: synthetic templates, plaintext matching.
@@ -104,16 +99,59 @@ enum Cmd {
     },
 }
 
+/// Arguments of `argus pki`.
+#[derive(clap::Args, Debug)]
+struct PkiArgs {
+    /// Directory to write `ca.pem`, `party-<i>.pem`, `party-<i>.key`, `client-<name>.pem`, `client-<name>.key`.
+    #[arg(long)]
+    out: PathBuf,
+    /// Number of parties (at least 2).
+    #[arg(long, default_value_t = 3)]
+    parties: usize,
+    /// Client names to issue certificates for, comma separated: ASCII letters, digits, '-', '_'
+    /// and '.' (each becomes the DNS name `client-<name>`).
+    #[arg(long, value_delimiter = ',', default_value = "demo")]
+    clients: Vec<String>,
+    /// Overwrite existing files. Without it, any existing file among those to write is an error
+    /// (they may be a running deployment's CA and keys), and nothing is written.
+    #[arg(long)]
+    force: bool,
+}
+
+/// `argus pki`: every argument is checked and every certificate made before anything is written.
+fn pki_cmd(a: PkiArgs) -> Result<(), String> {
+    if a.parties < 2 {
+        return Err(format!("--parties must be at least 2 (a network has at least 2 parties), got {}", a.parties));
+    }
+    for name in &a.clients {
+        argus_net::tcp::check_client_name(name).map_err(|e| format!("--clients: {e}"))?;
+    }
+    let names: Vec<&str> = a.clients.iter().map(String::as_str).collect();
+    let pki = argus_net::tcp::Pki::generate_with_clients(a.parties, &names).map_err(|e| e.to_string())?;
+    if !a.force {
+        if let Some(f) = pki.pem_files(&a.out).into_iter().find(|f| f.symlink_metadata().is_ok()) {
+            return Err(format!(
+                "{} already exists (it may belong to a deployment in use); nothing was written: \
+                 choose another --out, or pass --force to overwrite",
+                f.display()
+            ));
+        }
+    }
+    pki.write_pem(&a.out).map_err(|e| e.to_string())?;
+    println!("wrote a test PKI for {} parties and clients {:?} to {}", a.parties, a.clients, a.out.display());
+    Ok(())
+}
+
 /// Arguments of `argus load`.
 #[derive(clap::Args, Debug)]
 struct LoadArgs {
     /// Client configuration.
     #[arg(long)]
     client: PathBuf,
-    /// Requests per second.
-    #[arg(long, default_value_t = 10.0)]
+    /// Requests per second (above 0).
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     qps: f64,
-    /// Duration in seconds.
+    /// Duration in seconds (at least 1; at most 10 000 000 queries in all).
     #[arg(long, default_value_t = 300)]
     seconds: u64,
     /// Seed of the synthetic queries.
@@ -121,15 +159,22 @@ struct LoadArgs {
     seed: u64,
 }
 
+/// The load run's flags, as `argus load` spells them.
+const LOAD_FLAGS: load::Flags = load::Flags { qps: "--qps", seconds: "--seconds" };
+
 fn load_cmd(a: LoadArgs) -> Result<(), String> {
+    load::schedule(a.qps, a.seconds, LOAD_FLAGS)?;
     let cfg = argus_node::ClientConfig::load(&a.client).map_err(|e| e.to_string())?;
     let geometry = cfg.iris.layout.geometry().map_err(|e| e.to_string())?;
     let rt = service::runtime()?;
     let _guard = rt.enter();
     let client = std::sync::Arc::new(argus_node::Client::new(cfg).map_err(|e| e.to_string())?);
     let mut gen = argus_iris::Generator::new(geometry, a.seed).map_err(|e| e.to_string())?;
-    load::run_load(&rt, &client, &mut gen, a.qps, a.seconds, None)
+    load::run_load(&rt, &client, &mut gen, a.qps, a.seconds, LOAD_FLAGS, None)
 }
+
+/// `argus node`'s log filter when `RUST_LOG` is not set (see `argus node --help`).
+const NODE_LOG: &str = "argus_node=info,warn";
 
 /// mimalloc's `mi_option_purge_delay` (index 15 in its v2 and v3 option enums).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
@@ -143,15 +188,18 @@ fn main() -> ExitCode {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
     }
+    let cli = Cli::parse();
+    // A node says when it starts and serves (info) unless told otherwise; the other commands
+    // print their own output, and their libraries' logs only when something is wrong.
+    let default_filter = if matches!(cli.cmd, Cmd::Node(_)) { NODE_LOG } else { "warn" };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter)),
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let cli = Cli::parse();
     let result = match cli.cmd {
         Cmd::Demo(a) => demo::run(a),
         Cmd::Node(a) => service::node(a),
@@ -165,14 +213,7 @@ fn main() -> ExitCode {
         Cmd::Load(a) => load_cmd(a),
         Cmd::EngineDemo(a) => engine_demo::run(a),
         Cmd::Bench { suite } => bench::run(suite),
-        Cmd::Pki { out, parties, clients } => {
-            let names: Vec<&str> = clients.iter().map(String::as_str).collect();
-            argus_net::tcp::Pki::generate_with_clients(parties, &names).write_pem(&out).map_err(|e| e.to_string()).map(
-                |_| {
-                    println!("wrote a test PKI for {parties} parties and clients {clients:?} to {}", out.display());
-                },
-            )
-        }
+        Cmd::Pki(a) => pki_cmd(a),
         Cmd::Party(a) => party::run(a),
         Cmd::Iris { cmd } => iris::run(cmd),
     };

@@ -17,15 +17,15 @@ pub struct PartyArgs {
     /// This party's index (0, 1 or 2).
     #[arg(long)]
     id: usize,
-    /// Listen/dial addresses of all parties, in party order, comma separated.
-    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    /// Listen/dial addresses of the 3 parties, in party order, comma separated.
+    #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
     addrs: Vec<SocketAddr>,
     /// Directory with `ca.pem`, `party-<i>.pem`, `party-<i>.key` (see `argus pki`).
     #[arg(long)]
     pki: PathBuf,
-    /// Seconds to wait for a peer before failing.
-    #[arg(long, default_value_t = 30.0)]
-    timeout: f64,
+    /// Seconds to wait for a peer before failing (above 0; fractions allowed).
+    #[arg(long, default_value = "30", value_parser = positive_seconds, allow_negative_numbers = true)]
+    timeout: Duration,
     /// Multiplication rounds to run (each on `batch` elements, checked by reveal).
     #[arg(long, default_value_t = 10)]
     iterations: usize,
@@ -37,10 +37,33 @@ pub struct PartyArgs {
     pause_ms: u64,
 }
 
+/// Parses a positive, finite number of seconds that a [`Duration`] can hold.
+fn positive_seconds(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    match Duration::try_from_secs_f64(secs) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        _ => Err(format!("{s} is not a finite number of seconds above 0")),
+    }
+}
+
+/// The number of parties of the protocol `argus party` runs (replicated, 3 parties).
+const PARTIES: usize = 3;
+
 /// Runs the party; returns an error (non-zero exit) if any peer fails.
 pub fn run(a: PartyArgs) -> Result<(), String> {
+    // Checked before any file is read: a wrong id or address list would otherwise show as a
+    // missing PEM file or a network error.
+    if a.addrs.len() != PARTIES {
+        return Err(format!(
+            "--addrs has {} address(es); give the {PARTIES} parties' addresses, in party order, comma separated",
+            a.addrs.len()
+        ));
+    }
+    if a.id >= PARTIES {
+        return Err(format!("--id {} is out of range: the id must be below the number of parties ({PARTIES})", a.id));
+    }
     let identity = tcp::TlsIdentity::from_pem_dir(&a.pki, a.id).map_err(|e| e.to_string())?;
-    let cfg = NetConfig::with_timeout(Duration::from_secs_f64(a.timeout));
+    let cfg = NetConfig::with_timeout(a.timeout);
     let net = tcp::connect(a.id, &a.addrs, &identity, cfg).map_err(|e| e.to_string())?;
     let mut p = Party::new(net).map_err(|e| e.to_string())?;
     println!("party {}: connected", a.id);
@@ -58,4 +81,20 @@ pub fn run(a: PartyArgs) -> Result<(), String> {
     }
     println!("party {}: done", a.id);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_must_be_finite_positive_and_fit_a_duration() {
+        assert_eq!(positive_seconds("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(positive_seconds("0.25").unwrap(), Duration::from_millis(250));
+        for bad in ["-1", "0", "NaN", "inf", "-inf", "1e30", "1e-12"] {
+            let e = positive_seconds(bad).unwrap_err();
+            assert!(e.contains("not a finite number of seconds above 0"), "{bad}: {e}");
+        }
+        assert!(positive_seconds("soon").unwrap_err().contains("not a number"));
+    }
 }

@@ -152,6 +152,12 @@ pub enum NetError {
         /// What was wrong.
         reason: String,
     },
+    /// Certificates could not be generated, e.g. for a client name that cannot name one.
+    #[error("{reason}")]
+    Certificate {
+        /// What was wrong, and how to fix it.
+        reason: String,
+    },
 }
 
 fn fmt_peer(peer: &Option<PartyId>) -> String {

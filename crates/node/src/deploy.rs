@@ -78,7 +78,7 @@ pub fn write_local(
 ) -> Result<LocalDeployment, NodeError> {
     let io = |what: String| move |e| NodeError::Io { context: what, source: e };
     std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
-    Pki::generate_with_clients(3, &["demo", "guest"]).write_pem(dir.join("pki"))?;
+    Pki::generate_with_clients(3, &["demo", "guest"])?.write_pem(dir.join("pki"))?;
     let ports = free_loopback_ports(6)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let batch =

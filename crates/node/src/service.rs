@@ -229,7 +229,7 @@ mod tests {
     /// at connection, naming the protocol, without retries; the same release is served.
     #[test]
     fn clients_and_nodes_of_other_releases_are_refused_with_the_protocol_named() {
-        let pki = Pki::generate_with_clients(3, &["demo"]);
+        let pki = Pki::generate_with_clients(3, &["demo"]).unwrap();
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         rt.block_on(async {
             // Same release: the request reaches the node (its answer is the test's "served").

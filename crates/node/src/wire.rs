@@ -321,7 +321,7 @@ mod tests {
         use argus_net::tcp::{party_name, tls_configs, Pki};
         use std::sync::Arc;
         type Chosen = std::io::Result<Option<Vec<u8>>>;
-        let pki = Pki::generate_with_clients(3, &["demo"]);
+        let pki = Pki::generate_with_clients(3, &["demo"]).unwrap();
         let (server, _) = tls_configs(&pki.identity(0)).unwrap();
         let mut server = (*server).clone();
         server.alpn_protocols = client_alpn();

@@ -72,7 +72,7 @@ mod sockets;
 
 pub(crate) use sockets::Shared;
 
-pub use pki::{client_name, party_name, PemPaths, Pki, TlsIdentity};
+pub use pki::{check_client_name, client_name, party_name, PemPaths, Pki, TlsIdentity};
 pub use setup::{cert_names, tls_configs};
 
 /// Read buffer under TLS during the set-up: rustls asks the socket for a few

@@ -22,6 +22,28 @@ pub fn client_name(name: &str) -> String {
     format!("client-{name}")
 }
 
+/// Checks that `name` can name a service client: non-empty, only ASCII letters, digits, '-', '_'
+/// and '.', and making `client-{name}` a valid DNS name (the name in its certificate, which the
+/// nodes match) and `client-{name}.pem` a plain file name.
+pub fn check_client_name(name: &str) -> Result<(), NetError> {
+    let refuse = |why: &str| Err(NetError::Certificate { reason: format!("client name {name:?} {why}") });
+    if name.is_empty() {
+        return refuse("is empty; give each client a name, comma separated");
+    }
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))) {
+        return refuse(&format!("contains {c:?}; use only ASCII letters, digits, '-', '_' and '.'"));
+    }
+    // A trailing dot passes as DNS, but no certificate's name may end in one.
+    if name.ends_with('.') || rustls::pki_types::ServerName::try_from(client_name(name)).is_err() {
+        return refuse(&format!(
+            "does not make a valid DNS name {:?}: each part between dots must be 1 to 63 characters, \
+             not end in '-', and the last may not be all digits",
+            client_name(name)
+        ));
+    }
+    Ok(())
+}
+
 /// A freshly generated public-key infrastructure for `n` parties: one CA
 /// (ECDSA P-256, self-signed) and, for each party `i`, an ECDSA P-256 key and
 /// a certificate signed by the CA whose subject alternative name is the DNS
@@ -56,17 +78,19 @@ impl Pki {
     /// If certificate generation fails (not expected with these fixed,
     /// valid parameters).
     pub fn generate(n: usize) -> Pki {
-        Self::generate_with_clients(n, &[])
+        Self::generate_with_clients(n, &[]).expect("generating the certificates")
     }
 
     /// Generates a CA, certificates for parties `0..n`, and for each name in
     /// `clients` a client certificate naming `client-{name}` (TLS client
     /// authentication only): the callers a node's service accepts.
     ///
-    /// # Panics
-    /// If certificate generation fails, or a client name is not a valid DNS label.
-    pub fn generate_with_clients(n: usize, clients: &[&str]) -> Pki {
-        Self::try_generate(n, clients).expect("generating the certificates")
+    /// Fails, before generating anything, if a client name is refused by
+    /// [`check_client_name`].
+    pub fn generate_with_clients(n: usize, clients: &[&str]) -> Result<Pki, NetError> {
+        clients.iter().try_for_each(|c| check_client_name(c))?;
+        Self::try_generate(n, clients)
+            .map_err(|e| NetError::Certificate { reason: format!("generating the certificates: {e}") })
     }
 
     fn try_generate(n: usize, client_names: &[&str]) -> Result<Pki, rcgen::Error> {
@@ -131,6 +155,16 @@ impl Pki {
         TlsIdentity { ca_cert_der: self.ca_cert_der.clone(), cert_der: p.cert_der.clone(), key_der: p.key_der.clone() }
     }
 
+    /// Every file [`Pki::write_pem`] writes into `dir`, the CA certificate first.
+    pub fn pem_files(&self, dir: impl AsRef<Path>) -> Vec<PathBuf> {
+        let dir = dir.as_ref();
+        let parties = (0..self.parties.len()).map(|i| PemPaths::new(dir, i));
+        let clients = self.clients.iter().map(|(name, _)| PemPaths::client(dir, name));
+        let mut files = vec![dir.join(CA_FILE)];
+        files.extend(parties.chain(clients).flat_map(|p| [p.cert, p.key]));
+        files
+    }
+
     /// Writes the CA certificate and every party's (and client's) certificate and key as PEM
     /// files into `dir` (created if missing), named as in [`PemPaths::new`] and [`PemPaths::client`]:
     /// `ca.pem`, `party-{i}.pem`, `party-{i}.key`, `client-{name}.pem`, `client-{name}.key` (keys are written with mode
@@ -165,7 +199,10 @@ const CA_FILE: &str = "ca.pem";
 fn write_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::PermissionsExt;
     let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    // `mode` applies only to a new file: an overwritten key keeps no looser mode it had.
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     f.write_all(data)
 }
 
@@ -268,4 +305,57 @@ fn pem_err(path: &Path, e: rustls::pki_types::pem::Error) -> NetError {
         other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
     };
     io_err(format!("reading PEM file {}", path.display()), source)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepted_client_names_make_certificates_the_nodes_match() {
+        let names = ["demo", "guest-2", "ops_team", "a.b", "X9"];
+        let pki = Pki::generate_with_clients(3, &names).unwrap();
+        for name in names {
+            let cert = CertificateDer::from(pki.client_identity(name).unwrap().cert_der);
+            assert!(crate::tcp::cert_names(&cert, &client_name(name)), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_client_name_that_cannot_name_a_certificate_or_file_is_refused_not_a_panic() {
+        for bad in ["", "ü", "../escaped", "a/b", "a b", "x-", "a..b", "a.1", "a.", &"x".repeat(57)] {
+            let e = Pki::generate_with_clients(3, &["ok", bad]).unwrap_err();
+            assert!(matches!(e, NetError::Certificate { .. }), "{bad:?}: {e:?}");
+            assert!(e.to_string().starts_with(&format!("client name {bad:?}")), "{bad:?}: {e}");
+        }
+        assert!(check_client_name(&"x".repeat(56)).is_ok());
+    }
+
+    #[test]
+    fn pem_files_lists_what_write_pem_writes() {
+        let dir = std::env::temp_dir().join(format!("argus-pem-files-{}", std::process::id()));
+        let pki = Pki::generate_with_clients(2, &["c"]).unwrap();
+        pki.write_pem(&dir).unwrap();
+        let mut written: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut listed = pki.pem_files(&dir);
+        written.sort();
+        listed.sort();
+        assert_eq!(written, listed);
+        assert_eq!(listed.len(), 1 + 2 * 2 + 2);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_overwritten_key_is_private_again() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("argus-key-mode-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = dir.join("party-0.key");
+        std::fs::write(&key, "old").unwrap();
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+        Pki::generate(2).write_pem(&dir).unwrap();
+        assert_eq!(std::fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
