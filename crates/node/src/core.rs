@@ -311,7 +311,16 @@ impl<S: IrisScheme> Core<S> {
         if !self.loaded {
             let id = self.cfg.id;
             let t = Instant::now();
-            self.engine.load(&mut |n| tracing::info!(node = id, "loaded {n} identities")).map_err(End::Fatal)?;
+            // Progress every 100 000 identities at info (a line per 1000 would flood the log of
+            // a large store), every 1000 at debug.
+            let progress = &mut |n: u64| {
+                if n % 100_000 == 0 {
+                    tracing::info!(node = id, "loaded {n} identities");
+                } else {
+                    tracing::debug!(node = id, "loaded {n} identities");
+                }
+            };
+            self.engine.load(progress).map_err(End::Fatal)?;
             tracing::info!(
                 node = id,
                 count = self.engine.count(),
