@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use argus_iris::Template;
 use argus_node::config::{BatchSettings, IrisSettings};
-use argus_node::import::{import_share_file, ImportStep, ShareFileWriter};
+use argus_node::import::{check_share_file, read_share_header, ImportStep, ShareFileWriter};
 use argus_node::{with_scheme, Client, ClientConfig, Kind, NodeConfig, NodeStatus};
 use clap::Args;
 
@@ -122,7 +122,7 @@ pub fn share(a: ShareArgs) -> Result<(), String> {
     let match_cfg = cfg.iris.match_config().map_err(err)?;
     let name = with_scheme!(cfg.iris.scheme, s => argus_iris::protocol::scheme::IrisScheme::name(&s));
     let mut files = (0..3)
-        .map(|i| ShareFileWriter::create(&a.out.join(format!("party{i}.shares")), name, bits))
+        .map(|i| ShareFileWriter::create(&a.out.join(format!("party{i}.shares")), i, name, bits))
         .collect::<Result<Vec<_>, _>>()
         .map_err(err)?;
     let pb = crate::demo::bar(a.templates.len() as u64, "share");
@@ -172,7 +172,27 @@ pub fn import(a: ImportArgs) -> Result<(), String> {
             }
         }
     }
-    let mut store = argus_store::open(&cfg.store).map_err(err)?;
+    // The file is read and checked whole before the store is opened: opening creates an empty
+    // SQLite database, which a refused import must not leave behind.
+    if a.shares.is_dir() {
+        return Err(format!(
+            "{} is a directory, not a share file: give this node's file in it, {}",
+            a.shares.display(),
+            a.shares.join(format!("party{}.shares", cfg.id)).display()
+        ));
+    }
+    let head = read_share_header(&a.shares).map_err(err)?;
+    if head.party != cfg.id {
+        let config = a.config.file_name().map_or(a.config.display(), |f| Path::new(f).display());
+        return Err(format!(
+            "{} holds node {}'s shares; this is node {} ({config}): import node {}'s file (party{}.shares) here",
+            a.shares.display(),
+            head.party,
+            cfg.id,
+            cfg.id,
+            cfg.id
+        ));
+    }
     let bits = cfg.iris.layout.geometry().map_err(err)?.bits();
     let match_cfg = cfg.iris.match_config().map_err(err)?;
     // Checking counts up (the file's length is known only once read); writing fills a bar.
@@ -192,8 +212,11 @@ pub fn import(a: ImportArgs) -> Result<(), String> {
         }
         pb.set_position(n);
     };
-    let done = with_scheme!(cfg.iris.scheme, s => import_share_file(store.as_mut(), &a.shares, &s, bits, &match_cfg, &mut progress))
-        .map_err(err)?;
+    let checked =
+        with_scheme!(cfg.iris.scheme, s => check_share_file(&a.shares, cfg.id, &s, bits, &match_cfg, &mut progress))
+            .map_err(err)?;
+    let mut store = argus_store::open(&cfg.store).map_err(err)?;
+    let done = checked.import_into(store.as_mut(), &mut progress).map_err(err)?;
     pb.finish_and_clear();
     let again =
         if done.already > 0 { format!(" ({} were there already, skipped)", done.already) } else { String::new() };

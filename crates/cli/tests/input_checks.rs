@@ -1,0 +1,123 @@
+//! Bad input to `argus import` is refused with a message that names what is wrong, and changes
+//! nothing on disk: no database is created or modified. No node runs here.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use argus_iris::{Generator, IrisGeometry};
+
+const EXE: &str = env!("CARGO_BIN_EXE_argus");
+const LAYOUT: &str = "layout = { rows = 4, cols = 32, filters = 2, parts = 2 }";
+
+/// Runs `argus` in `dir`: (success, stdout + stderr).
+fn argus(dir: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new(EXE).args(args).current_dir(dir).output().unwrap();
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+/// A fresh scratch directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("argus-input-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    /// Every path under the directory, relative, sorted.
+    fn listing(&self) -> Vec<String> {
+        fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                out.push(p.strip_prefix(base).unwrap().display().to_string());
+                if p.is_dir() {
+                    walk(base, &p, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.0, &self.0, &mut out);
+        out.sort();
+        out
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// `argus setup --dir dep` in `s` on the small test layout; `dep/t<k>.json`: `n` templates in it.
+fn deployment(s: &Scratch, n: usize) -> Vec<String> {
+    let (ok, out) = argus(&s.0, &["setup", "--dir", "dep"]);
+    assert!(ok, "{out}");
+    for f in ["party0.toml", "party1.toml", "party2.toml", "client.toml"] {
+        let p = s.0.join("dep").join(f);
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains("layout = \"deployed\""), "{text}");
+        std::fs::write(&p, text.replace("layout = \"deployed\"", LAYOUT)).unwrap();
+    }
+    let mut gen = Generator::new(IrisGeometry::new(4, 32, 2, 2).unwrap(), 3).unwrap();
+    (0..n)
+        .map(|k| {
+            let f = format!("dep/t{k}.json");
+            gen.random_template().write_file(s.0.join(&f)).unwrap();
+            f
+        })
+        .collect()
+}
+
+/// `argus import` refuses another node's share file, a missing file, a directory and a file of
+/// the older format (no party index), each before the store is opened: no database appears.
+/// The node's own file then imports.
+#[test]
+fn import_refuses_the_wrong_file_and_creates_no_store() {
+    let s = Scratch::new("import");
+    let templates = deployment(&s, 2);
+    let mut args = vec!["share", "--client", "dep/client.toml", "--out", "dep/sh"];
+    args.extend(templates.iter().map(String::as_str));
+    let (ok, out) = argus(&s.0, &args);
+    assert!(ok && out.contains("wrote 2 shares per node"), "{out}");
+    let db = s.0.join("dep/party0.db");
+    let import = |file: &str| argus(&s.0, &["import", "--config", "dep/party0.toml", file]);
+
+    let (ok, out) = import("dep/sh/party1.shares");
+    assert!(
+        !ok && out.contains(
+            "dep/sh/party1.shares holds node 1's shares; this is node 0 (party0.toml): \
+             import node 0's file (party0.shares) here"
+        ),
+        "{out}"
+    );
+    assert!(!db.exists(), "nothing written");
+
+    let (ok, out) = import("dep/missing.shares");
+    assert!(!ok && out.contains("dep/missing.shares"), "{out}");
+    assert!(!db.exists(), "no empty database for a missing file");
+
+    let (ok, out) = import("dep/sh");
+    let want = "dep/sh is a directory, not a share file: give this node's file in it, dep/sh/party0.shares";
+    assert!(!ok && out.contains(want), "{out}");
+    assert!(!db.exists());
+
+    // A version 1 file: as version 2 without the party byte.
+    let v2 = std::fs::read(s.0.join("dep/sh/party0.shares")).unwrap();
+    assert_eq!(&v2[..12], b"ARGUSSHR\x02\x00\x00\x00");
+    let v1: Vec<u8> = [&b"ARGUSSHR\x01\x00\x00\x00"[..], &v2[13..]].concat();
+    std::fs::write(s.0.join("dep/old.shares"), v1).unwrap();
+    let (ok, out) = import("dep/old.shares");
+    assert!(
+        !ok && out.contains("dep/old.shares: written by an older release") && out.contains("re-run argus share"),
+        "{out}"
+    );
+    assert!(!db.exists());
+
+    let (ok, out) = import("dep/sh/party0.shares");
+    assert!(ok && out.contains("imported 2 identities"), "{out}");
+    assert!(db.exists());
+}
