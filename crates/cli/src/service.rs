@@ -104,42 +104,133 @@ pub struct ShareArgs {
     /// Client configuration (scheme and layout).
     #[arg(long)]
     client: PathBuf,
-    /// Directory for `party0.shares` .. `party2.shares` (created; existing files are not overwritten).
+    /// Directory for `party0.shares` .. `party2.shares` (created; existing files are not
+    /// overwritten; a failed run leaves nothing behind).
     #[arg(long)]
     out: PathBuf,
-    /// Identity id of the first template; the others follow in order.
+    /// Identity id of the first template; the others follow in order (the last must be at most
+    /// 2^63 - 1, the largest id a store holds).
     #[arg(long, default_value_t = 0)]
     first_id: u64,
-    /// Template files (Argus JSON).
+    /// Template files (Argus JSON), in the layout of the client configuration.
+    #[arg(required = true)]
     templates: Vec<PathBuf>,
 }
 
-/// Shares templates into three share files for `argus import`.
+/// The largest identity id the stores hold (they keep ids as signed 64-bit integers).
+const MAX_ID: u64 = i64::MAX as u64;
+
+/// What a `share` run has put on disk so far, removed if the run fails.
+#[derive(Default)]
+struct Created {
+    /// Directories, outermost first.
+    dirs: Vec<PathBuf>,
+    /// Share files given their names.
+    files: Vec<PathBuf>,
+}
+
+impl Created {
+    /// Creates `dir` and its missing parents, remembering which were missing.
+    fn dir_all(&mut self, dir: &Path) -> Result<(), String> {
+        let mut missing: Vec<PathBuf> =
+            dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).map(Path::to_path_buf).collect();
+        missing.reverse();
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        self.dirs.extend(missing);
+        Ok(())
+    }
+
+    fn undo(&self) {
+        for f in &self.files {
+            let _ = std::fs::remove_file(f);
+        }
+        // Innermost first; remove_dir leaves a directory someone else put files into.
+        for d in self.dirs.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
+/// Prefixes an error with the file it concerns (once: the messages below do not name it).
+fn in_file(path: &Path, e: impl std::fmt::Display) -> String {
+    format!("{}: {e}", path.display())
+}
+
+/// Reads an Argus JSON template.
+fn read_argus_template(path: &Path) -> Result<Template, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| in_file(path, e))?;
+    Template::from_json(&text).map_err(|e| in_file(path, e))
+}
+
+/// Shares templates into three share files for `argus import`. Everything that can be checked
+/// up front is (ids, existing files); the directory and files are created with the first valid
+/// template, and a failure removes what the run created.
 pub fn share(a: ShareArgs) -> Result<(), String> {
     let cfg = ClientConfig::load(&a.client).map_err(err)?;
-    std::fs::create_dir_all(&a.out).map_err(|e| format!("creating {}: {e}", a.out.display()))?;
-    let bits = cfg.iris.layout.geometry().map_err(err)?.bits();
+    let geometry = cfg.iris.layout.geometry().map_err(err)?;
     let match_cfg = cfg.iris.match_config().map_err(err)?;
+    let n = a.templates.len() as u64;
+    // A wrapped id would collide with another identity; one past MAX_ID fails only at import.
+    if a.first_id.checked_add(n - 1).is_none_or(|last| last > MAX_ID) {
+        return Err(format!(
+            "--first-id {} with {n} templates gives ids past {MAX_ID}, the largest a store holds: \
+             give --first-id {} or less",
+            a.first_id,
+            MAX_ID - (n - 1).min(MAX_ID)
+        ));
+    }
+    if a.out.exists() && !a.out.is_dir() {
+        return Err(format!("--out {} is not a directory", a.out.display()));
+    }
+    let paths: Vec<PathBuf> = (0..3).map(|i| a.out.join(format!("party{i}.shares"))).collect();
+    if let Some(p) = paths.iter().find(|p| p.exists()) {
+        return Err(format!(
+            "{} already exists: share files are never overwritten; choose another --out (or move the old files away)",
+            p.display()
+        ));
+    }
+    let mut created = Created::default();
+    let result = share_into(&a, &cfg, geometry, &match_cfg, &paths, &mut created);
+    if result.is_err() {
+        created.undo();
+    }
+    result
+}
+
+fn share_into(
+    a: &ShareArgs,
+    cfg: &ClientConfig,
+    geometry: argus_iris::IrisGeometry,
+    match_cfg: &argus_iris::MatchConfig,
+    paths: &[PathBuf],
+    created: &mut Created,
+) -> Result<(), String> {
     let name = with_scheme!(cfg.iris.scheme, s => argus_iris::protocol::scheme::IrisScheme::name(&s));
-    let mut files = (0..3)
-        .map(|i| ShareFileWriter::create(&a.out.join(format!("party{i}.shares")), i, name, bits))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(err)?;
+    // Unfinished writers delete their partial files when dropped.
+    let mut files: Vec<ShareFileWriter> = Vec::new();
     let pb = crate::demo::bar(a.templates.len() as u64, "share");
     for (k, path) in a.templates.iter().enumerate() {
         pb.inc(1);
-        let t = Template::read_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let t = read_argus_template(path)?;
+        argus_node::client::check_layout(&t, geometry).map_err(|e| in_file(path, e))?;
         let shares = with_scheme!(cfg.iris.scheme, s => {
             use argus_iris::protocol::scheme::IrisScheme;
-            let sh = s.share_enrollment(&t, &match_cfg).map_err(|e| format!("{}: {e}", path.display()))?;
+            let sh = s.share_enrollment(&t, match_cfg).map_err(|e| in_file(path, e))?;
             sh.map(|x| s.encode(&x))
         });
+        if files.is_empty() {
+            created.dir_all(&a.out)?;
+            for (i, p) in paths.iter().enumerate() {
+                files.push(ShareFileWriter::create(p, i, name, geometry.bits()).map_err(err)?);
+            }
+        }
         for (f, sh) in files.iter_mut().zip(&shares) {
             f.push(a.first_id + k as u64, sh).map_err(err)?;
         }
     }
-    for f in files {
+    for (f, p) in files.into_iter().zip(paths) {
         f.finish().map_err(err)?;
+        created.files.push(p.clone());
     }
     pb.finish_and_clear();
     println!("wrote {} shares per node to {}", a.templates.len(), a.out.display());

@@ -1,5 +1,6 @@
-//! Bad input to `argus import` is refused with a message that names what is wrong, and changes
-//! nothing on disk: no database is created or modified. No node runs here.
+//! Bad input to `argus share` and `import` is refused with a message that names what is wrong,
+//! and changes nothing on disk: no share file, directory or database is created or modified. No
+//! node runs here.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -120,4 +121,70 @@ fn import_refuses_the_wrong_file_and_creates_no_store() {
     let (ok, out) = import("dep/sh/party0.shares");
     assert!(ok && out.contains("imported 2 identities"), "{out}");
     assert!(db.exists());
+}
+
+/// `argus share` checks each template's layout against the client configuration's (both ways),
+/// wants at least one template, refuses ids past the stores' largest, and a failed run leaves no
+/// directory or file behind, even one that failed after writing had begun.
+#[test]
+fn share_refuses_bad_input_and_leaves_nothing() {
+    let s = Scratch::new("share");
+    let templates = deployment(&s, 2);
+    let before = s.listing();
+    let share = |out: &str, extra: &[&str], files: &[&str]| {
+        let mut args = vec!["share", "--client", "dep/client.toml", "--out", out];
+        args.extend(extra);
+        args.extend(files);
+        argus(&s.0, &args)
+    };
+
+    // A template of the deployed layout for a client on the small one.
+    let deployed = "dep/deployed.json";
+    Generator::new(IrisGeometry::DEPLOYED, 4).unwrap().random_template().write_file(s.0.join(deployed)).unwrap();
+    let before_deployed = s.listing();
+    let (ok, out) = share("sh", &[], &[deployed]);
+    assert!(
+        !ok && out.contains(
+            "dep/deployed.json: invalid input: the template's layout 16x200x2x2 does not match the service's 4x32x2x2"
+        ),
+        "{out}"
+    );
+    assert_eq!(s.listing(), before_deployed, "nothing written");
+
+    // After a good template, in a directory three levels down: everything the run made goes.
+    let (ok, out) = share("a/b/sh", &[], &[&templates[0], deployed]);
+    assert!(!ok && out.contains("does not match the service's"), "{out}");
+    assert_eq!(s.listing(), before_deployed, "no directory or partial file left");
+    std::fs::remove_file(s.0.join(deployed)).unwrap();
+
+    // And the other way: the small layout's template for a client on the deployed layout.
+    let client = std::fs::read_to_string(s.0.join("dep/client.toml")).unwrap();
+    std::fs::write(s.0.join("dep/client.toml"), client.replace(LAYOUT, "layout = \"deployed\"")).unwrap();
+    let (ok, out) = share("sh", &[], &[&templates[0]]);
+    assert!(!ok && out.contains("the template's layout 4x32x2x2 does not match the service's 16x200x2x2"), "{out}");
+    std::fs::write(s.0.join("dep/client.toml"), client).unwrap();
+    assert_eq!(s.listing(), before);
+
+    let (ok, out) = share("sh", &[], &[]);
+    assert!(!ok && out.contains("<TEMPLATES>"), "TEMPLATES are required: {out}");
+    let max = u64::MAX.to_string();
+    let (ok, out) = share("sh", &["--first-id", &max], &[&templates[0], &templates[1]]);
+    assert!(
+        !ok && out.contains(&format!(
+            "--first-id {max} with 2 templates gives ids past 9223372036854775807, the largest a store holds: \
+             give --first-id 9223372036854775806 or less"
+        )),
+        "{out}"
+    );
+    let (ok, out) = share("sh", &["--first-id", "9223372036854775807"], &[&templates[0], &templates[1]]);
+    assert!(!ok && out.contains("give --first-id 9223372036854775806 or less"), "{out}");
+    assert_eq!(s.listing(), before, "nothing written");
+
+    // The largest first id that fits works; existing share files are never overwritten.
+    let (ok, out) = share("sh", &["--first-id", "9223372036854775806"], &[&templates[0], &templates[1]]);
+    assert!(ok && out.contains("wrote 2 shares per node"), "{out}");
+    let written = s.listing();
+    let (ok, out) = share("sh", &[], &[&templates[0]]);
+    assert!(!ok && out.contains("sh/party0.shares already exists"), "{out}");
+    assert_eq!(s.listing(), written);
 }
