@@ -57,8 +57,9 @@ pub struct SetupArgs {
     #[arg(long)]
     dir: PathBuf,
     /// Store URL prefix: `sqlite` (one file per node in the directory) or a PostgreSQL URL
-    /// ending in a database name prefix, e.g. `postgres://argus@127.0.0.1/iris` → databases iris0..iris2;
-    /// parameters stay after the name (TLS: `…/iris?sslmode=verify-full&sslrootcert=ca.pem`).
+    /// (`postgres://` or `postgresql://`) ending in a database name prefix, e.g.
+    /// `postgres://argus@127.0.0.1/iris` → databases iris0..iris2; parameters stay after the name
+    /// (TLS: `…/iris?sslmode=verify-full&sslrootcert=ca.pem`). Anything else is refused.
     #[arg(long, default_value = "sqlite")]
     store: String,
     /// Scheme (mpclift-GR16-shamir, mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3).
@@ -74,22 +75,40 @@ pub fn parse_scheme(name: &str) -> Result<argus_node::Scheme, String> {
 }
 
 /// Store URLs for the three nodes from a prefix: `sqlite`, or a PostgreSQL URL whose database
-/// name gets the node's index (before any `?parameters`, e.g. TLS ones).
-pub fn store_urls(prefix: &str) -> [String; 3] {
+/// name gets the node's index (before any `?parameters`, e.g. TLS ones). Anything else is refused:
+/// `foo` would have become the SQLite file `foo0`, and `postgres://host` the host `host0`.
+pub fn store_urls(prefix: &str) -> Result<[String; 3], String> {
+    const ACCEPTED: &str = "give `sqlite` (a SQLite file per node: party0.db .. party2.db) or a PostgreSQL URL \
+                            (postgres://… or postgresql://…) ending in a database name prefix, e.g. \
+                            postgres://argus@127.0.0.1/iris for the databases iris0 .. iris2";
+    if prefix == "sqlite" {
+        return Ok(std::array::from_fn(|i| format!("sqlite:party{i}.db")));
+    }
+    let Some(rest) = prefix.strip_prefix("postgres://").or_else(|| prefix.strip_prefix("postgresql://")) else {
+        return Err(format!("--store {prefix:?} is not a store URL prefix: {ACCEPTED}"));
+    };
     let (base, query) = prefix.split_once('?').map_or((prefix, String::new()), |(b, q)| (b, format!("?{q}")));
-    std::array::from_fn(
-        |i| if prefix == "sqlite" { format!("sqlite:party{i}.db") } else { format!("{base}{i}{query}") },
-    )
+    let database = rest.split('?').next().unwrap_or_default().split_once('/').map_or("", |(_, db)| db);
+    if database.is_empty() {
+        return Err(format!(
+            "--store {prefix:?} names no database (the node's index goes after the database name): {ACCEPTED}"
+        ));
+    }
+    Ok(std::array::from_fn(|i| format!("{base}{i}{query}")))
 }
 
 /// Writes a local deployment.
 pub fn setup(a: SetupArgs) -> Result<(), String> {
     let iris = IrisSettings { scheme: parse_scheme(&a.scheme)?, ..Default::default() };
-    if a.dir.join("party0.toml").exists() {
-        return Err(format!("{} already holds a deployment; choose another directory", a.dir.display()));
+    let stores = store_urls(&a.store)?;
+    if let Some(p) = argus_node::deploy::existing_files(&a.dir).first() {
+        return Err(format!(
+            "{} already exists: argus setup writes a new PKI and configuration and overwrites nothing; \
+             choose another --dir (or move it away)",
+            p.display()
+        ));
     }
-    let d =
-        argus_node::deploy::write_local(&a.dir, &iris, &BatchSettings::default(), store_urls(&a.store)).map_err(err)?;
+    let d = argus_node::deploy::write_local(&a.dir, &iris, &BatchSettings::default(), stores).map_err(err)?;
     println!("wrote a 3-node deployment to {}:", d.dir.display());
     for (c, p) in d.nodes.iter().zip(&d.node_configs) {
         println!("  argus node --config {}    # peers on {}, clients on {}", p.display(), c.peers[c.id], c.listen);

@@ -1,6 +1,6 @@
-//! Bad input to `argus share` and `import` is refused with a message that names what is wrong,
-//! and changes nothing on disk: no share file, directory or database is created or modified. No
-//! node runs here.
+//! Bad input to `argus setup`, `share` and `import` is refused with a message that names what is
+//! wrong, and changes nothing on disk: no deployment file, share file, directory or database is
+//! created or modified. No node runs here.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -187,4 +187,35 @@ fn share_refuses_bad_input_and_leaves_nothing() {
     let (ok, out) = share("sh", &[], &[&templates[0]]);
     assert!(!ok && out.contains("sh/party0.shares already exists"), "{out}");
     assert_eq!(s.listing(), written);
+}
+
+/// `argus setup` refuses a directory holding any of what it writes (here only `pki/`, or only
+/// `client.toml`), naming it and changing nothing, and a `--store` that is neither `sqlite` nor
+/// a PostgreSQL URL with a database name.
+#[test]
+fn setup_overwrites_nothing_and_takes_only_store_urls() {
+    let s = Scratch::new("setup");
+    std::fs::create_dir_all(s.0.join("s5/pki")).unwrap();
+    std::fs::write(s.0.join("s5/pki/ca.pem"), "the old CA").unwrap();
+    let before = s.listing();
+    let (ok, out) = argus(&s.0, &["setup", "--dir", "s5"]);
+    assert!(!ok && out.contains("s5/pki already exists") && out.contains("choose another --dir"), "{out}");
+    assert_eq!(std::fs::read_to_string(s.0.join("s5/pki/ca.pem")).unwrap(), "the old CA");
+    assert_eq!(s.listing(), before, "nothing written");
+    std::fs::remove_dir_all(s.0.join("s5/pki")).unwrap();
+    std::fs::write(s.0.join("s5/client.toml"), "mine").unwrap();
+    let (ok, out) = argus(&s.0, &["setup", "--dir", "s5"]);
+    assert!(!ok && out.contains("s5/client.toml already exists"), "{out}");
+    assert_eq!(s.listing(), ["s5", "s5/client.toml"]);
+
+    for bad in ["foo", "", "sqlite:x.db", "mysql://h/db", "postgres://argus@127.0.0.1", "postgresql://h/?x=1"] {
+        let (ok, out) = argus(&s.0, &["setup", "--dir", "s2", "--store", bad]);
+        assert!(!ok && out.contains(&format!("--store {bad:?}")), "{bad}: {out}");
+        assert!(out.contains("give `sqlite`") && out.contains("postgres://argus@127.0.0.1/iris"), "{bad}: {out}");
+        assert!(!s.0.join("s2").exists(), "{bad}: nothing written");
+    }
+    let (ok, out) = argus(&s.0, &["setup", "--dir", "s2", "--store", "postgresql://argus@h/iris?sslmode=disable"]);
+    assert!(ok, "{out}");
+    let party1 = std::fs::read_to_string(s.0.join("s2/party1.toml")).unwrap();
+    assert!(party1.contains("store = \"postgresql://argus@h/iris1?sslmode=disable\""), "{party1}");
 }
