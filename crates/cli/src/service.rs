@@ -181,6 +181,12 @@ fn read_argus_template(path: &Path) -> Result<Template, String> {
     Template::from_json(&text).map_err(|e| in_file(path, e))
 }
 
+/// Reads one eye in the open-iris layout.
+fn read_open_iris_eye(path: &Path) -> Result<argus_iris::IrisCode, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| in_file(path, e))?;
+    argus_iris::IrisCode::from_open_iris_json(&text).map_err(|e| in_file(path, e))
+}
+
 /// Shares templates into three share files for `argus import`. Everything that can be checked
 /// up front is (ids, existing files); the directory and files are created with the first valid
 /// template, and a failure removes what the run created.
@@ -350,8 +356,8 @@ pub struct TemplateArgs {
 
 fn read_template(a: &TemplateArgs) -> Result<Template, String> {
     match (&a.template, &a.open_iris) {
-        (Some(p), _) => Template::read_file(p).map_err(|e| format!("{}: {e}", p.display())),
-        (None, Some(lr)) => Template::read_open_iris_files(&lr[0], &lr[1]).map_err(|e| format!("{e}")),
+        (Some(p), _) => read_argus_template(p),
+        (None, Some(lr)) => Template::new(read_open_iris_eye(&lr[0])?, read_open_iris_eye(&lr[1])?).map_err(err),
         _ => Err("give a template file or --open-iris LEFT RIGHT".into()),
     }
 }

@@ -1,6 +1,6 @@
-//! Bad input to `argus setup`, `share` and `import` is refused with a message that names what is
-//! wrong, and changes nothing on disk: no deployment file, share file, directory or database is
-//! created or modified. No node runs here.
+//! Bad input to `argus setup`, `share`, `import` and the template readers is refused with a
+//! message that names what is wrong, and changes nothing on disk: no deployment file, share file,
+//! directory or database is created or modified. No node runs here.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -218,4 +218,35 @@ fn setup_overwrites_nothing_and_takes_only_store_urls() {
     assert!(ok, "{out}");
     let party1 = std::fs::read_to_string(s.0.join("s2/party1.toml")).unwrap();
     assert!(party1.contains("store = \"postgresql://argus@h/iris1?sslmode=disable\""), "{party1}");
+}
+
+/// A template that does not read is named once, with what is wrong in it: an open-iris eye (a
+/// value that is not a boolean, a missing file) and an Argus JSON template.
+#[test]
+fn template_errors_name_the_file_once() {
+    let s = Scratch::new("templates");
+    deployment(&s, 0);
+    let t = Generator::new(IrisGeometry::OPEN_IRIS, 5).unwrap().random_template();
+    t.write_open_iris_files(s.0.join("l.json"), s.0.join("r.json")).unwrap();
+    let right = std::fs::read_to_string(s.0.join("r.json")).unwrap();
+    // iris_codes[0][0][0][0], the first value, becomes a number.
+    let at = right.find(['t', 'f']).unwrap();
+    let end = at + if right[at..].starts_with("true") { 4 } else { 5 };
+    std::fs::write(s.0.join("r.json"), format!("{}1{}", &right[..at], &right[end..])).unwrap();
+    let enroll = |args: &[&str]| {
+        let mut all = vec!["enroll", "--client", "dep/client.toml"];
+        all.extend(args);
+        argus(&s.0, &all)
+    };
+    let (ok, out) = enroll(&["--open-iris", "l.json", "r.json"]);
+    assert!(!ok && out.contains("r.json: bad iris_codes[0][0][0][0]: expected a boolean"), "{out}");
+    assert_eq!(out.matches("r.json").count(), 1, "{out}");
+    let (ok, out) = enroll(&["--open-iris", "l.json", "gone.json"]);
+    assert!(!ok && out.contains("gone.json: "), "{out}");
+    assert_eq!(out.matches("gone.json").count(), 1, "{out}");
+    let (ok, out) = enroll(&["gone.json"]);
+    assert!(!ok && out.matches("gone.json").count() == 1, "{out}");
+    std::fs::write(s.0.join("broken.json"), "{ not json").unwrap();
+    let (ok, out) = enroll(&["broken.json"]);
+    assert!(!ok && out.contains("broken.json: malformed JSON") && out.matches("broken.json").count() == 1, "{out}");
 }
