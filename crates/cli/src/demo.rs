@@ -219,6 +219,7 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
     let iris = IrisSettings { scheme, ..Default::default() };
     let cfg = iris.match_config().map_err(|e| e.to_string())?;
     let geometry = iris.layout.geometry().map_err(|e| e.to_string())?;
+    store_urls(&a.store)?; // refused before any directory is made
     let tmp;
     let dir = match &a.dir {
         Some(d) => d.clone(),
@@ -246,7 +247,7 @@ fn run_in(
     geometry: argus_iris::IrisGeometry,
     dir: &Path,
 ) -> Result<(), String> {
-    let stores = store_urls(&a.store);
+    let stores = store_urls(&a.store)?;
     let batch = BatchSettings { max: a.batch, ..Default::default() };
     let d = argus_node::deploy::write_local(dir, iris, &batch, stores.clone()).map_err(|e| e.to_string())?;
     println!(

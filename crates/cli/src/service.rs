@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use argus_iris::Template;
 use argus_node::config::{BatchSettings, IrisSettings};
-use argus_node::import::{import_share_file, ImportStep, ShareFileWriter};
+use argus_node::import::{check_share_file, read_share_header, ImportStep, ShareFileWriter};
 use argus_node::{with_scheme, Client, ClientConfig, Kind, NodeConfig, NodeStatus};
 use clap::Args;
 
@@ -57,8 +57,9 @@ pub struct SetupArgs {
     #[arg(long)]
     dir: PathBuf,
     /// Store URL prefix: `sqlite` (one file per node in the directory) or a PostgreSQL URL
-    /// ending in a database name prefix, e.g. `postgres://argus@127.0.0.1/iris` → databases iris0..iris2;
-    /// parameters stay after the name (TLS: `…/iris?sslmode=verify-full&sslrootcert=ca.pem`).
+    /// (`postgres://` or `postgresql://`) ending in a database name prefix, e.g.
+    /// `postgres://argus@127.0.0.1/iris` → databases iris0..iris2; parameters stay after the name
+    /// (TLS: `…/iris?sslmode=verify-full&sslrootcert=ca.pem`). Anything else is refused.
     #[arg(long, default_value = "sqlite")]
     store: String,
     /// Scheme (mpclift-GR16-shamir, mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3).
@@ -74,22 +75,40 @@ pub fn parse_scheme(name: &str) -> Result<argus_node::Scheme, String> {
 }
 
 /// Store URLs for the three nodes from a prefix: `sqlite`, or a PostgreSQL URL whose database
-/// name gets the node's index (before any `?parameters`, e.g. TLS ones).
-pub fn store_urls(prefix: &str) -> [String; 3] {
+/// name gets the node's index (before any `?parameters`, e.g. TLS ones). Anything else is refused:
+/// `foo` would have become the SQLite file `foo0`, and `postgres://host` the host `host0`.
+pub fn store_urls(prefix: &str) -> Result<[String; 3], String> {
+    const ACCEPTED: &str = "give `sqlite` (a SQLite file per node: party0.db .. party2.db) or a PostgreSQL URL \
+                            (postgres://… or postgresql://…) ending in a database name prefix, e.g. \
+                            postgres://argus@127.0.0.1/iris for the databases iris0 .. iris2";
+    if prefix == "sqlite" {
+        return Ok(std::array::from_fn(|i| format!("sqlite:party{i}.db")));
+    }
+    let Some(rest) = prefix.strip_prefix("postgres://").or_else(|| prefix.strip_prefix("postgresql://")) else {
+        return Err(format!("--store {prefix:?} is not a store URL prefix: {ACCEPTED}"));
+    };
     let (base, query) = prefix.split_once('?').map_or((prefix, String::new()), |(b, q)| (b, format!("?{q}")));
-    std::array::from_fn(
-        |i| if prefix == "sqlite" { format!("sqlite:party{i}.db") } else { format!("{base}{i}{query}") },
-    )
+    let database = rest.split('?').next().unwrap_or_default().split_once('/').map_or("", |(_, db)| db);
+    if database.is_empty() {
+        return Err(format!(
+            "--store {prefix:?} names no database (the node's index goes after the database name): {ACCEPTED}"
+        ));
+    }
+    Ok(std::array::from_fn(|i| format!("{base}{i}{query}")))
 }
 
 /// Writes a local deployment.
 pub fn setup(a: SetupArgs) -> Result<(), String> {
     let iris = IrisSettings { scheme: parse_scheme(&a.scheme)?, ..Default::default() };
-    if a.dir.join("party0.toml").exists() {
-        return Err(format!("{} already holds a deployment; choose another directory", a.dir.display()));
+    let stores = store_urls(&a.store)?;
+    if let Some(p) = argus_node::deploy::existing_files(&a.dir).first() {
+        return Err(format!(
+            "{} already exists: argus setup writes a new PKI and configuration and overwrites nothing; \
+             choose another --dir (or move it away)",
+            p.display()
+        ));
     }
-    let d =
-        argus_node::deploy::write_local(&a.dir, &iris, &BatchSettings::default(), store_urls(&a.store)).map_err(err)?;
+    let d = argus_node::deploy::write_local(&a.dir, &iris, &BatchSettings::default(), stores).map_err(err)?;
     println!("wrote a 3-node deployment to {}:", d.dir.display());
     for (c, p) in d.nodes.iter().zip(&d.node_configs) {
         println!("  argus node --config {}    # peers on {}, clients on {}", p.display(), c.peers[c.id], c.listen);
@@ -104,42 +123,139 @@ pub struct ShareArgs {
     /// Client configuration (scheme and layout).
     #[arg(long)]
     client: PathBuf,
-    /// Directory for `party0.shares` .. `party2.shares` (created; existing files are not overwritten).
+    /// Directory for `party0.shares` .. `party2.shares` (created; existing files are not
+    /// overwritten; a failed run leaves nothing behind).
     #[arg(long)]
     out: PathBuf,
-    /// Identity id of the first template; the others follow in order.
+    /// Identity id of the first template; the others follow in order (the last must be at most
+    /// 2^63 - 1, the largest id a store holds).
     #[arg(long, default_value_t = 0)]
     first_id: u64,
-    /// Template files (Argus JSON).
+    /// Template files (Argus JSON), in the layout of the client configuration.
+    #[arg(required = true)]
     templates: Vec<PathBuf>,
 }
 
-/// Shares templates into three share files for `argus import`.
+/// The largest identity id the stores hold (they keep ids as signed 64-bit integers).
+const MAX_ID: u64 = i64::MAX as u64;
+
+/// What a `share` run has put on disk so far, removed if the run fails.
+#[derive(Default)]
+struct Created {
+    /// Directories, outermost first.
+    dirs: Vec<PathBuf>,
+    /// Share files given their names.
+    files: Vec<PathBuf>,
+}
+
+impl Created {
+    /// Creates `dir` and its missing parents, remembering which were missing.
+    fn dir_all(&mut self, dir: &Path) -> Result<(), String> {
+        let mut missing: Vec<PathBuf> =
+            dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).map(Path::to_path_buf).collect();
+        missing.reverse();
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        self.dirs.extend(missing);
+        Ok(())
+    }
+
+    fn undo(&self) {
+        for f in &self.files {
+            let _ = std::fs::remove_file(f);
+        }
+        // Innermost first; remove_dir leaves a directory someone else put files into.
+        for d in self.dirs.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
+/// Prefixes an error with the file it concerns (once: the messages below do not name it).
+fn in_file(path: &Path, e: impl std::fmt::Display) -> String {
+    format!("{}: {e}", path.display())
+}
+
+/// Reads an Argus JSON template.
+fn read_argus_template(path: &Path) -> Result<Template, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| in_file(path, e))?;
+    Template::from_json(&text).map_err(|e| in_file(path, e))
+}
+
+/// Reads one eye in the open-iris layout.
+fn read_open_iris_eye(path: &Path) -> Result<argus_iris::IrisCode, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| in_file(path, e))?;
+    argus_iris::IrisCode::from_open_iris_json(&text).map_err(|e| in_file(path, e))
+}
+
+/// Shares templates into three share files for `argus import`. Everything that can be checked
+/// up front is (ids, existing files); the directory and files are created with the first valid
+/// template, and a failure removes what the run created.
 pub fn share(a: ShareArgs) -> Result<(), String> {
     let cfg = ClientConfig::load(&a.client).map_err(err)?;
-    std::fs::create_dir_all(&a.out).map_err(|e| format!("creating {}: {e}", a.out.display()))?;
-    let bits = cfg.iris.layout.geometry().map_err(err)?.bits();
+    let geometry = cfg.iris.layout.geometry().map_err(err)?;
     let match_cfg = cfg.iris.match_config().map_err(err)?;
+    let n = a.templates.len() as u64;
+    // A wrapped id would collide with another identity; one past MAX_ID fails only at import.
+    if a.first_id.checked_add(n - 1).is_none_or(|last| last > MAX_ID) {
+        return Err(format!(
+            "--first-id {} with {n} templates gives ids past {MAX_ID}, the largest a store holds: \
+             give --first-id {} or less",
+            a.first_id,
+            MAX_ID - (n - 1).min(MAX_ID)
+        ));
+    }
+    if a.out.exists() && !a.out.is_dir() {
+        return Err(format!("--out {} is not a directory", a.out.display()));
+    }
+    let paths: Vec<PathBuf> = (0..3).map(|i| a.out.join(format!("party{i}.shares"))).collect();
+    if let Some(p) = paths.iter().find(|p| p.exists()) {
+        return Err(format!(
+            "{} already exists: share files are never overwritten; choose another --out (or move the old files away)",
+            p.display()
+        ));
+    }
+    let mut created = Created::default();
+    let result = share_into(&a, &cfg, geometry, &match_cfg, &paths, &mut created);
+    if result.is_err() {
+        created.undo();
+    }
+    result
+}
+
+fn share_into(
+    a: &ShareArgs,
+    cfg: &ClientConfig,
+    geometry: argus_iris::IrisGeometry,
+    match_cfg: &argus_iris::MatchConfig,
+    paths: &[PathBuf],
+    created: &mut Created,
+) -> Result<(), String> {
     let name = with_scheme!(cfg.iris.scheme, s => argus_iris::protocol::scheme::IrisScheme::name(&s));
-    let mut files = (0..3)
-        .map(|i| ShareFileWriter::create(&a.out.join(format!("party{i}.shares")), name, bits))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(err)?;
+    // Unfinished writers delete their partial files when dropped.
+    let mut files: Vec<ShareFileWriter> = Vec::new();
     let pb = crate::demo::bar(a.templates.len() as u64, "share");
     for (k, path) in a.templates.iter().enumerate() {
         pb.inc(1);
-        let t = Template::read_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let t = read_argus_template(path)?;
+        argus_node::client::check_layout(&t, geometry).map_err(|e| in_file(path, e))?;
         let shares = with_scheme!(cfg.iris.scheme, s => {
             use argus_iris::protocol::scheme::IrisScheme;
-            let sh = s.share_enrollment(&t, &match_cfg).map_err(|e| format!("{}: {e}", path.display()))?;
+            let sh = s.share_enrollment(&t, match_cfg).map_err(|e| in_file(path, e))?;
             sh.map(|x| s.encode(&x))
         });
+        if files.is_empty() {
+            created.dir_all(&a.out)?;
+            for (i, p) in paths.iter().enumerate() {
+                files.push(ShareFileWriter::create(p, i, name, geometry.bits()).map_err(err)?);
+            }
+        }
         for (f, sh) in files.iter_mut().zip(&shares) {
             f.push(a.first_id + k as u64, sh).map_err(err)?;
         }
     }
-    for f in files {
+    for (f, p) in files.into_iter().zip(paths) {
         f.finish().map_err(err)?;
+        created.files.push(p.clone());
     }
     pb.finish_and_clear();
     println!("wrote {} shares per node to {}", a.templates.len(), a.out.display());
@@ -172,7 +288,27 @@ pub fn import(a: ImportArgs) -> Result<(), String> {
             }
         }
     }
-    let mut store = argus_store::open(&cfg.store).map_err(err)?;
+    // The file is read and checked whole before the store is opened: opening creates an empty
+    // SQLite database, which a refused import must not leave behind.
+    if a.shares.is_dir() {
+        return Err(format!(
+            "{} is a directory, not a share file: give this node's file in it, {}",
+            a.shares.display(),
+            a.shares.join(format!("party{}.shares", cfg.id)).display()
+        ));
+    }
+    let head = read_share_header(&a.shares).map_err(err)?;
+    if head.party != cfg.id {
+        let config = a.config.file_name().map_or(a.config.display(), |f| Path::new(f).display());
+        return Err(format!(
+            "{} holds node {}'s shares; this is node {} ({config}): import node {}'s file (party{}.shares) here",
+            a.shares.display(),
+            head.party,
+            cfg.id,
+            cfg.id,
+            cfg.id
+        ));
+    }
     let bits = cfg.iris.layout.geometry().map_err(err)?.bits();
     let match_cfg = cfg.iris.match_config().map_err(err)?;
     // Checking counts up (the file's length is known only once read); writing fills a bar.
@@ -192,8 +328,11 @@ pub fn import(a: ImportArgs) -> Result<(), String> {
         }
         pb.set_position(n);
     };
-    let done = with_scheme!(cfg.iris.scheme, s => import_share_file(store.as_mut(), &a.shares, &s, bits, &match_cfg, &mut progress))
-        .map_err(err)?;
+    let checked =
+        with_scheme!(cfg.iris.scheme, s => check_share_file(&a.shares, cfg.id, &s, bits, &match_cfg, &mut progress))
+            .map_err(err)?;
+    let mut store = argus_store::open(&cfg.store).map_err(err)?;
+    let done = checked.import_into(store.as_mut(), &mut progress).map_err(err)?;
     pb.finish_and_clear();
     let again =
         if done.already > 0 { format!(" ({} were there already, skipped)", done.already) } else { String::new() };
@@ -217,8 +356,8 @@ pub struct TemplateArgs {
 
 fn read_template(a: &TemplateArgs) -> Result<Template, String> {
     match (&a.template, &a.open_iris) {
-        (Some(p), _) => Template::read_file(p).map_err(|e| format!("{}: {e}", p.display())),
-        (None, Some(lr)) => Template::read_open_iris_files(&lr[0], &lr[1]).map_err(|e| format!("{e}")),
+        (Some(p), _) => read_argus_template(p),
+        (None, Some(lr)) => Template::new(read_open_iris_eye(&lr[0])?, read_open_iris_eye(&lr[1])?).map_err(err),
         _ => Err("give a template file or --open-iris LEFT RIGHT".into()),
     }
 }

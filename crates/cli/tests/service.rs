@@ -458,7 +458,7 @@ fn status_command_names_a_node_that_does_not_answer() {
 }
 
 /// Seeding from existing shares, as README describes it: `argus share` writes one share file per
-/// node (a bad template stops it with the file's name and leaves no share file), `argus import`
+/// node (a bad template stops it with the file's name and leaves no share file or directory), `argus import`
 /// loads each into its stopped node's store (refused while the node runs; a file for another
 /// node's layout is refused and imports nothing; run again, it skips what is there), and the
 /// restarted service knows the seeded people.
@@ -507,8 +507,7 @@ fn seeding_by_share_and_import() {
     let args = share_args(&with_broken);
     let (ok, out) = run(&args.iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
     assert!(!ok && out.contains("broken.json"), "{out}");
-    let left: Vec<_> = std::fs::read_dir(&shares).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert!(left.is_empty(), "a failed run leaves nothing: {left:?}");
+    assert!(!shares.exists(), "a failed run leaves nothing, not even its --out directory");
     let args = share_args(&files);
     let (ok, out) = run(&args.iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
     assert!(ok && out.contains("wrote 6 shares per node"), "{out}");

@@ -309,14 +309,7 @@ impl Client {
 
     /// Shares `t` as a query (all rotations, both eyes), one encoded share per node.
     pub fn make_shares(&self, t: &Template) -> Result<[Vec<u8>; 3], NodeError> {
-        let geometry = self.cfg.iris.layout.geometry()?;
-        if t.left.geometry() != geometry || t.right.geometry() != geometry {
-            return Err(NodeError::Input(format!(
-                "the template's layout {} does not match the service's {}",
-                t.left.geometry().describe(),
-                geometry.describe()
-            )));
-        }
+        check_layout(t, self.cfg.iris.layout.geometry()?)?;
         with_scheme!(self.cfg.iris.scheme, s => {
             let [a, b, c] = s.share_query(t, &self.match_cfg)?;
             Ok([s.encode(&a), s.encode(&b), s.encode(&c)])
@@ -393,6 +386,20 @@ impl Client {
             other => Err(NodeError::Protocol(format!("unexpected answer to commits: {other:?}"))),
         }
     }
+}
+
+/// Refuses a template whose eyes are not in the service's layout `geometry`: shared anyway, its
+/// shares would be refused by the nodes, or by `argus import` long after `argus share`.
+pub fn check_layout(t: &Template, geometry: argus_iris::IrisGeometry) -> Result<(), NodeError> {
+    if t.left.geometry() != geometry || t.right.geometry() != geometry {
+        let eye = if t.left.geometry() != geometry { &t.left } else { &t.right };
+        return Err(NodeError::Input(format!(
+            "the template's layout {} does not match the service's {} (the [iris] layout of the configuration)",
+            eye.geometry().describe(),
+            geometry.describe()
+        )));
+    }
+    Ok(())
 }
 
 /// Node `node`'s answer to a status request.

@@ -66,7 +66,15 @@ fn ephemeral_start() -> Option<u16> {
     range.split_whitespace().next()?.parse().ok()
 }
 
-/// Writes a deployment into `dir` (created). `stores[i]` is node `i`'s store URL (a relative
+/// The paths in `dir` that [`write_local`] would write and that exist already (it refuses to
+/// overwrite any: a new `pki/ca.pem` would orphan every certificate issued under the old one).
+pub fn existing_files(dir: &Path) -> Vec<PathBuf> {
+    let names = ["pki", "party0.toml", "party1.toml", "party2.toml", "client.toml"];
+    // symlink_metadata: a dangling link counts too, as writing through it would create its target.
+    names.iter().map(|n| dir.join(n)).filter(|p| p.symlink_metadata().is_ok()).collect()
+}
+
+/// Writes a deployment into `dir` (created), refusing if any of its files or `pki/` exists. `stores[i]` is node `i`'s store URL (a relative
 /// `sqlite:` path is relative to `dir`). The three nodes share this machine's cores, so with
 /// `batch.threads == 0` each gets a third of them for its matrix products (oversubscribing
 /// them costs throughput).
@@ -77,6 +85,12 @@ pub fn write_local(
     stores: [String; 3],
 ) -> Result<LocalDeployment, NodeError> {
     let io = |what: String| move |e| NodeError::Io { context: what, source: e };
+    if let Some(p) = existing_files(dir).first() {
+        return Err(NodeError::Input(format!(
+            "{} already exists; a new deployment overwrites nothing: choose another directory",
+            p.display()
+        )));
+    }
     std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
     Pki::generate_with_clients(3, &["demo", "guest"])?.write_pem(dir.join("pki"))?;
     let ports = free_loopback_ports(6)?;
@@ -129,5 +143,25 @@ mod tests {
         }
         let held: Vec<_> = ports.iter().map(|a| TcpListener::bind(a).unwrap()).collect();
         assert_eq!(held.len(), 6);
+    }
+
+    /// A directory holding only `pki/` (or any one file a deployment writes) is refused, naming
+    /// it, and nothing in it changes.
+    #[test]
+    fn write_local_overwrites_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("pki/ca.pem");
+        std::fs::create_dir_all(ca.parent().unwrap()).unwrap();
+        std::fs::write(&ca, "old CA").unwrap();
+        let stores = || std::array::from_fn(|i| format!("sqlite:party{i}.db"));
+        let e = write_local(dir.path(), &IrisSettings::default(), &BatchSettings::default(), stores()).unwrap_err();
+        assert!(e.to_string().contains(&format!("{} already exists", dir.path().join("pki").display())), "{e}");
+        assert_eq!(std::fs::read_to_string(&ca).unwrap(), "old CA");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "nothing else written");
+        std::fs::remove_dir_all(dir.path().join("pki")).unwrap();
+        std::fs::write(dir.path().join("client.toml"), "old").unwrap();
+        assert_eq!(existing_files(dir.path()), [dir.path().join("client.toml")]);
+        assert!(write_local(dir.path(), &IrisSettings::default(), &BatchSettings::default(), stores()).is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "nothing else written");
     }
 }

@@ -1,7 +1,8 @@
 //! Share files for bulk import: how a deployment seeds its nodes from existing shares. One file
-//! per node: `ARGUSSHR`, format version (u32), scheme name (u16 length + UTF-8), code bits (u64),
-//! then records `id (u64), length (u32), share bytes` (the scheme's enrolment encoding), all
-//! little-endian.
+//! per node: `ARGUSSHR`, format version (u32, now 2), the node's party index (u8), scheme name
+//! (u16 length + UTF-8), code bits (u64), then records `id (u64), length (u32), share bytes` (the
+//! scheme's enrolment encoding), all little-endian. Version 1 files lack the party index, so a
+//! node could not tell another node's file from its own: they are refused (re-run `argus share`).
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -14,7 +15,8 @@ use argus_store::{IdentityId, Store};
 use crate::NodeError;
 
 const MAGIC: &[u8; 8] = b"ARGUSSHR";
-const VERSION: u32 = 1;
+/// The format version written and read. 2 added the party index; 1 is refused.
+const VERSION: u32 = 2;
 
 fn io(context: String) -> impl FnOnce(std::io::Error) -> NodeError {
     move |source| NodeError::Io { context, source }
@@ -31,8 +33,11 @@ pub struct ShareFileWriter {
 }
 
 impl ShareFileWriter {
-    /// Creates `path` (refusing to overwrite) for shares of `scheme` over codes of `bits` bits.
-    pub fn create(path: &Path, scheme: &str, bits: usize) -> Result<Self, NodeError> {
+    /// Creates `path` (refusing to overwrite) for node `party`'s shares of `scheme` over codes of
+    /// `bits` bits.
+    pub fn create(path: &Path, party: usize, scheme: &str, bits: usize) -> Result<Self, NodeError> {
+        let party = u8::try_from(party)
+            .map_err(|_| NodeError::Input(format!("party index {party} does not fit a share file (at most 255)")))?;
         if path.exists() {
             return Err(NodeError::Io {
                 context: format!("creating {}", path.display()),
@@ -47,6 +52,7 @@ impl ShareFileWriter {
         let ctx = || format!("writing {}", path.display());
         w.write_all(MAGIC).map_err(io(ctx()))?;
         w.write_all(&VERSION.to_le_bytes()).map_err(io(ctx()))?;
+        w.write_all(&[party]).map_err(io(ctx()))?;
         w.write_all(&(scheme.len() as u16).to_le_bytes()).map_err(io(ctx()))?;
         w.write_all(scheme.as_bytes()).map_err(io(ctx()))?;
         w.write_all(&(bits as u64).to_le_bytes()).map_err(io(ctx()))?;
@@ -86,31 +92,98 @@ impl Drop for ShareFileWriter {
     }
 }
 
-/// Reads a share file's records, checking the header against `scheme` and `bits`.
-pub fn read_share_file(
-    path: &Path,
-    scheme: &str,
-    bits: usize,
-) -> Result<impl Iterator<Item = Result<(IdentityId, Vec<u8>), NodeError>>, NodeError> {
-    let mut r = BufReader::new(File::open(path).map_err(io(format!("opening {}", path.display())))?);
+/// What a share file's header says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShareFileHeader {
+    /// The node whose shares the file holds.
+    pub party: usize,
+    /// The scheme's name.
+    pub scheme: String,
+    /// Code bits.
+    pub bits: usize,
+}
+
+impl ShareFileHeader {
+    /// Checks that `path` (whose header this is) is for node `party` running `scheme` over codes
+    /// of `bits` bits.
+    pub fn check(&self, path: &Path, party: usize, scheme: &str, bits: usize) -> Result<(), NodeError> {
+        let bad = |what: String| NodeError::Input(format!("{}{what}", path.display()));
+        if self.party != party {
+            // Another node's shares would import without complaint and corrupt every answer.
+            return Err(bad(format!(" holds node {}'s shares; this is node {party}", self.party)));
+        }
+        if self.scheme != scheme || self.bits != bits {
+            return Err(bad(format!(
+                ": shares of {} over {}-bit codes; this node runs {scheme} over {bits}",
+                self.scheme, self.bits
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Opens a share file and reads its header, leaving the reader at the first record.
+fn open_share_file(path: &Path) -> Result<(ShareFileHeader, BufReader<File>), NodeError> {
     let bad = |what: &str| NodeError::Input(format!("{}: {what}", path.display()));
-    let mut head = [0u8; 14];
-    r.read_exact(&mut head).map_err(|_| bad("not an Argus share file (too short)"))?;
+    // Opening a directory succeeds on Linux; only reading it fails, which would look like a short file.
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(bad("is a directory, not a share file: give the node's file in it (party<i>.shares for node i)"));
+    }
+    let mut r = BufReader::new(File::open(path).map_err(io(format!("opening {}", path.display())))?);
+    let mut exact = |buf: &mut [u8], short: &str| {
+        r.read_exact(buf).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => bad(short),
+            _ => NodeError::Io { context: format!("reading {}", path.display()), source: e },
+        })
+    };
+    let mut head = [0u8; 12];
+    exact(&mut head, "not an Argus share file (too short)")?;
     if &head[..8] != MAGIC {
         return Err(bad("not an Argus share file"));
     }
     let version = u32::from_le_bytes(head[8..12].try_into().unwrap());
-    if version != VERSION {
-        return Err(bad(&format!("share file version {version}, this build reads {VERSION}")));
+    if version < VERSION {
+        return Err(bad(&format!(
+            "written by an older release (share file version {version}, which does not name its node): \
+             re-run argus share with this release"
+        )));
     }
-    let mut name = vec![0u8; u16::from_le_bytes(head[12..14].try_into().unwrap()) as usize];
-    r.read_exact(&mut name).map_err(|_| bad("truncated header"))?;
+    if version > VERSION {
+        return Err(bad(&format!(
+            "written by a newer release (share file version {version}; this release reads {VERSION}): \
+             import it with that release, or re-run argus share with this one"
+        )));
+    }
+    let mut party = [0u8; 1];
+    exact(&mut party, "truncated header")?;
+    let mut len = [0u8; 2];
+    exact(&mut len, "truncated header")?;
+    let mut name = vec![0u8; u16::from_le_bytes(len) as usize];
+    exact(&mut name, "truncated header")?;
     let mut b = [0u8; 8];
-    r.read_exact(&mut b).map_err(|_| bad("truncated header"))?;
-    let (name, file_bits) = (String::from_utf8_lossy(&name).to_string(), u64::from_le_bytes(b) as usize);
-    if name != scheme || file_bits != bits {
-        return Err(bad(&format!("shares of {name} over {file_bits}-bit codes; this node runs {scheme} over {bits}")));
-    }
+    exact(&mut b, "truncated header")?;
+    let header = ShareFileHeader {
+        party: party[0] as usize,
+        scheme: String::from_utf8_lossy(&name).to_string(),
+        bits: u64::from_le_bytes(b) as usize,
+    };
+    Ok((header, r))
+}
+
+/// Reads a share file's header (nothing else), refusing what is not a share file of this version.
+pub fn read_share_header(path: &Path) -> Result<ShareFileHeader, NodeError> {
+    open_share_file(path).map(|(h, _)| h)
+}
+
+/// Reads a share file's records, checking the header against `party`, `scheme` and `bits`.
+pub fn read_share_file(
+    path: &Path,
+    party: usize,
+    scheme: &str,
+    bits: usize,
+) -> Result<impl Iterator<Item = Result<(IdentityId, Vec<u8>), NodeError>>, NodeError> {
+    let (header, mut r) = open_share_file(path)?;
+    header.check(path, party, scheme, bits)?;
     let path = path.display().to_string();
     Ok(std::iter::from_fn(move || {
         let mut id = [0u8; 8];
@@ -152,19 +225,46 @@ pub struct Imported {
 
 /// Imports a share file into `store`: every record is validated first (so a bad file imports
 /// nothing), then all are written, skipping those the store already holds with the same share
-/// (so an interrupted import can be run again). `progress` is told the step and the records done
-/// in it, every [`PROGRESS_EVERY`] records and at each step's end.
+/// (so an interrupted import can be run again). `party` is the importing node's index. `progress`
+/// is told the step and the records done in it, every [`PROGRESS_EVERY`] records and at each
+/// step's end. [`check_share_file`] then [`CheckedShareFile::import_into`] does the same in two
+/// steps, for a caller that opens the store only for a valid file.
 pub fn import_share_file<S: IrisScheme>(
     store: &mut dyn Store,
     path: &Path,
+    party: usize,
     scheme: &S,
     bits: usize,
     cfg: &MatchConfig,
     progress: &mut dyn FnMut(ImportStep, u64),
 ) -> Result<Imported, NodeError> {
+    check_share_file(path, party, scheme, bits, cfg, progress)?.import_into(store, progress)
+}
+
+/// A share file whose every record [`check_share_file`] found valid for the node.
+#[derive(Clone, Debug)]
+pub struct CheckedShareFile {
+    path: std::path::PathBuf,
+    party: usize,
+    scheme: String,
+    bits: usize,
+    records: u64,
+}
+
+/// Validates a share file for node `party` (header, then every record: a valid enrolment share of
+/// `scheme` over `bits`-bit codes, ids ascending) without touching any store. `progress` is told
+/// [`ImportStep::Checking`] and the records checked.
+pub fn check_share_file<S: IrisScheme>(
+    path: &Path,
+    party: usize,
+    scheme: &S,
+    bits: usize,
+    cfg: &MatchConfig,
+    progress: &mut dyn FnMut(ImportStep, u64),
+) -> Result<CheckedShareFile, NodeError> {
     let mut n = 0u64;
     let mut last = None;
-    for rec in read_share_file(path, scheme.name(), bits)? {
+    for rec in read_share_file(path, party, scheme.name(), bits)? {
         let (id, share) = rec?;
         scheme
             .decode(&share, bits, cfg, ShareKind::Enrollment)
@@ -179,30 +279,134 @@ pub fn import_share_file<S: IrisScheme>(
         }
     }
     progress(ImportStep::Checking, n);
-    let mut err = None;
-    let mut sent = 0u64;
-    let mut records = read_share_file(path, scheme.name(), bits)?
-        .map_while(|r| match r {
-            Ok(v) => Some(v),
-            Err(e) => {
-                err = Some(e);
-                None
-            }
-        })
-        .inspect(|_| {
-            sent += 1;
-            if sent.is_multiple_of(PROGRESS_EVERY) {
-                progress(ImportStep::Writing, sent);
-            }
-        });
-    let written = store.bulk_import(&mut records)?;
-    drop(records);
-    if let Some(e) = err {
-        return Err(e);
+    Ok(CheckedShareFile { path: path.to_path_buf(), party, scheme: scheme.name().to_string(), bits, records: n })
+}
+
+impl CheckedShareFile {
+    /// Records in the file.
+    pub fn records(&self) -> u64 {
+        self.records
     }
-    progress(ImportStep::Writing, n);
-    Ok(Imported { written, already: n - written })
+
+    /// Writes the checked records to `store`, skipping those it already holds with the same
+    /// share. `progress` is told [`ImportStep::Writing`] and the records written.
+    pub fn import_into(
+        self,
+        store: &mut dyn Store,
+        progress: &mut dyn FnMut(ImportStep, u64),
+    ) -> Result<Imported, NodeError> {
+        let mut err = None;
+        let mut sent = 0u64;
+        let mut records = read_share_file(&self.path, self.party, &self.scheme, self.bits)?
+            .map_while(|r| match r {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    err = Some(e);
+                    None
+                }
+            })
+            .inspect(|_| {
+                sent += 1;
+                if sent.is_multiple_of(PROGRESS_EVERY) {
+                    progress(ImportStep::Writing, sent);
+                }
+            });
+        let written = store.bulk_import(&mut records)?;
+        drop(records);
+        if let Some(e) = err {
+            return Err(e);
+        }
+        progress(ImportStep::Writing, self.records);
+        Ok(Imported { written, already: self.records.saturating_sub(written) })
+    }
 }
 
 /// How often [`import_share_file`] reports progress, in records.
 pub const PROGRESS_EVERY: u64 = 1000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{IrisSettings, Layout};
+    use argus_iris::protocol::scheme::MpcLiftGr16;
+    use argus_iris::Generator;
+
+    fn settings() -> IrisSettings {
+        IrisSettings { layout: Layout::Custom { rows: 4, cols: 32, filters: 2, parts: 2 }, ..Default::default() }
+    }
+
+    /// Writes `argus share`'s three files for `n` random people into `dir`.
+    fn write_three(dir: &Path, n: u64) -> [std::path::PathBuf; 3] {
+        let iris = settings();
+        let g = iris.layout.geometry().unwrap();
+        let cfg = iris.match_config().unwrap();
+        let s = MpcLiftGr16;
+        let paths: [_; 3] = std::array::from_fn(|i| dir.join(format!("party{i}.shares")));
+        let mut w: Vec<_> =
+            paths.iter().enumerate().map(|(i, p)| ShareFileWriter::create(p, i, s.name(), g.bits()).unwrap()).collect();
+        let mut gen = Generator::new(g, 5).unwrap();
+        for id in 0..n {
+            let sh = s.share_enrollment(&gen.random_template(), &cfg).unwrap();
+            for (f, x) in w.iter_mut().zip(&sh) {
+                f.push(id, &s.encode(x)).unwrap();
+            }
+        }
+        w.into_iter().for_each(|f| f.finish().unwrap());
+        paths
+    }
+
+    /// A share file names its node; another node's file is refused, naming both, and its store
+    /// stays empty; the node's own file imports.
+    #[test]
+    fn a_share_file_is_imported_only_by_its_node() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = write_three(dir.path(), 3);
+        for (i, p) in paths.iter().enumerate() {
+            assert_eq!(read_share_header(p).unwrap().party, i);
+        }
+        let iris = settings();
+        let (bits, cfg) = (iris.layout.geometry().unwrap().bits(), iris.match_config().unwrap());
+        let mut store = argus_store::open(&format!("sqlite:{}", dir.path().join("node0.db").display())).unwrap();
+        let e = import_share_file(store.as_mut(), &paths[1], 0, &MpcLiftGr16, bits, &cfg, &mut |_, _| {})
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("party1.shares holds node 1's shares; this is node 0"), "{e}");
+        assert_eq!(store.summary().unwrap().count, 0, "nothing written");
+        let done = import_share_file(store.as_mut(), &paths[0], 0, &MpcLiftGr16, bits, &cfg, &mut |_, _| {}).unwrap();
+        assert_eq!(done, Imported { written: 3, already: 0 });
+    }
+
+    /// A version 1 file (no party index) is refused as an older release's; a newer version, a
+    /// directory, a short file and another format are each named for what they are.
+    #[test]
+    fn files_that_are_not_this_releases_share_files_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            p
+        };
+        let mut v1 = MAGIC.to_vec();
+        v1.extend(1u32.to_le_bytes());
+        v1.extend(4u16.to_le_bytes());
+        v1.extend(b"name");
+        v1.extend(128u64.to_le_bytes());
+        let e = read_share_header(&write("v1.shares", &v1)).unwrap_err().to_string();
+        assert!(e.contains("v1.shares: written by an older release") && e.contains("re-run argus share"), "{e}");
+        let mut v3 = MAGIC.to_vec();
+        v3.extend(3u32.to_le_bytes());
+        let e = read_share_header(&write("v3.shares", &v3)).unwrap_err().to_string();
+        assert!(e.contains("written by a newer release (share file version 3"), "{e}");
+        let e = read_share_header(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("is a directory, not a share file"), "{e}");
+        let e = read_share_header(&write("short", b"ARGUS")).unwrap_err().to_string();
+        assert!(e.contains("not an Argus share file (too short)"), "{e}");
+        let e = read_share_header(&write("other", b"PK\x03\x04 and more bytes")).unwrap_err().to_string();
+        assert!(e.ends_with("other: not an Argus share file"), "{e}");
+        let mut cut = MAGIC.to_vec();
+        cut.extend(VERSION.to_le_bytes());
+        cut.extend([0u8, 9, 0]);
+        let e = read_share_header(&write("cut", &cut)).unwrap_err().to_string();
+        assert!(e.contains("cut: truncated header"), "{e}");
+    }
+}
