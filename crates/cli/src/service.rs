@@ -175,18 +175,6 @@ fn in_file(path: &Path, e: impl std::fmt::Display) -> String {
     format!("{}: {e}", path.display())
 }
 
-/// Reads an Argus JSON template.
-fn read_argus_template(path: &Path) -> Result<Template, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| in_file(path, e))?;
-    Template::from_json(&text).map_err(|e| in_file(path, e))
-}
-
-/// Reads one eye in the open-iris layout.
-fn read_open_iris_eye(path: &Path) -> Result<argus_iris::IrisCode, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| in_file(path, e))?;
-    argus_iris::IrisCode::from_open_iris_json(&text).map_err(|e| in_file(path, e))
-}
-
 /// Shares templates into three share files for `argus import`. Everything that can be checked
 /// up front is (ids, existing files); the directory and files are created with the first valid
 /// template, and a failure removes what the run created.
@@ -236,7 +224,7 @@ fn share_into(
     let pb = crate::demo::bar(a.templates.len() as u64, "share");
     for (k, path) in a.templates.iter().enumerate() {
         pb.inc(1);
-        let t = read_argus_template(path)?;
+        let t = Template::read_file(path).map_err(|e| e.to_string())?; // names the file
         argus_node::client::check_layout(&t, geometry).map_err(|e| in_file(path, e))?;
         let shares = with_scheme!(cfg.iris.scheme, s => {
             use argus_iris::protocol::scheme::IrisScheme;
@@ -356,8 +344,9 @@ pub struct TemplateArgs {
 
 fn read_template(a: &TemplateArgs) -> Result<Template, String> {
     match (&a.template, &a.open_iris) {
-        (Some(p), _) => read_argus_template(p),
-        (None, Some(lr)) => Template::new(read_open_iris_eye(&lr[0])?, read_open_iris_eye(&lr[1])?).map_err(err),
+        // Both name the file in their errors.
+        (Some(p), _) => Template::read_file(p).map_err(|e| e.to_string()),
+        (None, Some(lr)) => Template::read_open_iris_files(&lr[0], &lr[1]).map_err(|e| e.to_string()),
         _ => Err("give a template file or --open-iris LEFT RIGHT".into()),
     }
 }

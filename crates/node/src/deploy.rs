@@ -74,10 +74,11 @@ pub fn existing_files(dir: &Path) -> Vec<PathBuf> {
     names.iter().map(|n| dir.join(n)).filter(|p| p.symlink_metadata().is_ok()).collect()
 }
 
-/// Writes a deployment into `dir` (created), refusing if any of its files or `pki/` exists. `stores[i]` is node `i`'s store URL (a relative
-/// `sqlite:` path is relative to `dir`). The three nodes share this machine's cores, so with
-/// `batch.threads == 0` each gets a third of them for its matrix products (oversubscribing
-/// them costs throughput).
+/// Writes a deployment into `dir` (created), refusing if any of its files, `pki/` or an SQLite
+/// store it names exists (a new deployment would otherwise start on an old one's identities).
+/// `stores[i]` is node `i`'s store URL (a relative `sqlite:` path is relative to `dir`). The three
+/// nodes share this machine's cores, so with `batch.threads == 0` each gets a third of them for
+/// its matrix products (oversubscribing them costs throughput).
 pub fn write_local(
     dir: &Path,
     iris: &IrisSettings,
@@ -85,7 +86,9 @@ pub fn write_local(
     stores: [String; 3],
 ) -> Result<LocalDeployment, NodeError> {
     let io = |what: String| move |e| NodeError::Io { context: what, source: e };
-    if let Some(p) = existing_files(dir).first() {
+    let sqlite = stores.iter().filter_map(|s| s.strip_prefix("sqlite:")).map(|f| dir.join(f));
+    let existing = existing_files(dir).into_iter().chain(sqlite.filter(|p| p.symlink_metadata().is_ok()));
+    if let Some(p) = existing.into_iter().next() {
         return Err(NodeError::Input(format!(
             "{} already exists; a new deployment overwrites nothing: choose another directory",
             p.display()
@@ -162,6 +165,12 @@ mod tests {
         std::fs::write(dir.path().join("client.toml"), "old").unwrap();
         assert_eq!(existing_files(dir.path()), [dir.path().join("client.toml")]);
         assert!(write_local(dir.path(), &IrisSettings::default(), &BatchSettings::default(), stores()).is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "nothing else written");
+        // An old deployment's store: the new nodes would start on its identities.
+        std::fs::remove_file(dir.path().join("client.toml")).unwrap();
+        std::fs::write(dir.path().join("party2.db"), "old store").unwrap();
+        let e = write_local(dir.path(), &IrisSettings::default(), &BatchSettings::default(), stores()).unwrap_err();
+        assert!(e.to_string().contains(&format!("{} already exists", dir.path().join("party2.db").display())), "{e}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "nothing else written");
     }
 }

@@ -1,8 +1,10 @@
 //! Share files for bulk import: how a deployment seeds its nodes from existing shares. One file
 //! per node: `ARGUSSHR`, format version (u32, now 2), the node's party index (u8), scheme name
 //! (u16 length + UTF-8), code bits (u64), then records `id (u64), length (u32), share bytes` (the
-//! scheme's enrolment encoding), all little-endian. Version 1 files lack the party index, so a
-//! node could not tell another node's file from its own: they are refused (re-run `argus share`).
+//! scheme's enrolment encoding), all little-endian, then an end record: id `u64::MAX` (no identity
+//! has it), length 8, the number of records (u64). A file cut short, even between two records,
+//! lacks it and is refused. Version 1 files lack the party index and the end record, so a node
+//! could not tell another node's file from its own: they are refused (re-run `argus share`).
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -29,8 +31,16 @@ pub struct ShareFileWriter {
     w: BufWriter<File>,
     path: std::path::PathBuf,
     partial: std::path::PathBuf,
+    records: u64,
     done: bool,
 }
+
+/// The id of the end record.
+const END: u64 = u64::MAX;
+
+/// Longest share a record may hold (the largest scheme's open-iris enrolment share is ~0.5 MB):
+/// a corrupt length is refused instead of allocated.
+const MAX_SHARE_BYTES: usize = 64 << 20;
 
 impl ShareFileWriter {
     /// Creates `path` (refusing to overwrite) for node `party`'s shares of `scheme` over codes of
@@ -56,20 +66,31 @@ impl ShareFileWriter {
         w.write_all(&(scheme.len() as u16).to_le_bytes()).map_err(io(ctx()))?;
         w.write_all(scheme.as_bytes()).map_err(io(ctx()))?;
         w.write_all(&(bits as u64).to_le_bytes()).map_err(io(ctx()))?;
-        Ok(ShareFileWriter { w, path: path.to_path_buf(), partial, done: false })
+        Ok(ShareFileWriter { w, path: path.to_path_buf(), partial, records: 0, done: false })
     }
 
     /// Appends identity `id`'s share.
     pub fn push(&mut self, id: IdentityId, share: &[u8]) -> Result<(), NodeError> {
+        if id == END || share.len() > MAX_SHARE_BYTES {
+            return Err(NodeError::Input(format!(
+                "identity {id}: no share file holds this id or a share of {} bytes",
+                share.len()
+            )));
+        }
         let ctx = || "writing a share file".to_string();
         self.w.write_all(&id.to_le_bytes()).map_err(io(ctx()))?;
         self.w.write_all(&(share.len() as u32).to_le_bytes()).map_err(io(ctx()))?;
-        self.w.write_all(share).map_err(io(ctx()))
+        self.w.write_all(share).map_err(io(ctx()))?;
+        self.records += 1;
+        Ok(())
     }
 
-    /// Flushes the file to disk and gives it its name.
+    /// Writes the end record, flushes the file to disk and gives it its name.
     pub fn finish(mut self) -> Result<(), NodeError> {
         let ctx = || format!("writing {}", self.partial.display());
+        self.w.write_all(&END.to_le_bytes()).map_err(io(ctx()))?;
+        self.w.write_all(&8u32.to_le_bytes()).map_err(io(ctx()))?;
+        self.w.write_all(&self.records.to_le_bytes()).map_err(io(ctx()))?;
         self.w.flush().map_err(io(ctx()))?;
         self.w.get_ref().sync_all().map_err(io(ctx()))?;
         if self.path.exists() {
@@ -185,23 +206,49 @@ pub fn read_share_file(
     let (header, mut r) = open_share_file(path)?;
     header.check(path, party, scheme, bits)?;
     let path = path.display().to_string();
+    let (mut records, mut ended) = (0u64, false);
     Ok(std::iter::from_fn(move || {
+        if ended {
+            return None;
+        }
+        let cut = |what: &str| NodeError::Input(format!("{path}: {what} (the file was cut short, e.g. in a copy)"));
         let mut id = [0u8; 8];
         match r.read_exact(&mut id) {
             Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return None,
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                ended = true;
+                return Some(Err(cut(&format!("ends after {records} complete records without its end record"))));
+            }
             Err(e) => return Some(Err(NodeError::Io { context: format!("reading {path}"), source: e })),
         }
         let mut len = [0u8; 4];
-        let mut share = Vec::new();
-        let rec = r
-            .read_exact(&mut len)
-            .and_then(|_| {
-                share.resize(u32::from_le_bytes(len) as usize, 0);
-                r.read_exact(&mut share)
-            })
-            .map_err(|_| NodeError::Input(format!("{path}: truncated record")));
-        Some(rec.map(|_| (u64::from_le_bytes(id), share)))
+        if r.read_exact(&mut len).is_err() {
+            ended = true;
+            return Some(Err(cut("truncated record")));
+        }
+        let len = u32::from_le_bytes(len) as usize;
+        if len > MAX_SHARE_BYTES {
+            ended = true;
+            return Some(Err(NodeError::Input(format!("{path}: a record of {len} bytes: the file is corrupt"))));
+        }
+        let mut share = vec![0u8; len];
+        if r.read_exact(&mut share).is_err() {
+            ended = true;
+            return Some(Err(cut("truncated record")));
+        }
+        if u64::from_le_bytes(id) == END {
+            ended = true;
+            let count = share.try_into().map(u64::from_le_bytes).ok();
+            let trailing = r.read(&mut [0u8; 1]).map_or(true, |n| n > 0);
+            if count != Some(records) || trailing {
+                return Some(Err(NodeError::Input(format!(
+                    "{path}: the end record does not close the file after its {records} records: the file is corrupt"
+                ))));
+            }
+            return None;
+        }
+        records += 1;
+        Some(Ok((u64::from_le_bytes(id), share)))
     }))
 }
 
@@ -408,5 +455,36 @@ mod tests {
         cut.extend([0u8, 9, 0]);
         let e = read_share_header(&write("cut", &cut)).unwrap_err().to_string();
         assert!(e.contains("cut: truncated header"), "{e}");
+    }
+
+    /// A file cut short anywhere past its header (between two records too), one with bytes
+    /// after its end record, and one with an absurd record length are refused before any store
+    /// is written; the whole file imports.
+    #[test]
+    fn a_cut_or_corrupt_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let whole = std::fs::read(&write_three(dir.path(), 3)[0]).unwrap();
+        let iris = settings();
+        let (bits, cfg) = (iris.layout.geometry().unwrap().bits(), iris.match_config().unwrap());
+        let header = 8 + 4 + 1 + 2 + MpcLiftGr16.name().len() + 8;
+        let record = (whole.len() - header - 20) / 3; // 20: the end record
+        let check = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            check_share_file(&p, 0, &MpcLiftGr16, bits, &cfg, &mut |_, _| {}).map(|_| ()).map_err(|e| e.to_string())
+        };
+        check("whole", &whole).unwrap();
+        let e = check("between", &whole[..header + 2 * record]).unwrap_err();
+        assert!(e.contains("ends after 2 complete records without its end record"), "{e}");
+        let e = check("inside", &whole[..header + record + 20]).unwrap_err();
+        assert!(e.contains("truncated record"), "{e}");
+        let e = check("no-end", &whole[..whole.len() - 3]).unwrap_err();
+        assert!(e.contains("truncated record"), "{e}");
+        let e = check("trailing", &[&whole[..], b"x"].concat()).unwrap_err();
+        assert!(e.contains("the end record does not close the file"), "{e}");
+        let mut huge = whole.clone();
+        huge[header + 8..header + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+        let e = check("huge", &huge).unwrap_err();
+        assert!(e.contains("the file is corrupt"), "{e}");
     }
 }
