@@ -314,7 +314,7 @@ impl<S: IrisScheme> Core<S> {
             // Progress every 100 000 identities at info (a line per 1000 would flood the log of
             // a large store), every 1000 at debug.
             let progress = &mut |n: u64| {
-                if n % 100_000 == 0 {
+                if n.is_multiple_of(100_000) {
                     tracing::info!(node = id, "loaded {n} identities");
                 } else {
                     tracing::debug!(node = id, "loaded {n} identities");
