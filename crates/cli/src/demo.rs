@@ -20,7 +20,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rayon::prelude::*;
 
-use crate::service::{parse_scheme, print_status, store_urls};
+use crate::service::{print_status, store_urls};
 
 /// Arguments of `argus demo`.
 #[derive(Args, Debug, Clone)]
@@ -32,9 +32,13 @@ pub struct DemoArgs {
     /// earlier queries, the rest new identities).
     #[arg(long, default_value_t = 500)]
     pub queries: usize,
-    /// Scheme.
+    /// Scheme (mpclift-GR16-shamir, mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3).
     #[arg(long, default_value = "mpclift-GR16-shamir")]
     pub scheme: String,
+    /// Code layout: deployed (16x200x2x2 bits) or open-iris (16x256x2x2; runs with
+    /// --scheme nolift-Z32-rep3).
+    #[arg(long, value_enum, default_value = "deployed")]
+    pub layout: crate::service::LayoutArg,
     /// Queries per protocol run (the nodes' batch size).
     #[arg(long, default_value_t = 32)]
     pub batch: usize,
@@ -211,12 +215,11 @@ const LOAD_FLAGS: crate::load::Flags = crate::load::Flags { qps: "--load-qps", s
 
 /// Runs the demo.
 pub fn run(a: DemoArgs) -> Result<(), String> {
-    let scheme = parse_scheme(&a.scheme)?;
+    let iris = crate::service::new_iris_settings(&a.scheme, a.layout)?;
     // Refused now rather than after the whole demo has run.
     if a.load_seconds > 0 {
         crate::load::schedule(a.load_qps, a.load_seconds, LOAD_FLAGS)?;
     }
-    let iris = IrisSettings { scheme, ..Default::default() };
     let cfg = iris.match_config().map_err(|e| e.to_string())?;
     let geometry = iris.layout.geometry().map_err(|e| e.to_string())?;
     store_urls(&a.store)?; // refused before any directory is made

@@ -65,6 +65,32 @@ pub struct SetupArgs {
     /// Scheme (mpclift-GR16-shamir, mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3).
     #[arg(long, default_value = "mpclift-GR16-shamir")]
     scheme: String,
+    /// Code layout: deployed (16x200x2x2 bits) or open-iris (16x256x2x2; runs with
+    /// --scheme nolift-Z32-rep3, the only scheme whose ring fits its 16384-bit codes).
+    #[arg(long, value_enum, default_value = "deployed")]
+    layout: LayoutArg,
+}
+
+/// A named code layout, for `--layout`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum LayoutArg {
+    /// 16 x 200 x 2 x 2 = 12800 bits.
+    Deployed,
+    /// 16 x 256 x 2 x 2 = 16384 bits.
+    OpenIris,
+}
+
+/// The `[iris]` settings of a new deployment: `scheme` on `layout`, the rest default; refused
+/// before anything is written if the scheme cannot run the layout.
+pub fn new_iris_settings(scheme: &str, layout: LayoutArg) -> Result<IrisSettings, String> {
+    use argus_node::config::{Layout, NamedLayout};
+    let layout = Layout::Named(match layout {
+        LayoutArg::Deployed => NamedLayout::Deployed,
+        LayoutArg::OpenIris => NamedLayout::OpenIris,
+    });
+    let iris = IrisSettings { scheme: parse_scheme(scheme)?, layout, ..Default::default() };
+    iris.check_supported().map_err(err)?;
+    Ok(iris)
 }
 
 /// Parses a scheme name as the configuration file spells it.
@@ -99,7 +125,7 @@ pub fn store_urls(prefix: &str) -> Result<[String; 3], String> {
 
 /// Writes a local deployment.
 pub fn setup(a: SetupArgs) -> Result<(), String> {
-    let iris = IrisSettings { scheme: parse_scheme(&a.scheme)?, ..Default::default() };
+    let iris = new_iris_settings(&a.scheme, a.layout)?;
     let stores = store_urls(&a.store)?;
     if let Some(p) = argus_node::deploy::existing_files(&a.dir).first() {
         return Err(format!(

@@ -178,3 +178,26 @@ fn node_says_it_is_serving_by_default_and_rust_log_overrides() {
     assert!(!logs[2].contains("serving"), "RUST_LOG=warn is obeyed: {}", logs[2]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `argus setup --layout open-iris` is refused, writing nothing, with a scheme that cannot run
+/// 16384-bit codes, and naming the one that can; with that one it writes the layout.
+#[test]
+fn setup_takes_a_layout_its_scheme_can_run() {
+    let dir = std::env::temp_dir().join(format!("argus-setup-layout-{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_argus"))
+        .args(["setup", "--dir", d, "--layout", "open-iris"])
+        .output()
+        .unwrap();
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && msg.contains("nolift-Z32-rep3"), "{msg}");
+    assert!(!dir.exists(), "nothing written");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_argus"))
+        .args(["setup", "--dir", d, "--layout", "open-iris", "--scheme", "nolift-Z32-rep3"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let cfg = std::fs::read_to_string(dir.join("party0.toml")).unwrap();
+    assert!(cfg.contains("layout = \"open-iris\"") && cfg.contains("scheme = \"nolift-Z32-rep3\""), "{cfg}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
