@@ -68,7 +68,7 @@ pub struct TemplateShare<R: Ring> {
 
 /// Whether shares over `ring` can run the check for codes of `len` bits under `cfg`: a ring wide
 /// enough for Lemma 2 (NoLift), or Z_2^16 whose products get lifted (MPCLift); see
-/// [`ComparisonPlan`].
+/// `ComparisonPlan`.
 pub fn check_ring<R: Ring>(ring: &R, len: usize, cfg: &MatchConfig) -> Result<(), IrisError> {
     let factor = match cfg.mask_mode {
         MaskMode::PerBit => 1,
