@@ -143,14 +143,28 @@ impl ShareFileHeader {
     }
 }
 
-/// Opens a share file and reads its header, leaving the reader at the first record.
-fn open_share_file(path: &Path) -> Result<(ShareFileHeader, BufReader<File>), NodeError> {
-    let bad = |what: &str| NodeError::Input(format!("{}: {what}", path.display()));
+/// Opens a share file (refusing a directory).
+fn open_file(path: &Path) -> Result<File, NodeError> {
     // Opening a directory succeeds on Linux; only reading it fails, which would look like a short file.
     if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
-        return Err(bad("is a directory, not a share file: give the node's file in it (party<i>.shares for node i)"));
+        return Err(NodeError::Input(format!(
+            "{}: is a directory, not a share file: give the node's file in it (party<i>.shares for node i)",
+            path.display()
+        )));
     }
-    let mut r = BufReader::new(File::open(path).map_err(io(format!("opening {}", path.display())))?);
+    File::open(path).map_err(io(format!("opening {}", path.display())))
+}
+
+/// Opens a share file and reads its header, leaving the reader at the first record.
+fn open_share_file(path: &Path) -> Result<(ShareFileHeader, BufReader<File>), NodeError> {
+    header_of(path, open_file(path)?)
+}
+
+/// Reads the header of `file` (opened from `path`, read from its start), leaving the reader at
+/// the first record.
+fn header_of(path: &Path, file: File) -> Result<(ShareFileHeader, BufReader<File>), NodeError> {
+    let bad = |what: &str| NodeError::Input(format!("{}: {what}", path.display()));
+    let mut r = BufReader::new(file);
     let mut exact = |buf: &mut [u8], short: &str| {
         r.read_exact(buf).map_err(|e| match e.kind() {
             std::io::ErrorKind::UnexpectedEof => bad(short),
@@ -203,7 +217,18 @@ pub fn read_share_file(
     scheme: &str,
     bits: usize,
 ) -> Result<impl Iterator<Item = Result<(IdentityId, Vec<u8>), NodeError>>, NodeError> {
-    let (header, mut r) = open_share_file(path)?;
+    records_of(path, open_file(path)?, party, scheme, bits)
+}
+
+/// [`read_share_file`] from `file`, already open (read from its start).
+fn records_of(
+    path: &Path,
+    file: File,
+    party: usize,
+    scheme: &str,
+    bits: usize,
+) -> Result<impl Iterator<Item = Result<(IdentityId, Vec<u8>), NodeError>>, NodeError> {
+    let (header, mut r) = header_of(path, file)?;
     header.check(path, party, scheme, bits)?;
     let path = path.display().to_string();
     let (mut records, mut ended) = (0u64, false);
@@ -288,9 +313,11 @@ pub fn import_share_file<S: IrisScheme>(
     check_share_file(path, party, scheme, bits, cfg, progress)?.import_into(store, progress)
 }
 
-/// A share file whose every record [`check_share_file`] found valid for the node.
-#[derive(Clone, Debug)]
+/// A share file whose every record [`check_share_file`] found valid for the node. It keeps the
+/// file open, so the import writes what was checked even if the path is replaced meanwhile.
+#[derive(Debug)]
 pub struct CheckedShareFile {
+    file: File,
     path: std::path::PathBuf,
     party: usize,
     scheme: String,
@@ -311,7 +338,9 @@ pub fn check_share_file<S: IrisScheme>(
 ) -> Result<CheckedShareFile, NodeError> {
     let mut n = 0u64;
     let mut last = None;
-    for rec in read_share_file(path, party, scheme.name(), bits)? {
+    let file = open_file(path)?;
+    let kept = file.try_clone().map_err(io(format!("opening {}", path.display())))?;
+    for rec in records_of(path, file, party, scheme.name(), bits)? {
         let (id, share) = rec?;
         scheme
             .decode(&share, bits, cfg, ShareKind::Enrollment)
@@ -326,7 +355,8 @@ pub fn check_share_file<S: IrisScheme>(
         }
     }
     progress(ImportStep::Checking, n);
-    Ok(CheckedShareFile { path: path.to_path_buf(), party, scheme: scheme.name().to_string(), bits, records: n })
+    let (path, scheme) = (path.to_path_buf(), scheme.name().to_string());
+    Ok(CheckedShareFile { file: kept, path, party, scheme, bits, records: n })
 }
 
 impl CheckedShareFile {
@@ -344,7 +374,9 @@ impl CheckedShareFile {
     ) -> Result<Imported, NodeError> {
         let mut err = None;
         let mut sent = 0u64;
-        let mut records = read_share_file(&self.path, self.party, &self.scheme, self.bits)?
+        let mut file = self.file;
+        std::io::Seek::rewind(&mut file).map_err(io(format!("reading {}", self.path.display())))?;
+        let mut records = records_of(&self.path, file, self.party, &self.scheme, self.bits)?
             .map_while(|r| match r {
                 Ok(v) => Some(v),
                 Err(e) => {
@@ -486,5 +518,22 @@ mod tests {
         huge[header + 8..header + 12].copy_from_slice(&u32::MAX.to_le_bytes());
         let e = check("huge", &huge).unwrap_err();
         assert!(e.contains("the file is corrupt"), "{e}");
+    }
+
+    /// The import writes the file that was checked: replaced by another node's file between the
+    /// check and the import, the path's new content is not read.
+    #[test]
+    fn the_checked_file_is_the_one_imported() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = write_three(dir.path(), 2);
+        let iris = settings();
+        let (bits, cfg) = (iris.layout.geometry().unwrap().bits(), iris.match_config().unwrap());
+        let checked = check_share_file(&paths[0], 0, &MpcLiftGr16, bits, &cfg, &mut |_, _| {}).unwrap();
+        std::fs::rename(&paths[1], &paths[0]).unwrap();
+        let mut store = argus_store::open(&format!("sqlite:{}", dir.path().join("node0.db").display())).unwrap();
+        assert_eq!(checked.import_into(store.as_mut(), &mut |_, _| {}).unwrap(), Imported { written: 2, already: 0 });
+        // Read anew, the path would have been refused: it now holds node 1's shares.
+        let e = check_share_file(&paths[0], 0, &MpcLiftGr16, bits, &cfg, &mut |_, _| {}).unwrap_err().to_string();
+        assert!(e.contains("holds node 1's shares"), "{e}");
     }
 }
