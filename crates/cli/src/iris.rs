@@ -105,18 +105,12 @@ fn gen(a: GenArgs) -> Result<(), String> {
     if let Some(name) = names.clone().find(|name| a.out.join(name).exists()) {
         return Err(format!("{} already exists; choose an empty --out directory", a.out.join(name).display()));
     }
-    let new_dir = !a.out.exists();
-    std::fs::create_dir_all(&a.out).map_err(|e| format!("creating {}: {e}", a.out.display()))?;
-    let mut written = Vec::new();
-    let result = write_templates(&a, geometry, genuine, names, &mut written);
+    // Nothing half-done: on failure the files this run wrote go, and the directories it made.
+    let mut created = crate::created::Created::default();
+    created.dir_all(&a.out)?;
+    let result = write_templates(&a, geometry, genuine, names, &mut created.files);
     if result.is_err() {
-        // Nothing half-done: the files this run wrote go, and the directory if it made it.
-        for path in &written {
-            let _ = std::fs::remove_file(path);
-        }
-        if new_dir {
-            let _ = std::fs::remove_dir(&a.out);
-        }
+        created.undo();
     }
     result?;
     println!(

@@ -10,6 +10,7 @@
 //!   (`argus pki` writes the certificates it uses).
 
 mod bench;
+mod created;
 mod demo;
 mod engine_demo;
 mod iris;

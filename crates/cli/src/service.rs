@@ -165,37 +165,6 @@ pub struct ShareArgs {
 /// The largest identity id the stores hold (they keep ids as signed 64-bit integers).
 const MAX_ID: u64 = i64::MAX as u64;
 
-/// What a `share` run has put on disk so far, removed if the run fails.
-#[derive(Default)]
-struct Created {
-    /// Directories, outermost first.
-    dirs: Vec<PathBuf>,
-    /// Share files given their names.
-    files: Vec<PathBuf>,
-}
-
-impl Created {
-    /// Creates `dir` and its missing parents, remembering which were missing.
-    fn dir_all(&mut self, dir: &Path) -> Result<(), String> {
-        let mut missing: Vec<PathBuf> =
-            dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).map(Path::to_path_buf).collect();
-        missing.reverse();
-        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-        self.dirs.extend(missing);
-        Ok(())
-    }
-
-    fn undo(&self) {
-        for f in &self.files {
-            let _ = std::fs::remove_file(f);
-        }
-        // Innermost first; remove_dir leaves a directory someone else put files into.
-        for d in self.dirs.iter().rev() {
-            let _ = std::fs::remove_dir(d);
-        }
-    }
-}
-
 /// Prefixes an error with the file it concerns (once: the messages below do not name it).
 fn in_file(path: &Path, e: impl std::fmt::Display) -> String {
     format!("{}: {e}", path.display())
@@ -228,7 +197,7 @@ pub fn share(a: ShareArgs) -> Result<(), String> {
             p.display()
         ));
     }
-    let mut created = Created::default();
+    let mut created = crate::created::Created::default();
     let result = share_into(&a, &cfg, geometry, &match_cfg, &paths, &mut created);
     if result.is_err() {
         created.undo();
@@ -242,7 +211,7 @@ fn share_into(
     geometry: argus_iris::IrisGeometry,
     match_cfg: &argus_iris::MatchConfig,
     paths: &[PathBuf],
-    created: &mut Created,
+    created: &mut crate::created::Created,
 ) -> Result<(), String> {
     let name = with_scheme!(cfg.iris.scheme, s => argus_iris::protocol::scheme::IrisScheme::name(&s));
     // Unfinished writers delete their partial files when dropped.
