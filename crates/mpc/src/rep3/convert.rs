@@ -294,6 +294,31 @@ pub fn lemma1(l: u128, t: u128) -> Result<()> {
     lemma2(l, 1, t)
 }
 
+/// Whether the MSB over Z_t (bit `K − 1` of the representative in `[0, t)`, `K = ⌈log2 t⌉`) is
+/// the sign of every integer in `[lo, hi]`: `hi < 2^(K−1)` and `lo ≥ −(t − 2^(K−1))`. Lemmas 1
+/// and 2 are this for the ranges `[−l, 2l]` and `[−2·b·l, 2·b·l]`; callers that know the exact
+/// range of what they compare (the iris check's `a·ml − b·dot`) pass it, which admits rings the
+/// lemmas' slack refuses.
+pub fn msb_is_sign(lo: i128, hi: i128, t: u128) -> Result<()> {
+    if t < 2 || lo > hi {
+        return Err(MpcError::InvalidParameter(format!("no sign test for [{lo}, {hi}] over Z_{t}")));
+    }
+    let half = 1u128 << (128 - (t - 1).leading_zeros() - 1);
+    if (hi >= 0 && hi as u128 >= half) || (lo < 0 && lo.unsigned_abs() > t - half) {
+        return Err(MpcError::InvalidParameter(format!(
+            "values in [{lo}, {hi}] do not keep their sign in the MSB over Z_{t} (needs [-{}, {half})",
+            t - half
+        )));
+    }
+    Ok(())
+}
+
+/// The smallest `k` for which the MSB over Z_2^k is the sign of every integer in `[lo, hi]`
+/// ([`msb_is_sign`]), if one below 128 is.
+pub fn msb_ring_bits(lo: i128, hi: i128) -> Option<u32> {
+    (1..128).find(|&k| msb_is_sign(lo, hi, 1u128 << k).is_ok())
+}
+
 /// Lemma 2 (paper 000): `hd > (a/b)·ml` equals `MSB(a·ml - b·hd)` over Z_t if `b·l < t/4` and
 /// `b·l < t - 2^(ceil(log2 t) - 1)`.
 pub fn lemma2(l: u128, b: u128, t: u128) -> Result<()> {

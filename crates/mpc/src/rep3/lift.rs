@@ -73,16 +73,16 @@ pub fn lift<R: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, target: &T, adder: Add
     big.sub(&carry)
 }
 
-/// Lift of small values: `[x]_{2^k}` with `0 ≤ x < 2^{k−2}` to `[x]_{2^{k+m}}` in **2 rounds**,
-/// our shortcut of Alg. 14 for values with headroom (the iris check's mask products, at most
-/// 12 800 < 2^14 in Z_2^16). The components summed as integers give `X = x + j·2^k`, and with
-/// two spare bits the carry count `j ∈ {0, 1, 2}` is a function of the components' top two bits
-/// alone ([`carry_count_small`], a 1-out-of-4 three-party OT instead of Alg. 14's 16-bit adder
-/// and two bit injections); then `x = X − 2^k·j` locally (each component widened, ConstLift of
-/// `j` by 2^k). Every party sends 2 elements of Z_2^m per value (4 bytes for Z_2^16 → Z_2^32;
-/// Alg. 14: 32 AND gates and two injections, 12 bytes at party 0).
+/// Lift of small values: `[x]_{2^k}` with `0 ≤ x < 2^{k−1}` to `[x]_{2^{k+m}}` in **2 rounds**,
+/// our shortcut of Alg. 14 for values with a spare top bit (the iris check's mask products, at
+/// most 16 384 < 2^15 in Z_2^16 for open-iris codes). The components summed as integers give
+/// `X = x + j·2^k`, and with a spare bit the carry count `j ∈ {0, 1, 2}` is a function of the
+/// components' top two bits alone ([`carry_count_small`], a 1-out-of-4 three-party OT instead of
+/// Alg. 14's 16-bit adder and two bit injections); then `x = X − 2^k·j` locally (each component
+/// widened, ConstLift of `j` by 2^k). Every party sends 2 elements of Z_2^m per value (4 bytes
+/// for Z_2^16 → Z_2^32; Alg. 14: 32 AND gates and two injections, 12 bytes at party 0).
 ///
-/// Values at or above `2^{k−2}` give wrong results: the caller vouches for the bound.
+/// Values at or above `2^{k−1}` give wrong results: the caller vouches for the bound.
 pub fn lift_small<R: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, target: &T) -> Result<Rep3<T>> {
     let k = pow2_bits(x.ring())?;
     let km = pow2_bits(target)?;
@@ -115,11 +115,13 @@ fn lift_with<R: Ring, S: Ring, T: Ring>(p: &mut Party, x: &Rep3<R>, ring: S, tar
     Rep3::from_parts(target.clone(), lifted(&x.a, &j.a), lifted(&x.b, &j.b))
 }
 
-/// The carry count `j = ⌈(t_0 + t_1 + t_2)/4⌉ ∈ {0, 1, 2}` of `[x]_{2^k}` with `0 ≤ x < 2^{k−2}`,
-/// shared in `ring` (any Z_2^m, m ≥ 2): the components summed as integers are `x + j·2^k`.
-/// Writing `x_i = t_i·2^{k−2} + u_i`, the low parts carry `e ∈ {0, 1, 2}` into bit `k − 2`, and
-/// `x < 2^{k−2}` forces `t_0 + t_1 + t_2 + e = 4j`. 2 rounds; callers combine `j` with the
-/// components themselves ([`lift_small`], or fused into their next pass).
+/// The carry count `j ∈ {0, 1, 2}` of `[x]_{2^k}` with `0 ≤ x < 2^{k−1}`, shared in `ring` (any
+/// Z_2^m, m ≥ 2): the components summed as integers are `x + j·2^k`. Writing
+/// `x_i = t_i·2^{k−2} + u_i`, the low parts carry `e ∈ {0, 1, 2}` into bit `k − 2`, so
+/// `t_0 + t_1 + t_2 + e = 4j + h` where `h ∈ {0, 1}` is bit `k − 2` of `x` (the bound leaves no
+/// higher bit). The sum of the top-bit pairs thus lies in `[4j − 2, 4j + 1]`, and
+/// `j = ⌊(t_0 + t_1 + t_2 + 2)/4⌋`. 2 rounds; callers combine `j` with the components
+/// themselves ([`lift_small`], or fused into their next pass).
 ///
 /// One 1-out-of-4 three-party OT per value (Alg. 16 with four messages). Values are split in
 /// thirds; in third `s` party `s` is the sender (it holds `t_s` and `t_{s+2}`: its own component
@@ -166,8 +168,8 @@ fn carry_count<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S, forward: 
         let v = r.to_u128(e);
         (if k <= 64 { (v as u64) >> (k - 2) } else { (v >> (k - 2)) as u64 } & 3) as usize
     };
-    // ⌈t/4⌉ for every sum t ≤ 9 of three top-bit pairs.
-    let carry: [S::El; 10] = std::array::from_fn(|t| ring.from_u128(t.div_ceil(4) as u128));
+    // ⌊(t + 2)/4⌋ for every sum t ≤ 9 of three top-bit pairs.
+    let carry: [S::El; 10] = std::array::from_fn(|t| ring.from_u128((t as u128 + 2) / 4));
     // Seed draws. Party u's `next` stream is party u+1's `prev`; both draw [third u: r_u] then
     // [third u+1: r_{s+2}, w], so the holders of every stream draw the same values in order.
     let r_own = ring.sample_vec(&mut p.prg.next, own.len()); // component me of my third

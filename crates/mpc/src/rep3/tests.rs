@@ -351,22 +351,16 @@ fn bit_injection_and_lift_costs() {
     assert_eq!(c.bytes_sent, (32 * n / 8 + 2 * 2 * n * 2) as u64);
 }
 
-/// `lift_small` against the plaintext on values below 2^{k−2}: edge values (0, 1, the largest
-/// allowed), random ones, batch sizes that do not split into equal thirds, machine-word and
-/// packed target rings.
+/// `lift_small` against the plaintext on values below 2^{k−1}: edge values (0, 1, the largest
+/// allowed, 2^{k−2} on either side: bit k − 2 set and clear), random ones, batch sizes that do
+/// not split into equal thirds, machine-word and packed target rings.
 #[test]
-fn lift_small_is_exact_below_a_quarter_of_the_ring() {
+fn lift_small_is_exact_below_half_the_ring() {
     let mut rng = StdRng::seed_from_u64(17);
-    for n in [1usize, 2, 3, 4, 100, 1001] {
-        let xs: Vec<u16> = (0..n)
-            .map(|i| match i {
-                0 => (1 << 14) - 1,
-                1 => 0,
-                2 => 1,
-                _ => rng.gen_range(0..1 << 14),
-            })
-            .collect();
-        let small: Vec<u8> = xs.iter().map(|&x| (x % 64) as u8).collect();
+    for n in [1usize, 2, 3, 4, 6, 100, 1001] {
+        let edges = [(1 << 15) - 1, 0, 1, 1 << 14, (1 << 14) - 1, (1 << 14) + 1];
+        let xs: Vec<u16> = (0..n).map(|i| if i < edges.len() { edges[i] } else { rng.gen_range(0..1 << 15) }).collect();
+        let small: Vec<u8> = xs.iter().map(|&x| (x % 128) as u8).collect();
         for backend in [Backend::Memory, Backend::Tcp] {
             let out = with_shares(backend, &Z16::new(), std::slice::from_ref(&xs), |p, s| {
                 let l32 = lift_small(p, &s[0], &Z32::new())?;
@@ -406,7 +400,7 @@ fn lift_small_costs_two_rounds_and_two_elements_per_party() {
 }
 
 /// The one-round carry count as the input of a two-operand MSB (MPCLift's pattern): for `x <
-/// 2^14` in Z_2^16, components `v_i = c·x_i − 2^16·c·j_i` mod 2^24 sum to `c·x`, whose bit 23 the
+/// 2^15` in Z_2^16, components `v_i = c·x_i − 2^16·c·j_i` mod 2^24 sum to `c·x`, whose bit 23 the
 /// MSB opens — against the plaintext for both adders. Against the two-round carry count it saves
 /// exactly one round and the forward, `n/3` elements of Z_2^16 per party.
 #[test]
@@ -414,7 +408,7 @@ fn carry_count_for_msb_feeds_the_msb_in_one_round() {
     let mut rng = StdRng::seed_from_u64(23);
     let n = 64 * 30 + 7; // thirds of whole words, the last one longer
     let xs: Vec<u16> =
-        (0..n).map(|i| if i < 3 { [0, 1, (1 << 14) - 1][i] } else { rng.gen_range(0..1 << 14) }).collect();
+        (0..n).map(|i| if i < 4 { [0, 1, 1 << 14, (1 << 15) - 1][i] } else { rng.gen_range(0..1 << 15) }).collect();
     let c = 1000u32;
     let want: Vec<bool> = xs.iter().map(|&x| (c * u32::from(x)) >> 23 & 1 == 1).collect();
     assert!(want.iter().any(|&b| b) && want.iter().any(|&b| !b), "both outcomes drawn");
@@ -452,7 +446,7 @@ fn carry_count_for_msb_feeds_the_msb_in_one_round() {
 /// Additive sharings reshared in one message for each use: a value for an MSB only (its MSB
 /// opens the plaintext's top bit), one for a full sharing (it opens to the values), and a mask
 /// product for the carry count and then the MSB (MPCLift's pattern with `c·x`, opening bit 23 of
-/// `c·x` for `x < 2^14`). Each party sends `n − |t|` elements for the first, `n` for the second
+/// `c·x` for `x < 2^15`). Each party sends `n − |t|` elements for the first, `n` for the second
 /// and `n − |t|` elements plus `⌈|t|/4⌉` bytes for the third, `t` being the third where it is
 /// the MSB's adder.
 #[test]
@@ -462,7 +456,7 @@ fn a_reshare_for_the_msb_sends_two_thirds() {
         let xs: Vec<u16> = (0..n).map(|i| if i < 3 { [0, u16::MAX, 1 << 15][i] } else { rng.gen() }).collect();
         let ys: Vec<u16> = (0..n).map(|_| rng.gen()).collect();
         let ms: Vec<u16> =
-            (0..n).map(|i| if i < 2 { [0, (1 << 14) - 1][i] } else { rng.gen_range(0..1 << 14) }).collect();
+            (0..n).map(|i| if i < 2 { [0, (1 << 15) - 1][i] } else { rng.gen_range(0..1 << 15) }).collect();
         let c = 1000u32;
         for adder in [Adder::Ripple, Adder::LogDepth] {
             let out = run3(Backend::Memory, cfg(), |p| {
@@ -501,15 +495,16 @@ fn a_reshare_for_the_msb_sends_two_thirds() {
 }
 
 /// Outside its precondition `lift_small` is wrong, which is why callers check the bound (the
-/// iris products stay below 2^14 for codes below 2^14 bits).
+/// iris mask products stay below 2^15 for codes below 2^15 bits).
 #[test]
 fn lift_small_needs_its_bound() {
-    let xs: Vec<u16> = (0..300).map(|i| (1 << 15) + i).collect();
-    let out = with_shares(Backend::Memory, &Z16::new(), &[xs], |p, s| {
+    let xs: Vec<u16> = (0..300).map(|i| u16::MAX - i).collect();
+    let out = with_shares(Backend::Memory, &Z16::new(), std::slice::from_ref(&xs), |p, s| {
         let l = lift_small(p, &s[0], &Z32::new())?;
         reveal(p, &l)
     });
-    assert!(out[0].iter().any(|&v| v != 1 << 14));
+    let wrong = out[0].iter().zip(&xs).filter(|&(&v, &x)| v != u32::from(x)).count();
+    assert!(wrong > 100, "{wrong} of 300 wrong");
 }
 
 #[test]
@@ -549,6 +544,37 @@ fn lemma_bounds() {
     assert!(lemma2(12800, 1 << 20, 1 << 36).is_ok());
     assert!(lemma2(12800, 1 << 20, 1 << 35).is_err());
     assert!(lemma2(12800, 1 << 20, 65519u128 << 20).is_ok());
+}
+
+/// The exact sign test agrees with reducing every value of the range and reading its MSB, over
+/// powers of two and other moduli, at the edges of each range.
+#[test]
+fn msb_is_sign_is_exact() {
+    let msb = |v: i128, t: u128| {
+        let k = 128 - (t - 1).leading_zeros();
+        (v.rem_euclid(t as i128) as u128 >> (k - 1)) & 1 == 1
+    };
+    // Ranges of fewer than t values inside (−t, t), where reducing loses nothing.
+    for t in [2u128, 3, 4, 5, 7, 8, 12, 16, 17, 31, 32, 33, 100] {
+        let t1 = t as i128 - 1;
+        for lo in -t1..=t1 {
+            for hi in lo..=t1.min(lo + t1) {
+                let sign = (lo..=hi).all(|v| msb(v, t) == (v < 0));
+                assert_eq!(msb_is_sign(lo, hi, t).is_ok(), sign, "[{lo}, {hi}] over Z_{t}");
+            }
+        }
+    }
+    assert_eq!(msb_ring_bits(-(1 << 29), (1 << 29) - 1), Some(30));
+    assert_eq!(msb_ring_bits(-(1 << 29) - 1, 0), Some(31));
+    assert_eq!(msb_ring_bits(0, 1 << 29), Some(31));
+    assert_eq!(msb_ring_bits(0, 0), Some(1));
+    assert_eq!(msb_ring_bits(-1, 0), Some(1));
+    assert_eq!(msb_ring_bits(0, i128::MAX), None);
+    assert!(msb_is_sign(1, 0, 8).is_err());
+    // Lemma 2's slack: open-iris codes under the default threshold need Z_2^33 by the lemma, 30
+    // bits by their range (a = 5079, b = 2^14 after reduction: [(a − b)·l, (a + b)·l]).
+    assert!(lemma2(16384, 1 << 14, 1 << 30).is_err());
+    assert_eq!(msb_ring_bits((5079 - 16384) * 16384, (5079 + 16384) * 16384), Some(30));
 }
 
 /// Byte histogram of everything party `id` received while running `f` on shares of `xs`.
