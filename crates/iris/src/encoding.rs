@@ -39,6 +39,12 @@
 //! including those above 1/2 where `a < 0` (Lemma 2 itself assumes `0 ≤ a ≤ b`).
 //! [`lemma2_ring_bits`] gives the smallest such `k`: 32 for the deployed `l = 12800` with
 //! `den_log2 = 16`, 33 for open-iris's `l = 16384`.
+//!
+//! *Exactly.* The extremes of `a·ml − b·dot` lie at `ml = l, dot = ±l`, so its exact range is
+//! [`comparison_range`] `= [(a − b)·l, (a + b)·l]`, narrower than the lemma's `[−2·b·l, 2·b·l]`
+//! by `(b − |a|)·l` on each side. The protocols test that range (`rep3::msb_is_sign`): with the
+//! default threshold (`a ≈ 0.31·b`) open-iris codes need one bit less than the deployed codes
+//! do by the lemma, which lets 16-bit shares lifted by `b = 2^14` compare them.
 
 use crate::{IrisCode, IrisError, Threshold};
 
@@ -131,6 +137,17 @@ pub fn mpc_match(threshold: Threshold, ml: u64, dot: i64) -> bool {
 /// `None` unless `1 <= k <= 128`.
 pub fn ring_msb(value: i128, k: u32) -> Option<bool> {
     (1..=128).contains(&k).then(|| (value as u128 >> (k - 1)) & 1 == 1)
+}
+
+/// The exact range `[lo, hi]` of `a·ml − b·dot` over codes of `len` bits whose mask products
+/// count `factor` bits each (1 for per-bit masks, 2 for trimmed ones, whose products count
+/// pairs: `a` then already carries the factor): `0 ≤ ml ≤ len / factor` and
+/// `|dot| ≤ factor·ml`, a triangle whose corners `(0, 0)` and `(len / factor, ±factor·(len /
+/// factor))` give the extremes of the linear form. Both ends are reached by some pair of codes.
+pub fn comparison_range(len: usize, factor: i128, a: i128, b: i128) -> (i128, i128) {
+    let ml = len as i128 / factor.max(1);
+    let (low, high) = (a * ml - b * factor * ml, a * ml + b * factor * ml);
+    (low.min(high).min(0), low.max(high).max(0))
 }
 
 /// The smallest `k` such that `Z_2^k` satisfies paper 000's Lemma 2 for vectors of `l` bits and

@@ -34,8 +34,8 @@ pub mod protocol;
 
 pub use code::{expand_trimmed, IrisCode, MaskMode, Template};
 pub use encoding::{
-    dot_masked, dot_masks, encode_masked, hd_from_dot, lemma2_ring_bits, mask_vector, masked_dot, mpc_comparison_terms,
-    mpc_comparison_value, mpc_match, ring_msb,
+    comparison_range, dot_masked, dot_masks, encode_masked, hd_from_dot, lemma2_ring_bits, mask_vector, masked_dot,
+    mpc_comparison_terms, mpc_comparison_value, mpc_match, ring_msb,
 };
 pub use error::IrisError;
 pub use generator::Generator;

@@ -50,6 +50,26 @@ fn exhaustive_small() {
     }
 }
 
+/// `comparison_range` is the exact range of `a·ml − b·dot`: every value the pairs of codes of
+/// `l` bits give lies in it and both ends are reached, for per-bit masks (`ml` counts bits,
+/// `dot = ml − 2·hd`) and trimmed ones (`ml` counts pairs, `a` doubled, each pair adding −2, 0
+/// or 2 to `dot`), for every threshold `num / 2^d`, `d ≤ 6`.
+#[test]
+fn comparison_range_is_exact() {
+    let l = 64usize;
+    for d in 0..=6u32 {
+        for num in 0..=(1u64 << d) {
+            let (a, b) = mpc_comparison_terms(Threshold::new(num, d).unwrap());
+            for (factor, step) in [(1i128, 1i128), (2, 2)] {
+                let pairs = l as i128 / factor;
+                let values = (0..=pairs).flat_map(|ml| (-ml..=ml).map(move |k| a * factor * ml - b * step * k));
+                let (lo, hi) = values.fold((0, 0), |(lo, hi), v| (v.min(lo), v.max(hi)));
+                assert_eq!(comparison_range(l, factor, a * factor, b), (lo, hi), "{num}/2^{d}, factor {factor}");
+            }
+        }
+    }
+}
+
 #[test]
 fn at_threshold_is_not_a_match() {
     for (num, d, ml) in [(22610u64, 16u32, 32768u64), (1, 1, 12800), (3, 3, 8), (1 << 20, 21, 6400)] {

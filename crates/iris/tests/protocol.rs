@@ -4,8 +4,8 @@
 
 use argus_iris::protocol::scheme::{IrisScheme, MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
 use argus_iris::protocol::{is_enrolled, share_enrollment, share_query, SharedDb};
-use argus_iris::{find_matches, EyeRule, Generator, IrisGeometry, MaskMode, MatchConfig, Template};
-use argus_math::{Z16, Z32, Z8};
+use argus_iris::{find_matches, EyeRule, Generator, IrisCode, IrisGeometry, MaskMode, MatchConfig, Template};
+use argus_math::{BitVec, Z16, Z32, Z8};
 use argus_mpc::local::{run3, Backend};
 use argus_mpc::rep3::Adder;
 use argus_net::NetConfig;
@@ -147,16 +147,39 @@ fn field_database_holds_two_bytes_per_bit() {
     }
 }
 
-/// The open-iris layout (16384 bits) runs over Z_2^32: Lemma 2 needs 33 bits with the threshold's
-/// terms as given and 31 once they lose their common power of two, so NoLift-Z32 agrees with the
-/// plaintext reference (per-bit and trimmed masks, both rules). The 16-bit schemes, whose lift
-/// needs codes below 2^14 bits, refuse such codes at sharing and name the scheme that runs them.
+/// The open-iris layout (16384 bits) runs on every secret-mask scheme: the exact range of
+/// `a·ml − b·dot` fits Z_2^30 under the default threshold (Lemma 2's slack asks 33 bits, 31 once
+/// the terms lose their common power of two), so the 16-bit schemes lift their products to
+/// Z_2^30 as for deployed codes, and the carry count lifts mask products up to 2^15 − 1. Each
+/// agrees with the plaintext reference on synthetic codes, and at the corners of the range:
+/// fully unmasked codes against themselves (`ml = l = 2^14`, `dot = l`) and against their
+/// complements (`dot = −l`: the largest value compared).
 #[test]
-fn the_open_iris_layout_runs_over_z32() {
+fn the_open_iris_layout_runs_on_every_secret_mask_scheme() {
     let geometry = IrisGeometry::OPEN_IRIS;
     let mut g = Generator::new(geometry, 6).unwrap();
-    let db: Vec<_> = (0..4).map(|_| g.random_template()).collect();
-    let batch = vec![g.genuine_template(&db[2]).unwrap(), g.random_template(), g.impostor()];
+    let mut rng = StdRng::seed_from_u64(7);
+    let unmasked = |code: BitVec| IrisCode::unmasked(geometry, code).unwrap();
+    let full = |rng: &mut StdRng| {
+        let (l, r) = (BitVec::random(rng, geometry.bits()), BitVec::random(rng, geometry.bits()));
+        Template::new(unmasked(l), unmasked(r)).unwrap()
+    };
+    let complement =
+        |t: &Template| Template::new(unmasked(t.left.code().not()), unmasked(t.right.code().not())).unwrap();
+    let mut db: Vec<_> = (0..4).map(|_| g.random_template()).collect();
+    let corner = full(&mut rng);
+    db.push(corner.clone());
+    let (fresh, their) = (full(&mut rng), complement(&corner));
+    let batch = vec![
+        g.genuine_template(&db[2]).unwrap(), // enrolled already
+        g.random_template(),                 // new
+        g.impostor(),                        // new
+        corner.clone(),                      // itself, unmasked: ml = l, dot = l
+        their.clone(),                       // its complement: dot = −l
+        fresh.clone(),                       // new, unmasked
+        complement(&fresh),                  // against the previous query: dot = −l
+        fresh,                               // a duplicate of query 5, unmasked: ml = l, dot = l
+    ];
     for (rule, mask_mode) in [(EyeRule::And, MaskMode::PerBit), (EyeRule::Or, MaskMode::Trimmed)] {
         let cfg = MatchConfig { rule, mask_mode, ..MatchConfig::default() };
         let want: Vec<bool> = (0..batch.len())
@@ -165,23 +188,60 @@ fn the_open_iris_layout_runs_over_z32() {
                     && find_matches(&batch[i], &batch[..i], &cfg).unwrap().is_empty()
             })
             .collect();
-        assert_eq!(want, [false, true, true]);
-        for party in check_shared(&NoLiftZ32, geometry, &db, &batch, &cfg) {
-            assert_eq!(party.unique, want, "{rule:?} {mask_mode:?}");
+        assert_eq!(want, [false, true, true, false, true, true, true, false]);
+        let mut answers = vec![
+            ("mpclift-Z16", unique_by(&MpcLiftZ16, geometry, &db, &batch, &cfg)),
+            ("nolift-Z32", unique_by(&NoLiftZ32, geometry, &db, &batch, &cfg)),
+            ("mpclift-GR16", unique_by(&MpcLiftGr16, geometry, &db, &batch, &cfg)),
+        ];
+        if mask_mode == MaskMode::PerBit {
+            answers.push(("mpclift-F16", unique_by(&MpcLiftF16, geometry, &db, &batch, &cfg)));
         }
-        let e = MpcLiftZ16.share_query(&batch[0], &cfg).unwrap_err().to_string();
-        assert!(e.contains("below 2^14 bits") && e.contains("nolift-Z32-rep3"), "{e}");
-        let e = MpcLiftGr16.share_query(&batch[0], &cfg).unwrap_err().to_string();
-        assert!(e.contains("below 2^14 bits") && e.contains("nolift-Z32-rep3"), "{e}");
+        for (name, parties) in answers {
+            for party in parties {
+                assert_eq!(party, want, "{name} {rule:?} {mask_mode:?}");
+            }
+        }
     }
 }
 
+/// Each party's "unique" answers from [`check_shared`].
+fn unique_by<S: IrisScheme>(
+    scheme: &S,
+    geometry: IrisGeometry,
+    db: &[Template],
+    batch: &[Template],
+    cfg: &MatchConfig,
+) -> Vec<Vec<bool>> {
+    check_shared(scheme, geometry, db, batch, cfg).into_iter().map(|c| c.unique).collect()
+}
+
+/// Where the 16-bit schemes stop: mask products of 2^15 (codes of 2^15 bits, per-bit masks) do
+/// not fit the carry count, nor their values Z_2^30, and the error names the scheme that runs
+/// them; public masks (Lemma 1's 16-bit comparison) still need codes below 2^14 bits.
 #[test]
-fn a_ring_too_small_for_lemma_2_is_refused() {
+fn codes_too_long_for_16_bit_shares_are_refused_with_a_hint() {
+    let long = IrisGeometry::new(32, 256, 2, 2).unwrap();
+    let t = Generator::new(long, 1).unwrap().random_template();
+    let cfg = MatchConfig::default();
+    for e in [
+        MpcLiftZ16.share_query(&t, &cfg).unwrap_err().to_string(),
+        MpcLiftGr16.share_query(&t, &cfg).unwrap_err().to_string(),
+    ] {
+        assert!(e.contains("below 2^15") && e.contains("nolift-Z32-rep3"), "{e}");
+    }
+    NoLiftZ32.share_query(&t, &cfg).unwrap();
+    let open = Generator::new(IrisGeometry::OPEN_IRIS, 1).unwrap().random_template();
+    let e = PlainMaskZ16.share_query(&open, &cfg).unwrap_err().to_string();
+    assert!(e.contains("2^14"), "{e}");
+}
+
+#[test]
+fn a_ring_too_small_for_the_comparison_is_refused() {
     let mut g = Generator::new(IrisGeometry::DEPLOYED, 1).unwrap();
     let t = g.random_template();
     let e = share_query(&Z8::new(), &t, &MatchConfig::default(), &mut StdRng::seed_from_u64(1)).unwrap_err();
-    assert!(e.to_string().contains("Lemma 2"), "{e}");
+    assert!(e.to_string().contains("need Z_2^k with k >= 30; got Z_2^8"), "{e}");
 }
 
 /// A batch is checked in one protocol run: each query against the database and against the

@@ -11,7 +11,7 @@
 //!
 //! [iris]
 //! scheme = "mpclift-GR16-shamir"    # see `Scheme`
-//! layout = "deployed"               # or "open-iris" (16384 bits: scheme "nolift-Z32-rep3"), or { rows = 16, cols = 200, filters = 2, parts = 2 }
+//! layout = "deployed"               # or "open-iris" (16384 bits; any scheme but "plain-mask-Z16-rep3"), or { rows = 16, cols = 200, filters = 2, parts = 2 }
 //! threshold = 0.345
 //! rule = "and"                      # both eyes must match; "or": either
 //! rotations = 15                    # the window -15..=15
@@ -366,8 +366,9 @@ impl IrisSettings {
 
     /// Whether the scheme can run this layout with these settings: one synthetic template is
     /// shared as a client would share it (milliseconds), so a pairing the protocol cannot run (say
-    /// the 16384-bit open-iris codes on a 16-bit ring, which Lemma 2 does not fit) is refused at
-    /// start instead of refusing every query.
+    /// the 16384-bit open-iris codes with public masks, whose 16-bit comparison Lemma 1 does not
+    /// fit, or codes of 2^15 bits on a 16-bit ring) is refused at start instead of refusing every
+    /// query.
     pub fn check_supported(&self) -> Result<(), NodeError> {
         use argus_iris::protocol::scheme::IrisScheme;
         let (geometry, cfg) = (self.layout.geometry()?, self.match_config()?);
@@ -567,13 +568,20 @@ mod tests {
     #[test]
     fn settings_that_could_not_serve_are_refused() {
         let mut c = config(BatchSettings::default());
-        c.iris.layout = Layout::Named(NamedLayout::OpenIris);
+        c.iris.layout = Layout::Custom { rows: 32, cols: 256, filters: 2, parts: 2 };
         let e = c.validate().unwrap_err().to_string();
-        assert!(e.contains("scheme = \"mpclift-GR16-shamir\" cannot run layout 16x256x2x2"), "{e}");
+        assert!(e.contains("scheme = \"mpclift-GR16-shamir\" cannot run layout 32x256x2x2"), "{e}");
         assert!(e.contains("choose another scheme or layout"), "{e}");
         assert!(e.contains("use a scheme over Z_2^32 (nolift-Z32-rep3)"), "{e}");
         c.iris.scheme = Scheme::NoLiftZ32;
         c.validate().unwrap();
+        // Open-iris codes run on the default scheme, not with public masks.
+        let mut c = config(BatchSettings::default());
+        c.iris.layout = Layout::Named(NamedLayout::OpenIris);
+        c.validate().unwrap();
+        c.iris.scheme = Scheme::PlainMaskZ16;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("cannot run layout 16x256x2x2") && e.contains("2^14"), "{e}");
         let mut c = config(BatchSettings::default());
         c.listen = c.peers[1];
         let e = c.validate().unwrap_err().to_string();

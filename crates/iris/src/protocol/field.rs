@@ -35,13 +35,16 @@ pub struct FieldTemplateShare {
     pub unrotated: usize,
 }
 
-/// The lifted ring Z_{p·2^16} and the check that it satisfies Lemma 2 for codes of `len` bits.
+/// The lifted ring Z_{p·2^16} and the check that its MSB is the sign of every `a·ml − b·dot`
+/// of codes of `len` bits (their exact range, [`crate::comparison_range`]: Lemma 2's slack would
+/// refuse open-iris's 16384 bits by a hair, `b·l = 2^30 > p·2^16 / 4`).
 pub(crate) fn lifted_ring(len: usize, cfg: &MatchConfig) -> Result<(Zt64, u32), IrisError> {
-    let (_, b) = crate::mpc_comparison_terms(cfg.threshold);
+    let (a, b) = crate::mpc_comparison_terms(cfg.threshold);
     let m = b.trailing_zeros();
     let t = Zt64::new((F65519::P as u128) << m).map_err(|e| IrisError::Unsupported(e.to_string()))?;
-    rep3::lemma2(len as u128, b as u128, t.t())
-        .map_err(|e| IrisError::Unsupported(format!("{e} (codes of {len} bits)")))?;
+    let factor = super::factor_of(cfg.mask_mode);
+    let (lo, hi) = crate::comparison_range(len, factor, a * factor, b);
+    rep3::msb_is_sign(lo, hi, t.t()).map_err(|e| IrisError::Unsupported(format!("{e} (codes of {len} bits)")))?;
     if 2 * len >= F65519::P as usize {
         return Err(IrisError::Unsupported(format!("codes of {len} bits do not fit F_65519 dot products")));
     }

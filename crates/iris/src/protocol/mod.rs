@@ -3,10 +3,12 @@
 //! the shares live in:
 //! * **NoLift**, shares over Z_2^32 (the Lemma 2 ring for 12800-bit codes and b = 2^16): both dot
 //!   products in Z_2^32, no lifting.
-//! * **MPCLift**, shares over Z_2^16: both dot products on 16-bit lanes, `ml` lifted to Z_2^32 in
-//!   MPC (Alg. 14, or for codes below 2^14 bits by its carry count, one round fused into the
-//!   MSB's input, [`rep3::carry_count_for_msb`]: the mask product leaves two spare bits) and
-//!   `b·dot` by ConstLift (Alg. 13).
+//! * **MPCLift**, shares over Z_2^16: both dot products on 16-bit lanes, `ml` lifted in MPC by
+//!   its carry count (our shortcut of Alg. 14 for mask products below 2^15, one round fused into
+//!   the MSB's input, [`rep3::carry_count_for_msb`]) and `b·dot` by ConstLift (Alg. 13). With
+//!   the terms reduced and the ring sized by the exact range of `a·ml − b·dot`
+//!   ([`ComparisonPlan`]), this runs the deployed (12800-bit) and the open-iris (16384-bit)
+//!   codes alike, in Z_2^30 under the default threshold.
 //!
 //! For every query rotation `r`, eye `e` and enrolled entry `j`:
 //! `v = a·ml − b·dot` with `(a, b)` from [`mpc_comparison_terms`](crate::mpc_comparison_terms), computed on the additive
@@ -38,9 +40,7 @@ use argus_prg::Seed;
 use rand_core::{CryptoRng, RngCore};
 
 use crate::matcher::rotations_in;
-use crate::{
-    encode_masked, lemma2_ring_bits, mask_vector, EyeRule, IrisCode, IrisError, MaskMode, MatchConfig, Template,
-};
+use crate::{encode_masked, mask_vector, EyeRule, IrisCode, IrisError, MaskMode, MatchConfig, Template};
 use std::time::Duration;
 
 /// One party's share of one eye: the masked code rows (values −1, 0, 1) and the mask rows (0, 1),
@@ -70,22 +70,28 @@ pub struct TemplateShare<R: Ring> {
 /// enough for Lemma 2 (NoLift), or Z_2^16 whose products get lifted (MPCLift); see
 /// `ComparisonPlan`.
 pub fn check_ring<R: Ring>(ring: &R, len: usize, cfg: &MatchConfig) -> Result<(), IrisError> {
-    let factor = match cfg.mask_mode {
+    ComparisonPlan::new(ring.modulus(), len, cfg, factor_of(cfg.mask_mode)).map(|_| ()).map_err(IrisError::Unsupported)
+}
+
+/// Code bits per mask value: 1 per-bit, 2 trimmed (one mask bit per real/imaginary pair).
+pub(crate) fn factor_of(mode: MaskMode) -> i128 {
+    match mode {
         MaskMode::PerBit => 1,
         MaskMode::Trimmed => 2,
-    };
-    ComparisonPlan::new(ring.modulus(), len, cfg, factor).map(|_| ()).map_err(IrisError::Unsupported)
+    }
 }
 
 /// How `msb(a·ml − b·dot)` runs for codes of `len` bits over the sharing ring, with Lemma 2's
-/// terms reduced ([`reduced_terms`]): the same decision in `t` fewer bits.
+/// terms reduced ([`reduced_terms`]) and the ring sized by the exact range of the value
+/// ([`crate::comparison_range`]), not the lemma's slack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ComparisonPlan {
-    /// The ring holds Lemma 2's values (Z_2^32 for both layouts: 32 bits for the 12800-bit
-    /// codes, 31 for open-iris's 16384): combine locally, one MSB.
+    /// The ring holds the values (Z_2^32 for both layouts under the default threshold: 30 bits
+    /// for 12800- and 16384-bit codes): combine locally, one MSB.
     NoLift { a: i128, b: i128 },
-    /// Z_2^16 products lifted to Z_2^(16+m) with `b = 2^m`. Lemma 2 there needs
-    /// `4·2^m·l < 2^(16+m)`, i.e. codes below 2^14 bits whatever the threshold.
+    /// Z_2^16 products lifted to Z_2^(16+m) with `b = 2^m`: the values must fit Z_2^(16+m), and
+    /// the carry count that lifts `ml` needs `ml < 2^15` (codes below 2^15 bits per-bit, 2^16
+    /// trimmed). Both layouts fit under the default threshold (m = 14).
     MpcLift { a: i128, b_bits: u32 },
 }
 
@@ -98,22 +104,31 @@ impl ComparisonPlan {
             m => return Err(format!("the iris check runs over Z_2^k, not {m}")),
         };
         let (a, b) = crate::mpc_comparison_terms(cfg.threshold);
-        let (a, b, t) = reduced_terms(a * factor, b);
-        let need = lemma2_ring_bits(len, cfg.threshold).saturating_sub(t);
+        let (a, b, _) = reduced_terms(a * factor, b);
+        let (lo, hi) = crate::comparison_range(len, factor, a, b);
+        let need = rep3::msb_ring_bits(lo, hi)
+            .ok_or_else(|| format!("codes of {len} bits compare values in [{lo}, {hi}], beyond Z_2^127"))?;
         if k >= need {
             return Ok(ComparisonPlan::NoLift { a, b });
         }
         let b_bits = b.trailing_zeros();
-        if k == 16 && b == 1 << b_bits && need <= k + b_bits && k + b_bits <= 32 && len < 1 << (k - 2) {
+        let ml_max = len as i128 / factor;
+        let lifted = k + b_bits;
+        if k == 16 && b == 1 << b_bits && need <= lifted && lifted <= 32 && ml_max < 1 << (k - 1) {
             return Ok(ComparisonPlan::MpcLift { a, b_bits });
         }
+        let th = format!("{}/2^{}", cfg.threshold.num(), cfg.threshold.den_log2());
         Err(if k == 16 {
             format!(
-                "codes of {len} bits need Z_2^{need} for Lemma 2, and lifting 16-bit products works only for \
-                 codes below 2^14 bits; use a scheme over Z_2^32 (nolift-Z32-rep3)"
+                "codes of {len} bits under threshold {th} compare values that need Z_2^{need}; lifting 16-bit \
+                 products reaches Z_2^{lifted} and needs mask products below 2^15 (up to {ml_max} here); use a \
+                 scheme over Z_2^32 (nolift-Z32-rep3)"
             )
         } else {
-            format!("codes of {len} bits need Z_2^k with k >= {need} (Lemma 2), got Z_2^{k}")
+            format!(
+                "codes of {len} bits under threshold {th} compare values in [{lo}, {hi}], which need Z_2^k with \
+                 k >= {need}; got Z_2^{k}"
+            )
         })
     }
 }
@@ -552,14 +567,14 @@ pub(crate) fn in_chunks<E: Copy>(
 
 /// `msb(a·ml − b·dot)` for every comparison, from additive shares of the two dot products over
 /// the sharing ring `R`, by its [`ComparisonPlan`]:
-/// * **NoLift** when `R` is already wide enough for Lemma 2 (Z_2^32 for 12800- and 16384-bit
-///   codes): combine locally, reshare once, one MSB.
-/// * **MPCLift** when `R` is Z_2^16 (codes below 2^14 bits): reshare both products (16 bits
+/// * **NoLift** when `R` is already wide enough (Z_2^32 for 12800- and 16384-bit codes):
+///   combine locally, reshare once, one MSB.
+/// * **MPCLift** when `R` is Z_2^16 (mask products below 2^15): reshare both products (16 bits
 ///   each), lift `ml` to Z_2^(16+m) in MPC by its carry count (fused into the MSB's input by
 ///   [`mpclift_msb`]), lift `b·dot` for free by ConstLift (b = 2^m, Alg. 13), combine, one MSB in
-///   Z_2^(16+m). With the terms reduced ([`reduced_terms`]) the default threshold has m = 14. The
-///   dot products run on 16-bit lanes. (Alg. 14's full lift, for longer codes, would need Z_2^33
-///   at the open-iris length: Lemma 2 with b = 2^m needs codes below 2^14 bits.)
+///   Z_2^(16+m). With the terms reduced ([`reduced_terms`]) the default threshold has m = 14, and
+///   the exact range of the value fits Z_2^30 for both layouts (Lemma 2's slack would ask
+///   Z_2^31 of open-iris codes). The dot products run on 16-bit lanes.
 ///
 /// The MSBs are two-operand decompositions ([`rep3::msb_of`]: `k − 1` AND gates).
 pub(crate) fn compare<R: Ring>(
@@ -599,8 +614,9 @@ pub fn reduced_terms(a: i128, b: i128) -> (i128, i128, u32) {
 }
 
 /// MPCLift-Z16's last two steps for replicated shares of `dot` and `ml` in Z_2^16 with
-/// `0 ≤ ml < 2^14` and `|dot| < 2^15`: `msb(a·ml − 2^m·dot)` in Z_2^(16+m) (`1 ≤ m ≤ 16`), the
-/// match bit of Lemma 2 with `b = 2^m`. `ml` is lifted by its carry count `j`: `ml = Σ ml_i −
+/// `0 ≤ ml < 2^15` and `a·ml − 2^m·dot` in Z_2^(16+m)'s signed range ([`ComparisonPlan`]):
+/// `msb(a·ml − 2^m·dot)` in Z_2^(16+m) (`1 ≤ m ≤ 16`), the match bit of Lemma 2 with `b = 2^m`
+/// (`dot` enters only as `2^m·dot mod 2^(16+m)`, which its 16-bit shares determine). `ml` is lifted by its carry count `j`: `ml = Σ ml_i −
 /// 2^16·j`, so per component `v_i = a·ml_i − 2^16·a·j_i − 2^m·dot_i` mod 2^(16+m) (ConstLift of
 /// `j` by 2^16 and of `dot` by 2^m, Alg. 13), and those components go into the two-operand MSB
 /// ([`rep3::msb_of_u32`], with `adder`). The carry count is [`rep3::carry_count_for_msb`]: its
