@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use argus_iris::{Generator, IrisGeometry, MatchConfig, Template};
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 
 /// `argus iris` subcommands.
 #[derive(Subcommand, Debug)]
@@ -18,15 +18,6 @@ pub enum IrisCmd {
         /// The enrolled template (Argus JSON).
         enrolled: PathBuf,
     },
-}
-
-/// Code layout.
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum Layout {
-    /// 16 x 200 x 2 x 2 = 12800 bits, as the deployed system uses.
-    Deployed,
-    /// 16 x 256 x 2 x 2 = 16384 bits, as the open-iris package emits.
-    OpenIris,
 }
 
 /// Arguments of `argus iris gen`.
@@ -47,7 +38,7 @@ pub struct GenArgs {
     impostors: usize,
     /// Code layout.
     #[arg(long, value_enum, default_value = "deployed")]
-    layout: Layout,
+    layout: crate::service::LayoutArg,
     /// Seed of the generator (the same seed writes the same files).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -93,10 +84,7 @@ fn gen(a: GenArgs) -> Result<(), String> {
             "--count + genuine re-captures + --impostors is more than {MAX_FILES} files; run several times with different --seed values"
         ));
     }
-    let geometry = match a.layout {
-        Layout::Deployed => IrisGeometry::DEPLOYED,
-        Layout::OpenIris => IrisGeometry::OPEN_IRIS,
-    };
+    let geometry = a.layout.geometry();
     let names = (0..a.count)
         .map(|i| format!("identity-{i:05}.json"))
         .chain((0..genuine).map(|i| format!("genuine-{i:05}.json")))

@@ -65,8 +65,8 @@ pub struct SetupArgs {
     /// Scheme (mpclift-GR16-shamir, mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3).
     #[arg(long, default_value = "mpclift-GR16-shamir")]
     scheme: String,
-    /// Code layout: deployed (16x200x2x2 bits) or open-iris (16x256x2x2; runs with
-    /// --scheme nolift-Z32-rep3, the only scheme whose ring fits its 16384-bit codes).
+    /// Code layout: deployed (16x200x2x2 bits) or open-iris (16x256x2x2; any scheme but
+    /// plain-mask-Z16-rep3, whose public-mask comparison needs codes below 2^14 bits).
     #[arg(long, value_enum, default_value = "deployed")]
     layout: LayoutArg,
 }
@@ -74,10 +74,20 @@ pub struct SetupArgs {
 /// A named code layout, for `--layout`.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum LayoutArg {
-    /// 16 x 200 x 2 x 2 = 12800 bits.
+    /// 16 x 200 x 2 x 2 = 12800 bits, as the deployed system uses.
     Deployed,
-    /// 16 x 256 x 2 x 2 = 16384 bits.
+    /// 16 x 256 x 2 x 2 = 16384 bits, as the open-iris package emits.
     OpenIris,
+}
+
+impl LayoutArg {
+    /// The layout's geometry.
+    pub fn geometry(self) -> argus_iris::IrisGeometry {
+        match self {
+            LayoutArg::Deployed => argus_iris::IrisGeometry::DEPLOYED,
+            LayoutArg::OpenIris => argus_iris::IrisGeometry::OPEN_IRIS,
+        }
+    }
 }
 
 /// The `[iris]` settings of a new deployment: `scheme` on `layout`, the rest default; refused

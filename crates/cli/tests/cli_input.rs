@@ -179,25 +179,25 @@ fn node_says_it_is_serving_by_default_and_rust_log_overrides() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// `argus setup --layout open-iris` is refused, writing nothing, with a scheme that cannot run
-/// 16384-bit codes, and naming the one that can; with that one it writes the layout.
+/// `argus setup --layout open-iris` is refused, writing nothing, with the one scheme that cannot
+/// run 16384-bit codes (public masks); with the default scheme it writes the layout.
 #[test]
 fn setup_takes_a_layout_its_scheme_can_run() {
     let dir = std::env::temp_dir().join(format!("argus-setup-layout-{}", std::process::id()));
     let d = dir.to_str().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_argus"))
-        .args(["setup", "--dir", d, "--layout", "open-iris"])
+        .args(["setup", "--dir", d, "--layout", "open-iris", "--scheme", "plain-mask-Z16-rep3"])
         .output()
         .unwrap();
     let msg = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && msg.contains("nolift-Z32-rep3"), "{msg}");
+    assert!(!out.status.success() && msg.contains("2^14"), "{msg}");
     assert!(!dir.exists(), "nothing written");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_argus"))
-        .args(["setup", "--dir", d, "--layout", "open-iris", "--scheme", "nolift-Z32-rep3"])
+        .args(["setup", "--dir", d, "--layout", "open-iris"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let cfg = std::fs::read_to_string(dir.join("party0.toml")).unwrap();
-    assert!(cfg.contains("layout = \"open-iris\"") && cfg.contains("scheme = \"nolift-Z32-rep3\""), "{cfg}");
+    assert!(cfg.contains("layout = \"open-iris\"") && cfg.contains("scheme = \"mpclift-GR16-shamir\""), "{cfg}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

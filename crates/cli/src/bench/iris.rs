@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use argus_iris::protocol::scheme::{IrisScheme, MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
-use argus_iris::{Generator, IrisGeometry, MaskMode, MatchConfig};
+use argus_iris::{Generator, MaskMode, MatchConfig};
 use argus_mpc::local::{run3, Backend};
 use argus_mpc::rep3::Adder;
 use argus_net::{NetConfig, Shaper};
@@ -42,6 +42,10 @@ pub struct IrisArgs {
     /// Trimmed masks: one mask bit per real/imaginary pair (half the mask storage and products).
     #[arg(long)]
     trimmed: bool,
+    /// Code layout of the end to end: deployed (16x200x2x2 = 12800 bits) or open-iris
+    /// (16x256x2x2 = 16384 bits; not with plain-mask-z16).
+    #[arg(long, value_enum, default_value = "deployed")]
+    layout: crate::service::LayoutArg,
     /// Batch sizes of the comparison-phase tables (paper 000 Tables 2 and 3).
     #[arg(long, value_delimiter = ',', default_values_t = [50_000usize, 100_000, 250_000, 500_000])]
     compare_batches: Vec<usize>,
@@ -130,6 +134,9 @@ struct Record {
     cpu_seconds: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ops_per_cpu_second: Option<f64>,
+    /// End to end: bits per code (12800 deployed, 16384 open-iris).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code_bits: Option<usize>,
 }
 
 impl Record {
@@ -150,6 +157,7 @@ impl Record {
             rounds: 0,
             cpu_seconds: None,
             ops_per_cpu_second: None,
+            code_bits: None,
         }
     }
 }
@@ -439,6 +447,7 @@ fn compare_tables(a: &IrisArgs, backend: Backend) -> Result<Vec<Record>, String>
                 rounds,
                 cpu_seconds: None,
                 ops_per_cpu_second: None,
+                code_bits: None,
             });
             k += 1;
         }
@@ -449,7 +458,7 @@ fn compare_tables(a: &IrisArgs, backend: Backend) -> Result<Vec<Record>, String>
 /// End to end with any scheme: share a population and a batch, load each party's database, and
 /// time the batch check.
 fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<Record, String> {
-    let geometry = IrisGeometry::DEPLOYED;
+    let geometry = a.layout.geometry();
     let cfg = config(a);
     let mut g = Generator::new(geometry, 1).map_err(|e| e.to_string())?;
     eprintln!("{}: sharing {} identities and {} queries ...", scheme.name(), a.db, a.batch);
@@ -541,13 +550,15 @@ fn report(
         rounds,
         cpu_seconds: Some(cpu),
         ops_per_cpu_second: Some(per_cpu_second),
+        code_bits: Some(a.layout.geometry().bits()),
     };
     println!(
-        "e2e {} ({} masks): {} queries x {} rotations x 2 eyes x {} identities = {} comparisons in {:.3} s (median of {reps}) \
+        "e2e {} ({} masks, {}-bit codes): {} queries x {} rotations x 2 eyes x {} identities = {} comparisons in {:.3} s (median of {reps}) \
          over {}: {:.2} M comparisons/s, {:.2} M per core ({} cores for 3 parties; paper's CPU headline 1 M, target 10 M), \
          {} bytes/party, {} rounds; CPU {:.2} core-s per batch, {:.2} M per core-second",
         rec.variant,
         rec.masks,
+        a.layout.geometry().bits(),
         a.batch,
         rot,
         a.db,
