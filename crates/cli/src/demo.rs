@@ -35,8 +35,7 @@ pub struct DemoArgs {
     /// Scheme (mpclift-GR16-shamir, mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3).
     #[arg(long, default_value = "mpclift-GR16-shamir")]
     pub scheme: String,
-    /// Code layout: deployed (16x200x2x2 bits) or open-iris (16x256x2x2; any scheme but
-    /// plain-mask-Z16-rep3).
+    /// Code layout: deployed (16x200x2x2 bits) or open-iris (16x256x2x2 bits).
     #[arg(long, value_enum, default_value = "deployed")]
     pub layout: crate::service::LayoutArg,
     /// Queries per protocol run (the nodes' batch size).

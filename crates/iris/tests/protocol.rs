@@ -4,7 +4,9 @@
 
 use argus_iris::protocol::scheme::{IrisScheme, MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
 use argus_iris::protocol::{is_enrolled, share_enrollment, share_query, SharedDb};
-use argus_iris::{find_matches, EyeRule, Generator, IrisCode, IrisGeometry, MaskMode, MatchConfig, Template};
+use argus_iris::{
+    find_matches, EyeRule, Generator, IrisCode, IrisGeometry, MaskMode, MatchConfig, Template, Threshold,
+};
 use argus_math::{BitVec, Z16, Z32, Z8};
 use argus_mpc::local::{run3, Backend};
 use argus_mpc::rep3::Adder;
@@ -147,15 +149,16 @@ fn field_database_holds_two_bytes_per_bit() {
     }
 }
 
-/// The open-iris layout (16384 bits) runs on every secret-mask scheme: the exact range of
+/// The open-iris layout (16384 bits) runs on every scheme: the exact range of
 /// `a·ml − b·dot` fits Z_2^30 under the default threshold (Lemma 2's slack asks 33 bits, 31 once
 /// the terms lose their common power of two), so the 16-bit schemes lift their products to
-/// Z_2^30 as for deployed codes, and the carry count lifts mask products up to 2^15 − 1. Each
-/// agrees with the plaintext reference on synthetic codes, and at the corners of the range:
+/// Z_2^30 as for deployed codes, and the carry count lifts mask products up to 2^15 − 1; public
+/// masks' `c − dot` fits 16 bits (`[−11305, 21463]`, where Lemma 1 asks codes below 2^14 bits).
+/// Each agrees with the plaintext reference on synthetic codes, and at the corners of the range:
 /// fully unmasked codes against themselves (`ml = l = 2^14`, `dot = l`) and against their
 /// complements (`dot = −l`: the largest value compared).
 #[test]
-fn the_open_iris_layout_runs_on_every_secret_mask_scheme() {
+fn the_open_iris_layout_runs_on_every_scheme() {
     let geometry = IrisGeometry::OPEN_IRIS;
     let mut g = Generator::new(geometry, 6).unwrap();
     let mut rng = StdRng::seed_from_u64(7);
@@ -194,6 +197,7 @@ fn the_open_iris_layout_runs_on_every_secret_mask_scheme() {
             ("nolift-Z32", unique_by(&NoLiftZ32, geometry, &db, &batch, &cfg)),
             ("mpclift-GR16", unique_by(&MpcLiftGr16, geometry, &db, &batch, &cfg)),
         ];
+        answers.push(("plain-mask-Z16", unique_by(&PlainMaskZ16, geometry, &db, &batch, &cfg)));
         if mask_mode == MaskMode::PerBit {
             answers.push(("mpclift-F16", unique_by(&MpcLiftF16, geometry, &db, &batch, &cfg)));
         }
@@ -218,7 +222,8 @@ fn unique_by<S: IrisScheme>(
 
 /// Where the 16-bit schemes stop: mask products of 2^15 (codes of 2^15 bits, per-bit masks) do
 /// not fit the carry count, nor their values Z_2^30, and the error names the scheme that runs
-/// them; public masks (Lemma 1's 16-bit comparison) still need codes below 2^14 bits.
+/// them. Public masks compare `c − dot` in 16 bits: open-iris codes fit under the default
+/// threshold, not under a threshold of 0 (`c = ml`, up to `2·l = 2^15`).
 #[test]
 fn codes_too_long_for_16_bit_shares_are_refused_with_a_hint() {
     let long = IrisGeometry::new(32, 256, 2, 2).unwrap();
@@ -232,8 +237,10 @@ fn codes_too_long_for_16_bit_shares_are_refused_with_a_hint() {
     }
     NoLiftZ32.share_query(&t, &cfg).unwrap();
     let open = Generator::new(IrisGeometry::OPEN_IRIS, 1).unwrap().random_template();
-    let e = PlainMaskZ16.share_query(&open, &cfg).unwrap_err().to_string();
-    assert!(e.contains("2^14"), "{e}");
+    PlainMaskZ16.share_query(&open, &cfg).unwrap();
+    let zero = MatchConfig { threshold: Threshold::new(0, 16).unwrap(), ..cfg };
+    let e = PlainMaskZ16.share_query(&open, &zero).unwrap_err().to_string();
+    assert!(e.contains("[0, 32768]") && e.contains("use a secret-mask scheme"), "{e}");
 }
 
 #[test]

@@ -11,7 +11,7 @@
 //!
 //! [iris]
 //! scheme = "mpclift-GR16-shamir"    # see `Scheme`
-//! layout = "deployed"               # or "open-iris" (16384 bits; any scheme but "plain-mask-Z16-rep3"), or { rows = 16, cols = 200, filters = 2, parts = 2 }
+//! layout = "deployed"               # or "open-iris" (16384 bits), or { rows = 16, cols = 200, filters = 2, parts = 2 }
 //! threshold = 0.345
 //! rule = "and"                      # both eyes must match; "or": either
 //! rotations = 15                    # the window -15..=15
@@ -366,9 +366,7 @@ impl IrisSettings {
 
     /// Whether the scheme can run this layout with these settings: one synthetic template is
     /// shared as a client would share it (milliseconds), so a pairing the protocol cannot run (say
-    /// the 16384-bit open-iris codes with public masks, whose 16-bit comparison Lemma 1 does not
-    /// fit, or codes of 2^15 bits on a 16-bit ring) is refused at start instead of refusing every
-    /// query.
+    /// codes of 2^15 bits on a 16-bit ring) is refused at start instead of refusing every query.
     pub fn check_supported(&self) -> Result<(), NodeError> {
         use argus_iris::protocol::scheme::IrisScheme;
         let (geometry, cfg) = (self.layout.geometry()?, self.match_config()?);
@@ -575,13 +573,16 @@ mod tests {
         assert!(e.contains("use a scheme over Z_2^32 (nolift-Z32-rep3)"), "{e}");
         c.iris.scheme = Scheme::NoLiftZ32;
         c.validate().unwrap();
-        // Open-iris codes run on the default scheme, not with public masks.
+        // Open-iris codes run on the default scheme and with public masks, but these compare in 16
+        // bits, which a threshold of 0 overflows.
         let mut c = config(BatchSettings::default());
         c.iris.layout = Layout::Named(NamedLayout::OpenIris);
         c.validate().unwrap();
         c.iris.scheme = Scheme::PlainMaskZ16;
+        c.validate().unwrap();
+        c.iris.threshold = 0.0;
         let e = c.validate().unwrap_err().to_string();
-        assert!(e.contains("cannot run layout 16x256x2x2") && e.contains("2^14"), "{e}");
+        assert!(e.contains("cannot run layout 16x256x2x2") && e.contains("use a secret-mask scheme"), "{e}");
         let mut c = config(BatchSettings::default());
         c.listen = c.peers[1];
         let e = c.validate().unwrap_err().to_string();

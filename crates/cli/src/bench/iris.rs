@@ -43,7 +43,7 @@ pub struct IrisArgs {
     #[arg(long)]
     trimmed: bool,
     /// Code layout of the end to end: deployed (16x200x2x2 = 12800 bits) or open-iris
-    /// (16x256x2x2 = 16384 bits; not with plain-mask-z16).
+    /// (16x256x2x2 = 16384 bits).
     #[arg(long, value_enum, default_value = "deployed")]
     layout: crate::service::LayoutArg,
     /// Batch sizes of the comparison-phase tables (paper 000 Tables 2 and 3).

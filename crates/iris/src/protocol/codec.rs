@@ -466,10 +466,15 @@ pub(crate) fn encode_plain_mask(s: &PlainMaskShare) -> Vec<u8> {
     out
 }
 
-pub(crate) fn decode_plain_mask(bytes: &[u8], len: usize, expect: ShareKind) -> Result<PlainMaskShare, IrisError> {
+pub(crate) fn decode_plain_mask(
+    bytes: &[u8],
+    len: usize,
+    cfg: &MatchConfig,
+    expect: ShareKind,
+) -> Result<PlainMaskShare, IrisError> {
     let ring = argus_math::Z16::new();
     check_code_len(len)?;
-    super::plain_mask::check_len(len)?;
+    super::plain_mask::check_len(len, cfg)?;
     // Public masks are stored expanded (one bit per code bit) in both mask modes.
     let want = expected_shape(expect, len, len)?;
     let n = want.rows.checked_mul(len);

@@ -2,7 +2,8 @@
 //! secret (replicated shares over Z_2^16 of the masked-bitvector encoding), the masks are known to
 //! the parties. Each party computes `ml` in the clear, so with `c = floor(a·ml / 2^d)` (public)
 //! MATCH ⟺ `dot > a·ml/2^d` ⟺ `c − dot < 0` for the integer `dot`: a 16-bit MSB (Lemma 1:
-//! `c − dot ∈ [−l, 2l]` with `l < 2^14`), the paper's cheapest variant (29 AND gates in Alg. 10;
+//! `c − dot ∈ [−l, 2l]` with `l < 2^14`; exactly, `[⌊a·l/2^d⌋ − l, ⌊a·l/2^d⌋ + l]`, which holds
+//! open-iris's 16384 bits under the default threshold), the paper's cheapest variant (29 AND gates in Alg. 10;
 //! 15 with the two-operand [`rep3::msb_two_operand`] used here).
 
 use argus_math::{BitVec, Ring, Z16};
@@ -25,23 +26,31 @@ pub struct PlainMaskShare {
     pub unrotated: usize,
 }
 
-/// Whether codes of `len` bits fit the 16-bit comparison of Lemma 1.
-pub(crate) fn check_len(len: usize) -> Result<(), IrisError> {
-    if len.saturating_mul(4) >= 1 << 16 {
-        return Err(IrisError::Unsupported(format!(
-            "codes of {len} bits need l < 2^14 for a 16-bit comparison (Lemma 1)"
-        )));
-    }
-    Ok(())
+/// Whether codes of `len` bits fit the 16-bit comparison under `cfg`'s threshold: `c − dot`,
+/// `c = ⌊a·ml/2^d⌋`, `|dot| ≤ ml ≤ len`, has its extremes at `ml = len`, `dot = ±len` (and 0 at
+/// `ml = 0`), and must keep its sign in the MSB. Lemma 1's `l < 2^14` is this for `a = 2^d`.
+pub(crate) fn check_len(len: usize, cfg: &MatchConfig) -> Result<(), IrisError> {
+    let (a, _) = crate::mpc_comparison_terms(cfg.threshold);
+    let c = (a * len as i128).div_euclid(cfg.threshold.den() as i128);
+    let (lo, hi) = ((c - len as i128).min(0), (c + len as i128).max(0));
+    rep3::msb_is_sign(lo, hi, 1 << 16).map_err(|_| {
+        IrisError::Unsupported(format!(
+            "codes of {len} bits under threshold {}/2^{} compare values in [{lo}, {hi}], beyond a 16-bit \
+             comparison (public masks; Lemma 1 asks codes below 2^14 bits); use a secret-mask scheme",
+            cfg.threshold.num(),
+            cfg.threshold.den_log2()
+        ))
+    })
 }
 
 fn share<G: RngCore + CryptoRng>(
     left: &[IrisCode],
     right: &[IrisCode],
     unrotated: usize,
+    cfg: &MatchConfig,
     rng: &mut G,
 ) -> Result<[PlainMaskShare; 3], IrisError> {
-    check_len(left.first().map_or(0, |c| c.geometry().bits()))?;
+    check_len(left.first().map_or(0, |c| c.geometry().bits()), cfg)?;
     let ring = Z16::new();
     let rows = |codes: &[IrisCode]| -> Vec<u16> {
         codes.iter().flat_map(|c| encode_masked(c).into_iter().map(|v| ring.from_i128(v as i128))).collect()
@@ -62,7 +71,7 @@ pub fn share_enrollment<G: RngCore + CryptoRng>(
     cfg: &MatchConfig,
     rng: &mut G,
 ) -> Result<[PlainMaskShare; 3], IrisError> {
-    share(&[cfg.mask_mode.apply(&t.left)], &[cfg.mask_mode.apply(&t.right)], 0, rng)
+    share(&[cfg.mask_mode.apply(&t.left)], &[cfg.mask_mode.apply(&t.right)], 0, cfg, rng)
 }
 
 /// A client shares a query: every rotation of the window, for both eyes.
@@ -72,7 +81,7 @@ pub fn share_query<G: RngCore + CryptoRng>(
     rng: &mut G,
 ) -> Result<[PlainMaskShare; 3], IrisError> {
     let (left, right, unrotated) = super::query_rows(t, cfg)?;
-    share(&left, &right, unrotated, rng)
+    share(&left, &right, unrotated, cfg, rng)
 }
 
 /// One party's database: pre-processed code shares and the public masks.

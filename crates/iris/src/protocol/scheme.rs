@@ -327,14 +327,8 @@ impl IrisScheme for PlainMaskZ16 {
     }
     /// As the trait says; the public masks are stored expanded (one bit per code bit) in both
     /// mask modes, so `cfg.mask_mode` does not change the expected lengths.
-    fn decode(
-        &self,
-        bytes: &[u8],
-        len: usize,
-        _cfg: &MatchConfig,
-        expect: ShareKind,
-    ) -> Result<Self::Share, IrisError> {
-        codec::decode_plain_mask(bytes, len, expect)
+    fn decode(&self, bytes: &[u8], len: usize, cfg: &MatchConfig, expect: ShareKind) -> Result<Self::Share, IrisError> {
+        codec::decode_plain_mask(bytes, len, cfg, expect)
     }
     fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError> {
         codec::enrollment_of_plain_mask(q)
