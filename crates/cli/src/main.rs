@@ -106,7 +106,7 @@ struct PkiArgs {
     /// Directory to write `ca.pem`, `party-<i>.pem`, `party-<i>.key`, `client-<name>.pem`, `client-<name>.key`.
     #[arg(long)]
     out: PathBuf,
-    /// Number of parties (at least 2).
+    /// Number of parties (2 to 64).
     #[arg(long, default_value_t = 3)]
     parties: usize,
     /// Client names to issue certificates for, comma separated: ASCII letters, digits, '-', '_'
@@ -119,13 +119,23 @@ struct PkiArgs {
     force: bool,
 }
 
+/// Most parties `argus pki` issues certificates for: far more than any network of the engine
+/// runs, and few enough that a typo does not make thousands of keys.
+const MAX_PKI_PARTIES: usize = 64;
+
 /// `argus pki`: every argument is checked and every certificate made before anything is written.
 fn pki_cmd(a: PkiArgs) -> Result<(), String> {
-    if a.parties < 2 {
-        return Err(format!("--parties must be at least 2 (a network has at least 2 parties), got {}", a.parties));
+    if !(2..=MAX_PKI_PARTIES).contains(&a.parties) {
+        return Err(format!(
+            "--parties must be at least 2 (a network has at least 2 parties) and at most {MAX_PKI_PARTIES}, got {}",
+            a.parties
+        ));
     }
-    for name in &a.clients {
+    for (i, name) in a.clients.iter().enumerate() {
         argus_net::tcp::check_client_name(name).map_err(|e| format!("--clients: {e}"))?;
+        if a.clients[..i].contains(name) {
+            return Err(format!("--clients: client name {name:?} is given twice"));
+        }
     }
     let names: Vec<&str> = a.clients.iter().map(String::as_str).collect();
     let pki = argus_net::tcp::Pki::generate_with_clients(a.parties, &names).map_err(|e| e.to_string())?;

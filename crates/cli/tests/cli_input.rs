@@ -90,6 +90,8 @@ fn pki_refuses_bad_names_and_counts_writing_nothing() {
         (vec!["--clients", "a..b"], "valid DNS name"),
         (vec!["--parties", "0"], "--parties must be at least 2"),
         (vec!["--parties", "1"], "--parties must be at least 2"),
+        (vec!["--parties", "65"], "at most 64, got 65"),
+        (vec!["--clients", "demo,ops,demo"], "client name \"demo\" is given twice"),
     ] {
         let all: Vec<&str> = ["pki", "--out", s(&dir)].into_iter().chain(args).collect();
         refused(&all, want);
