@@ -1,4 +1,5 @@
-//! The iris service as three `argus node` processes on small codes: enrolment, check-only
+//! The iris service as three `argus node` processes on small codes (and once on open-iris codes from
+//! open-iris files): enrolment, check-only
 //! queries, in-batch duplicates, deletion, idempotent retries, refusals of bad input (nothing
 //! changes), crash recovery — a node killed at any point of a batch restarts into the state of
 //! its peers and the retried request gets its one outcome — back-pressure, and stopping: a node
@@ -60,17 +61,22 @@ impl Cluster {
     /// As [`Cluster::with_scheme`], on the stores `store` + 0, 1, 2 (`argus setup --store`; default:
     /// SQLite files).
     fn with_store(name: &str, scheme: Option<&str>, reveal: bool, store: Option<&str>) -> Cluster {
-        let dir = std::env::temp_dir().join(format!("argus-service-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let mut setup = Command::new(EXE);
-        setup.args(["setup", "--dir"]).arg(&dir);
+        let mut args = Vec::new();
         if let Some(s) = scheme {
-            setup.args(["--scheme", s]);
+            args.extend(["--scheme", s]);
         }
         if let Some(s) = store {
-            setup.args(["--store", s]);
+            args.extend(["--store", s]);
         }
-        let out = setup.output().unwrap();
+        Cluster::with_setup(name, &args, reveal)
+    }
+
+    /// A running cluster that `argus setup` made with `args`; the deployed layout becomes the
+    /// small test codes, any other stays.
+    fn with_setup(name: &str, args: &[&str], reveal: bool) -> Cluster {
+        let dir = std::env::temp_dir().join(format!("argus-service-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = Command::new(EXE).args(["setup", "--dir"]).arg(&dir).args(args).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         for f in ["party0.toml", "party1.toml", "party2.toml", "client.toml"] {
             rewrite(&dir.join(f), |s| {
@@ -333,6 +339,34 @@ fn enrol_check_delete_and_refuse(scheme: Option<&str>) {
     };
     let e = c.rt.block_on(g.status()).unwrap_err();
     assert!(e.to_string().contains("unknown client"), "{e}");
+}
+
+/// An open-iris deployment from the command line: `argus setup --layout open-iris` on the
+/// default scheme (16384-bit codes on 16-bit shares), a person enrolled from open-iris
+/// IrisTemplate JSON files (`argus enroll --open-iris LEFT RIGHT`), a re-capture of them refused
+/// by `argus check`, and a new person found unique without being enrolled.
+#[test]
+fn an_open_iris_deployment_takes_open_iris_files() {
+    let c = Cluster::with_setup("open-iris", &["--layout", "open-iris"], false);
+    let config = std::fs::read_to_string(c.dir.join("party0.toml")).unwrap();
+    assert!(config.contains("layout = \"open-iris\"") && config.contains("mpclift-GR16-shamir"), "{config}");
+    let mut gen = Generator::new(IrisGeometry::OPEN_IRIS, 4).unwrap();
+    let person = gen.random_template();
+    let run = |cmd: &str, t: &Template, name: &str| {
+        let (l, r) = (c.dir.join(format!("{name}-left.json")), c.dir.join(format!("{name}-right.json")));
+        t.write_open_iris_files(&l, &r).unwrap();
+        let client = c.dir.join("client.toml");
+        let out =
+            Command::new(EXE).args([cmd, "--client"]).arg(client).arg("--open-iris").args([l, r]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(c.serving_count(), 0);
+    assert!(run("enroll", &person, "person").contains("unique: enrolled as identity 0"));
+    let again = gen.genuine_template(&person).unwrap();
+    assert!(run("check", &again, "again").contains("not unique"));
+    assert!(run("check", &gen.random_template(), "new").starts_with("unique"));
+    assert_eq!(c.consistent_count(), 1);
 }
 
 /// A status request is answered while the node runs a batch (from the snapshot of the last one),
