@@ -1,9 +1,9 @@
-//! The iris service as three `argus node` processes on small codes (and once on open-iris codes from
-//! open-iris files): enrolment, check-only
-//! queries, in-batch duplicates, deletion, idempotent retries, refusals of bad input (nothing
-//! changes), crash recovery — a node killed at any point of a batch restarts into the state of
-//! its peers and the retried request gets its one outcome — back-pressure, and stopping: a node
-//! stopped by a signal finishes its batch, and a rolling restart under load loses nothing.
+//! The iris service as three `argus node` processes on small codes (and once on open-iris codes
+//! from open-iris files): enrolment, check-only queries, in-batch duplicates, deletion, idempotent
+//! retries, refusals of bad input (nothing changes), crash recovery — a node killed at any point of
+//! a batch restarts into the state of its peers and the retried request gets its one outcome —
+//! back-pressure, and stopping: a node stopped by a signal finishes its batch, and a rolling
+//! restart under load loses nothing.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
