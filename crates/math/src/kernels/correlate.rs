@@ -17,7 +17,7 @@
 //! and `a_even(+1) − a_odd`; then `y_{2s} = P_S[s] + P_E[s]` and `y_{2s+1} = P_S[s] + P_O[s]`.
 //! `levels` levels cost `(3/4)^levels` of the multiplies (0.42 at 3 levels, 0.32 at 4, 0.24 at
 //! 5) and leave `3^levels` small matrix products: the backend's kernel with overlapping query
-//! windows, or at the AVX-512 VNNI level the packed-queries kernel of `packed.rs`. The taps are
+//! windows, or at the AVX-512 VNNI and AVX2 levels the packed-queries kernels of `packed.rs`. The taps are
 //! transformed block by block of database rows, in cache, so the database keeps its plain
 //! layout; odd tap counts are padded with a zero tap, lags are padded to a multiple of
 //! `2^levels` and the extra ones dropped. On the packed path the taps are walked depth first
@@ -62,15 +62,17 @@ impl Correlation {
     }
 
     /// The levels used at kernel level `isa`: as many as halve the lags while every leaf
-    /// product keeps enough tap positions — 7 with the packed AVX-512 VNNI kernel, 16 with the
-    /// others, whose horizontal sum per dot product weighs on short products. At the iris shape
-    /// (200 columns of 64 values, 31 lags): 5 levels on the packed kernel (0.24 of the
-    /// multiplies; end to end at batches of 32, 1–5 % faster than 4 since the transform went
-    /// depth first, slower before), 3 on the others (0.42; 4 measured 9 % slower with the row
-    /// kernel). (The packed kernel needs an even width; an odd one runs the row kernel at these
-    /// levels, which no iris geometry has.)
+    /// product keeps enough tap positions — 7 with the packed kernels (AVX-512 VNNI, AVX2), 16
+    /// with the others, whose horizontal sum per dot product weighs on short products. At the
+    /// iris shape (200 columns of 64 values, 31 lags): 5 levels on the packed kernels (0.24 of
+    /// the multiplies; on AVX-512 VNNI end to end at batches of 32, 1–5 % faster than 4 since
+    /// the transform went depth first, slower before; on AVX2 (Zen 3), one thread, 32 queries
+    /// × 2000 rows alternating: 232 ms against 263 at 4 and 358 for the row kernel at 3), 3 on
+    /// the others (0.42; 4 measured 9 % slower with the row kernel). (The packed kernels need
+    /// an even width; an odd one runs the row kernel at these levels, which no iris geometry
+    /// has.)
     pub fn default_levels_at(&self, isa: super::Isa) -> usize {
-        let min = if isa == super::Isa::Avx512Vnni { 7 } else { 16 };
+        let min = if Packing::at(isa, 2).is_some() { 7 } else { 16 };
         let mut levels = 0;
         let (mut n, mut lags) = (self.positions, self.lags);
         while lags >= 2 && n.div_ceil(2) >= min && levels < MAX_LEVELS {
@@ -103,11 +105,16 @@ const SIGNALS_IN_CACHE: usize = 8 << 20;
 /// three parties on two cores, in alternating runs: at 32 queries (7 MB) 8 rows beat 32 in 8 of
 /// 9 pairs (+5 % median) and 16 in 4 of 5 (+2 %), and 48–64 were 6 % slower; at 16 queries 16
 /// rows beat 32 by 4 %; at 64 queries (14 MB) 8 rows were 30 % slower than 32 and 128 rows 10 %
-/// faster; at 48, 64 and 128 rows were alike and 5 % faster than 32.
-fn packed_block_rows(plan: &Plan, signal_bytes: usize) -> usize {
+/// faster; at 48, 64 and 128 rows were alike and 5 % faster than 32. The AVX2 tile (one window
+/// × 4 rows) reads a window once per 4 rows, so it takes 32 rows while the signals fit: on Zen 3
+/// (512 KB of L2 per core) end to end at 32 queries, 32 rows beat 8 in 5 of 5 alternating pairs
+/// (+17 % median), and 16, 64 and 128 were alike within the host's spread.
+fn packed_block_rows(plan: &Plan, signal_bytes: usize, packing: Packing) -> usize {
     let windows = plan.nq.div_ceil(super::packed::GROUP) * plan.l[plan.levels()];
     if signal_bytes > SIGNALS_IN_CACHE {
         128
+    } else if packing == Packing::Avx2 {
+        32
     } else if windows.is_multiple_of(2) {
         8
     } else {
@@ -295,24 +302,48 @@ struct Scratch {
     nodes: Vec<Vec<u16>>,
 }
 
+/// The packed leaf kernel a level runs (`packed.rs`), if any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Packing {
+    /// AVX-512 VNNI: `vpdpwssd`.
+    Vnni,
+    /// AVX2: `vpmaddwd` + `vpaddd`.
+    Avx2,
+}
+
+impl Packing {
+    /// The packed kernel for kernel level `isa` and positions of `width` values: AVX-512 VNNI's,
+    /// or AVX2's at the AVX2 level, for even widths. The AVX-512 level without VNNI keeps the
+    /// row kernel (no such CPU was at hand to compare them on) and AMX its own tile kernel.
+    pub(crate) fn at(isa: super::Isa, width: usize) -> Option<Packing> {
+        if !cfg!(target_arch = "x86_64") || !width.is_multiple_of(2) {
+            return None;
+        }
+        match isa {
+            super::Isa::Avx512Vnni => Some(Packing::Vnni),
+            super::Isa::Avx2 => Some(Packing::Avx2),
+            _ => None,
+        }
+    }
+}
+
 /// The query side of the leaf products, made once per correlation: each leaf's query rows as
-/// windows of its signals (`Rows`), or the leaf signals packed 16 queries side by side for the
-/// AVX-512 VNNI kernel of `packed.rs` (`Packed`), whose one multiply-accumulate serves 16 dot
-/// products with no horizontal sums — what the short leaf products need. AMX keeps its own tile
-/// kernel.
+/// windows of its signals (`Rows`), or the leaf signals packed 16 queries side by side for a
+/// kernel of `packed.rs` (`Packed`), whose multiply-accumulates serve many dot products at once
+/// with no horizontal sums — what the short leaf products need. AMX keeps its own tile kernel.
 pub(crate) enum LeafQueries {
     /// `leaves × nq` signals of `sig_len(levels)` values, leaf-major.
     Rows(Vec<u16>),
-    /// Per leaf, [`super::packed::packed_len`] values.
+    /// Per leaf, [`super::packed::packed_len`] values, for the kernel named.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    Packed(Vec<u16>),
+    Packed(Vec<u16>, Packing),
 }
 
 impl LeafQueries {
     pub(crate) fn new(k: &dyn Kernels, plan: &Plan, signals: &[u16], sig_len0: usize) -> LeafQueries {
         let (width, held) = (plan.width, plan.held_positions(0));
         #[cfg(target_arch = "x86_64")]
-        if k.isa() == super::Isa::Avx512Vnni && width.is_multiple_of(2) {
+        if let Some(packing) = Packing::at(k.isa(), width) {
             use super::packed::{pack_signals, GROUP};
             let mut roots = Vec::with_capacity(plan.nq.div_ceil(GROUP) * held * width * GROUP);
             for group in signals.chunks(GROUP * sig_len0) {
@@ -320,7 +351,7 @@ impl LeafQueries {
                 pack_signals(group, group.len() / sig_len0, sig_len0 / width, width, &mut roots);
                 roots.resize(start + held * width * GROUP, 0);
             }
-            return LeafQueries::Packed(leaf_signals(plan, width * GROUP, &roots));
+            return LeafQueries::Packed(leaf_signals(plan, width * GROUP, &roots), packing);
         }
         let _ = k;
         let mut roots = Vec::with_capacity(plan.nq * held * width);
@@ -361,10 +392,12 @@ impl Plan {
 /// results up to the root. The results of a node are `[lag][slab]`, `slab = nq · rows`: within
 /// it `[q][row]` as the backend's products write them, `[row][q]` as the packed kernel does.
 pub(crate) fn correlate_part(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &[u16], out: &mut [u16]) {
+    // SAFETY (both): `Packed` is made only at a level whose instruction set the CPU has.
     #[cfg(target_arch = "x86_64")]
-    if matches!(queries, LeafQueries::Packed(_)) {
-        // SAFETY: `Packed` is made only at the AVX-512 VNNI level, which the CPU has.
-        return unsafe { correlate_part_avx512(k, plan, queries, b, out) };
+    match queries {
+        LeafQueries::Packed(_, Packing::Vnni) => return unsafe { correlate_part_avx512(k, plan, queries, b, out) },
+        LeafQueries::Packed(_, Packing::Avx2) => return unsafe { correlate_part_avx2(k, plan, queries, b, out) },
+        LeafQueries::Rows(_) => {}
     }
     correlate_part_body(k, plan, queries, b, out)
 }
@@ -377,16 +410,23 @@ unsafe fn correlate_part_avx512(k: &dyn Kernels, plan: &Plan, queries: &LeafQuer
     correlate_part_body(k, plan, queries, b, out)
 }
 
+/// [`correlate_part_body`] compiled for AVX2 (16 values at a time).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn correlate_part_avx2(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &[u16], out: &mut [u16]) {
+    correlate_part_body(k, plan, queries, b, out)
+}
+
 #[inline(always)]
 fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &[u16], out: &mut [u16]) {
     let levels = plan.levels();
     let row_len = plan.tap_len(0);
     let rows_b = b.len() / row_len;
-    let packed = matches!(queries, LeafQueries::Packed(_));
+    let packed = matches!(queries, LeafQueries::Packed(..));
     let mut sc =
         Scratch { taps: vec![Vec::new(); levels.max(2)], nodes: vec![Vec::new(); levels], ..Scratch::default() };
     let block_rows = match queries {
-        LeafQueries::Packed(ap) => packed_block_rows(plan, std::mem::size_of_val(ap.as_slice())),
+        LeafQueries::Packed(ap, packing) => packed_block_rows(plan, std::mem::size_of_val(ap.as_slice()), *packing),
         LeafQueries::Rows(_) => BLOCK_ROWS,
     };
     for j0 in (0..rows_b).step_by(block_rows) {
@@ -401,7 +441,7 @@ fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &
                 up_sweep(plan, &mut sc.outs, slab)
             }
             #[cfg(target_arch = "x86_64")]
-            LeafQueries::Packed(ap) => {
+            LeafQueries::Packed(ap, packing) => {
                 let root = super::packed::TapView {
                     data: block,
                     rows,
@@ -412,12 +452,19 @@ fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &
                 let y = &mut sc.outs[0];
                 grow(y, plan.l[0] * slab);
                 let y = &mut y[..plan.l[0] * slab];
-                // SAFETY: `Packed` is made only at the AVX-512 VNNI level, which the CPU has.
-                unsafe { packed_node(plan, ap, root, 0, 0, &mut sc.taps, &mut sc.nodes, y) };
+                let tree = PackedTree { plan, ap };
+                let (bufs, nodes) = (&mut sc.taps[..], &mut sc.nodes[..]);
+                // SAFETY: `Packed` is made only at a level whose instruction set the CPU has.
+                unsafe {
+                    match packing {
+                        Packing::Vnni => packed_node_vnni(&tree, root, 0, 0, bufs, nodes, y),
+                        Packing::Avx2 => packed_node_avx2(&tree, root, 0, 0, bufs, nodes, y),
+                    }
+                }
                 &*y
             }
             #[cfg(not(target_arch = "x86_64"))]
-            LeafQueries::Packed(_) => unreachable!("packed leaves are made on x86-64 only"),
+            LeafQueries::Packed(..) => unreachable!("packed leaves are made on x86-64 only"),
         };
         // The root's lags that were asked for, into the part's rows j0..j0 + rows of each lag.
         for (lag, y) in root.chunks_exact(slab).take(plan.lags).enumerate() {
@@ -510,21 +557,116 @@ fn combine(ps: &[u16], pe: &[u16], po: &[u16], y: &mut [u16], slab: usize) {
     }
 }
 
+/// The query side of a packed correlation: its plan and packed leaf signals.
+#[cfg(target_arch = "x86_64")]
+struct PackedTree<'a> {
+    plan: &'a Plan,
+    ap: &'a [u16],
+}
+
+/// One packed kernel's instruction set, with [`packed_node`] compiled for it.
+#[cfg(target_arch = "x86_64")]
+trait PackedNode: super::packed::PackedIsa {
+    /// [`packed_node`] for this instruction set.
+    ///
+    /// # Safety
+    /// The CPU must have the instruction set.
+    unsafe fn node(
+        tree: &PackedTree,
+        node: super::packed::TapView,
+        level: usize,
+        f: usize,
+        bufs: &mut [Vec<u16>],
+        nodes: &mut [Vec<u16>],
+        y: &mut [u16],
+    );
+    /// [`super::packed::leaf_product_vnni`] or its AVX2 twin.
+    ///
+    /// # Safety
+    /// As there.
+    unsafe fn leaf(
+        ap: &[u16],
+        shape: super::packed::LeafShape,
+        taps: super::packed::TapView,
+        plus: super::packed::TapView,
+        out: &mut [u16],
+    );
+}
+
+/// Implements [`PackedNode`] for `$isa` by a `$node` function compiled with `$features`.
+#[cfg(target_arch = "x86_64")]
+macro_rules! packed_node_for {
+    ($isa:ty, $node:ident, $leaf:path, $features:literal) => {
+        /// [`packed_node`] compiled for this instruction set.
+        ///
+        /// # Safety
+        /// The CPU must have it.
+        #[target_feature(enable = $features)]
+        unsafe fn $node(
+            tree: &PackedTree,
+            node: super::packed::TapView,
+            level: usize,
+            f: usize,
+            bufs: &mut [Vec<u16>],
+            nodes: &mut [Vec<u16>],
+            y: &mut [u16],
+        ) {
+            // SAFETY: forwarded contract.
+            unsafe { packed_node::<$isa>(tree, node, level, f, bufs, nodes, y) }
+        }
+
+        impl PackedNode for $isa {
+            #[inline(always)]
+            unsafe fn node(
+                tree: &PackedTree,
+                node: super::packed::TapView,
+                level: usize,
+                f: usize,
+                bufs: &mut [Vec<u16>],
+                nodes: &mut [Vec<u16>],
+                y: &mut [u16],
+            ) {
+                // SAFETY: forwarded contract.
+                unsafe { $node(tree, node, level, f, bufs, nodes, y) }
+            }
+            #[inline(always)]
+            unsafe fn leaf(
+                ap: &[u16],
+                shape: super::packed::LeafShape,
+                taps: super::packed::TapView,
+                plus: super::packed::TapView,
+                out: &mut [u16],
+            ) {
+                // SAFETY: forwarded contract.
+                unsafe { $leaf(ap, shape, taps, plus, out) }
+            }
+        }
+    };
+}
+#[cfg(target_arch = "x86_64")]
+packed_node_for!(
+    super::packed::Vnni,
+    packed_node_vnni,
+    super::packed::leaf_product_vnni,
+    "avx512f,avx512bw,avx512vnni"
+);
+#[cfg(target_arch = "x86_64")]
+packed_node_for!(super::packed::Avx2, packed_node_avx2, super::packed::leaf_product_avx2, "avx2");
+
 /// The results of `node` (leaf index prefix `f`, at `level`) into `y` (`[lag][row][q]`, the
-/// node's lags) with the packed kernel, depth first: its S child (the sums of its position pairs)
-/// is written to `bufs[0]` and its E and O children are views of the node itself, so the only
-/// copies are the S children on the current path, which stay in cache for the leaves that read
-/// them. Each node combines its children's results as soon as they are done (into `nodes[0]`),
-/// so only the current path's results are live and the combination reads them from cache.
+/// node's lags) with the packed kernel of `T`, depth first: its S child (the sums of its
+/// position pairs) is written to `bufs[0]` and its E and O children are views of the node
+/// itself, so the only copies are the S children on the current path, which stay in cache for
+/// the leaves that read them. Each node combines its children's results as soon as they are
+/// done (into `nodes[0]`), so only the current path's results are live and the combination
+/// reads them from cache.
 ///
 /// # Safety
-/// AVX-512 F/BW/VNNI.
+/// `T`'s instruction set.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn packed_node(
-    plan: &Plan,
-    ap: &[u16],
+#[inline(always)]
+unsafe fn packed_node<T: PackedNode>(
+    tree: &PackedTree,
     node: super::packed::TapView,
     level: usize,
     f: usize,
@@ -532,11 +674,12 @@ unsafe fn packed_node(
     nodes: &mut [Vec<u16>],
     y: &mut [u16],
 ) {
-    use super::packed::{leaf_product, TapView};
+    use super::packed::TapView;
+    let (plan, ap) = (tree.plan, tree.ap);
     let leaf_len = ap.len() / plan.leaves();
     let leaf = |f: usize, taps: TapView, plus: TapView, y: &mut [u16]| {
-        // SAFETY: AVX-512 VNNI by the contract.
-        unsafe { leaf_product(&ap[f * leaf_len..][..leaf_len], plan.leaf_shape(), taps, plus, y) }
+        // SAFETY: `T`'s instruction set by the contract.
+        unsafe { T::leaf(&ap[f * leaf_len..][..leaf_len], plan.leaf_shape(), taps, plus, y) }
     };
     if level == plan.levels() {
         return leaf(f, node, TapView::NONE, y);
@@ -554,11 +697,11 @@ unsafe fn packed_node(
             // The last level's S leaf adds E and O as it reads them instead of writing S out.
             leaf(3 * f, node.even(), node.odd(), ps);
         } else {
-            let sums = node.sums(plan.width, mine);
-            packed_node(plan, ap, sums, level + 1, 3 * f, deeper, below, ps);
+            let sums = node.sums::<T>(plan.width, mine);
+            T::node(tree, sums, level + 1, 3 * f, deeper, below, ps);
         }
-        packed_node(plan, ap, node.even(), level + 1, 3 * f + 1, deeper, below, pe);
-        packed_node(plan, ap, node.odd(), level + 1, 3 * f + 2, deeper, below, po);
+        T::node(tree, node.even(), level + 1, 3 * f + 1, deeper, below, pe);
+        T::node(tree, node.odd(), level + 1, 3 * f + 2, deeper, below, po);
     }
     combine(ps, pe, po, y, slab);
 }
@@ -622,14 +765,15 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(96))]
         /// Every level count, odd and even tap and lag counts, several blocks of rows: exactly
-        /// the direct correlation, on every kernel level.
+        /// the direct correlation, on every kernel level the CPU has (the packed AVX2 and
+        /// AVX-512 VNNI kernels and the row kernels).
         #[test]
         fn karatsuba_correlation_is_exact(
             positions in 1usize..40, width in prop_oneof![1usize..6, Just(32), Just(64)], lags in 1usize..40,
             nq in 1usize..5, rows in 0usize..150, levels in 0usize..6, seed in any::<u64>(),
         ) {
             let shape = Correlation { positions, width, lags };
-            exact(shape, nq, rows, levels, seed, &[Isa::Portable, super::super::detected()])?;
+            exact(shape, nq, rows, levels, seed, &super::super::available())?;
         }
     }
 
@@ -643,12 +787,12 @@ mod tests {
             rows in 1usize..40, levels in 0usize..6, seed in any::<u64>(),
         ) {
             let shape = Correlation { positions, width: 2 * half_width, lags };
-            exact(shape, nq, rows, levels, seed, &[super::super::detected()])?;
+            exact(shape, nq, rows, levels, seed, &super::super::available())?;
         }
     }
 
-    /// Block rows at the iris shape: one tile's rows while the packed leaf signals fit the cache
-    /// budget (16 and 32 queries: 3.5 and 7 MB), 128 past it (48 and 64 queries).
+    /// Block rows at the iris shape: one tile's rows (AVX2: 32) while the packed leaf signals
+    /// fit the cache budget (16 and 32 queries: 3.5 and 7 MB), 128 past it (48 and 64 queries).
     #[test]
     fn block_rows_follow_the_signal_size() {
         let shape = Correlation { positions: 200, width: 64, lags: 31 };
@@ -658,7 +802,12 @@ mod tests {
             let bytes =
                 2 * plan.leaves() * super::super::packed::packed_len(nq, plan.sig_positions(levels), shape.width);
             assert!((bytes as f64 / 1e6 - mb).abs() < 0.5, "{nq} queries: {bytes} B");
-            assert_eq!(packed_block_rows(&plan, bytes), rows, "{nq} queries");
+            assert_eq!(packed_block_rows(&plan, bytes, Packing::Vnni), rows, "{nq} queries");
+            assert_eq!(
+                packed_block_rows(&plan, bytes, Packing::Avx2),
+                if rows == 128 { 128 } else { 32 },
+                "{nq} queries"
+            );
         }
     }
 
@@ -699,7 +848,7 @@ mod tests {
         let saved = super::super::threads::setting();
         for t in [2, 3] {
             super::super::set_threads(t);
-            for isa in [Isa::Portable, super::super::detected()] {
+            for isa in super::super::available() {
                 let mut got = vec![7u16; want.len()];
                 correlate_u16_with(isa, shape, None, &a, &b, &mut got).unwrap();
                 assert!(got == want, "{isa:?} on {t} threads");
@@ -716,10 +865,10 @@ mod tests {
             let a = vec![v; 3 * shape.signal_len()];
             let b = vec![v; 70 * shape.row_len()];
             let want = direct(shape, &a, &b);
-            for levels in 0..=5 {
+            for (levels, isa) in (0..=5).flat_map(|l| super::super::available().into_iter().map(move |i| (l, i))) {
                 let mut got = vec![0u16; want.len()];
-                correlate_u16_with(super::super::detected(), shape, Some(levels), &a, &b, &mut got).unwrap();
-                assert_eq!(got, want, "value {v:#x} levels {levels}");
+                correlate_u16_with(isa, shape, Some(levels), &a, &b, &mut got).unwrap();
+                assert_eq!(got, want, "value {v:#x} levels {levels} isa {isa:?}");
             }
         }
     }
@@ -754,7 +903,8 @@ mod tests {
         use super::super::Isa;
         let iris = Correlation { positions: 200, width: 64, lags: 31 };
         assert_eq!(iris.default_levels_at(Isa::Avx512Vnni), 5);
-        assert_eq!(iris.default_levels_at(Isa::Avx2), 3);
+        assert_eq!(iris.default_levels_at(Isa::Avx2), 5);
+        assert_eq!(iris.default_levels_at(Isa::Avx512), 3);
         assert_eq!(iris.default_levels_at(Isa::Amx), 3);
         let open_iris = Correlation { positions: 256, width: 64, lags: 31 };
         assert_eq!(open_iris.default_levels_at(Isa::Avx512Vnni), 5);

@@ -1,8 +1,9 @@
-//! The leaf products of `correlate` on AVX-512 VNNI, with the queries packed 16 side by side:
-//! one `vpdpwssd` multiplies a broadcast pair of a database row's values by that pair in 16
-//! queries at once, so each accumulator lane is one dot product and no horizontal sums are
-//! needed (a row-by-row kernel spends ~10 instructions per dot product on them, which matters
-//! when the products are short, as the leaves are).
+//! The leaf products of `correlate` with the queries packed 16 side by side, on AVX-512 VNNI
+//! and on AVX2: one multiply-accumulate multiplies a broadcast pair of a database row's values
+//! by that pair in many queries at once (16 with `vpdpwssd` on 512 bits; 8 per `vpmaddwd` +
+//! `vpaddd` on 256 bits, two vectors per group), so each accumulator lane is one dot product
+//! and no horizontal sums are needed (a row-by-row kernel spends ~10 instructions per dot
+//! product on them, which matters when the products are short, as the leaves are).
 //!
 //! Both operands keep the correlation's structure instead of being expanded:
 //!
@@ -13,10 +14,11 @@
 //!   children (even and odd positions) are views of their parent with twice its stride; only
 //!   S (their sum) is written out.
 //!
-//! Packed layout: group `g`, position `c`, pair `p` of the position's `width / 2`, lane `r`,
-//! element `e` at `((g·positions + c)·pairs + p)·32 + 2r + e`; lanes past the last query are
-//! zero. Tiles are two windows × 8 database rows, or one window × 16 rows for an odd count of
-//! windows: 16 accumulators either way.
+//! Packed layout (the same for both instruction sets): group `g`, position `c`, pair `p` of the
+//! position's `width / 2`, lane `r`, element `e` at `((g·positions + c)·pairs + p)·32 + 2r + e`;
+//! lanes past the last query are zero. Tiles on AVX-512 VNNI are two windows × 8 database rows,
+//! or one window × 16 rows for an odd count of windows: 16 accumulators either way; on AVX2
+//! (16 vector registers) one window × [`AVX2_ROWS`] rows, two accumulators per row.
 
 use std::arch::x86_64::*;
 
@@ -85,9 +87,9 @@ impl<'a> TapView<'a> {
     /// last position alone), into `dst` as contiguous rows, and returns them as a view.
     ///
     /// # Safety
-    /// AVX-512 F/BW.
-    #[target_feature(enable = "avx512f,avx512bw")]
-    pub unsafe fn sums<'b>(&self, width: usize, dst: &'b mut Vec<u16>) -> TapView<'b> {
+    /// The CPU must have the instruction set `T` stands for.
+    #[inline(always)]
+    pub unsafe fn sums<'b, T: PackedIsa>(&self, width: usize, dst: &'b mut Vec<u16>) -> TapView<'b> {
         assert!(self.fits(width), "tap view past its data");
         let half = self.positions.div_ceil(2);
         let row = half * width;
@@ -116,18 +118,198 @@ impl<'a> TapView<'a> {
                     }
                     continue;
                 }
-                // SAFETY: the three slices hold `width = 32 · vectors` values each.
+                // SAFETY: the three slices hold `width = 32 · vectors` values each; `T`'s
+                // instruction set by the contract.
                 unsafe {
                     let (e, d, o) = (even.as_ptr(), odd.as_ptr(), out.as_mut_ptr());
                     for v in 0..vectors {
-                        let x = _mm512_loadu_si512(e.add(32 * v).cast());
-                        let y = _mm512_loadu_si512(d.add(32 * v).cast());
-                        _mm512_storeu_si512(o.add(32 * v).cast(), _mm512_add_epi16(x, y));
+                        T::add32(e.add(32 * v), d.add(32 * v), o.add(32 * v));
                     }
                 }
             }
         }
         TapView { data: &dst[..self.rows * row], rows: self.rows, row_stride: row, pos_stride: width, positions: half }
+    }
+}
+
+/// An instruction set the packed leaf products run on: one window-row accumulator (16 i32
+/// lanes, one per query of a group), one pair of a group's 16 queries, one broadcast pair of
+/// a row's values, and the few operations [`tile`] is written in.
+///
+/// # Safety
+/// Every method needs the instruction set the type stands for; pointers must be readable (or
+/// writable) for the values named.
+pub(crate) trait PackedIsa {
+    /// 16 i32 lanes.
+    type Acc: Copy;
+    /// One value pair of 16 queries (32 values).
+    type Q: Copy;
+    /// One value pair broadcast to every lane.
+    type X: Copy;
+    unsafe fn zero() -> Self::Acc;
+    /// The 32 values at `p`.
+    unsafe fn load_q(p: *const u16) -> Self::Q;
+    /// The pair at `p`, broadcast.
+    unsafe fn pair(p: *const u16) -> Self::X;
+    /// Lane-wise sum of two broadcast pairs mod 2^16.
+    unsafe fn add_pairs(x: Self::X, y: Self::X) -> Self::X;
+    /// `acc + ⟨q, x⟩` per lane (both of a lane's products, summed in i32).
+    unsafe fn mac(acc: Self::Acc, q: Self::Q, x: Self::X) -> Self::Acc;
+    /// The lanes mod 2^16 into `dst` (at most 16 values; lanes past its end are dropped).
+    unsafe fn store(dst: &mut [u16], acc: Self::Acc);
+    /// `o[..32] = e[..32] + d[..32]` mod 2^16.
+    unsafe fn add32(e: *const u16, d: *const u16, o: *mut u16);
+    /// Every window of a leaf (`count` of them, [`Window`]s by `window`) over every row of
+    /// `taps`, in this instruction set's tiles (see [`leaf_product`]).
+    unsafe fn windows(
+        ap: &[u16],
+        count: usize,
+        window: impl Fn(usize) -> Window,
+        shape: LeafShape,
+        taps: TapView,
+        plus: TapView,
+        out: &mut [u16],
+    );
+}
+
+/// AVX-512 F/BW/VNNI: one `vpdpwssd` per window-row and pair.
+pub(crate) struct Vnni;
+
+/// AVX2: `vpmaddwd` + `vpaddd` on two 256-bit halves (8 queries each) per window-row and pair.
+pub(crate) struct Avx2;
+
+/// Database rows per AVX2 tile: 8 accumulators, two query vectors and a broadcast leave room
+/// in the 16 registers (one window: the rows' block counts, 8 and 16, are multiples of 4).
+pub(crate) const AVX2_ROWS: usize = 4;
+
+// SAFETY (both impls): each body needs only the type's instruction set, which the trait's
+// contract makes the caller guarantee, and reads or writes only the values the contract names.
+impl PackedIsa for Vnni {
+    type Acc = __m512i;
+    type Q = __m512i;
+    type X = __m512i;
+    #[inline(always)]
+    unsafe fn zero() -> __m512i {
+        unsafe { _mm512_setzero_si512() }
+    }
+    #[inline(always)]
+    unsafe fn load_q(p: *const u16) -> __m512i {
+        unsafe { _mm512_loadu_si512(p.cast()) }
+    }
+    #[inline(always)]
+    unsafe fn pair(p: *const u16) -> __m512i {
+        unsafe { _mm512_set1_epi32(p.cast::<i32>().read_unaligned()) }
+    }
+    #[inline(always)]
+    unsafe fn add_pairs(x: __m512i, y: __m512i) -> __m512i {
+        unsafe { _mm512_add_epi16(x, y) }
+    }
+    #[inline(always)]
+    unsafe fn mac(acc: __m512i, q: __m512i, x: __m512i) -> __m512i {
+        unsafe { _mm512_dpwssd_epi32(acc, q, x) }
+    }
+    #[inline(always)]
+    unsafe fn store(dst: &mut [u16], acc: __m512i) {
+        // One narrowing masked store (a copy of `n` values would be a `memcpy` call).
+        let n = dst.len().min(GROUP);
+        unsafe { _mm512_mask_cvtepi32_storeu_epi16(dst.as_mut_ptr().cast(), ((1u32 << n) - 1) as u16, acc) };
+    }
+    #[inline(always)]
+    unsafe fn add32(e: *const u16, d: *const u16, o: *mut u16) {
+        unsafe {
+            let (x, y) = (_mm512_loadu_si512(e.cast()), _mm512_loadu_si512(d.cast()));
+            _mm512_storeu_si512(o.cast(), _mm512_add_epi16(x, y));
+        }
+    }
+    #[inline(always)]
+    unsafe fn windows(
+        ap: &[u16],
+        count: usize,
+        window: impl Fn(usize) -> Window,
+        shape: LeafShape,
+        taps: TapView,
+        plus: TapView,
+        out: &mut [u16],
+    ) {
+        // Two windows × 8 rows (an odd last window alone × 16): 16 accumulators either way.
+        for i in (0..count).step_by(2) {
+            unsafe {
+                if i + 1 < count {
+                    windows_times_rows::<Vnni, 2, 8>(ap, [window(i), window(i + 1)], shape, taps, plus, out)
+                } else {
+                    windows_times_rows::<Vnni, 1, 16>(ap, [window(i)], shape, taps, plus, out)
+                }
+            }
+        }
+    }
+}
+
+impl PackedIsa for Avx2 {
+    type Acc = [__m256i; 2];
+    type Q = [__m256i; 2];
+    type X = __m256i;
+    #[inline(always)]
+    unsafe fn zero() -> [__m256i; 2] {
+        unsafe { [_mm256_setzero_si256(); 2] }
+    }
+    #[inline(always)]
+    unsafe fn load_q(p: *const u16) -> [__m256i; 2] {
+        unsafe { [_mm256_loadu_si256(p.cast()), _mm256_loadu_si256(p.add(16).cast())] }
+    }
+    #[inline(always)]
+    unsafe fn pair(p: *const u16) -> __m256i {
+        unsafe { _mm256_set1_epi32(p.cast::<i32>().read_unaligned()) }
+    }
+    #[inline(always)]
+    unsafe fn add_pairs(x: __m256i, y: __m256i) -> __m256i {
+        unsafe { _mm256_add_epi16(x, y) }
+    }
+    #[inline(always)]
+    unsafe fn mac(acc: [__m256i; 2], q: [__m256i; 2], x: __m256i) -> [__m256i; 2] {
+        unsafe {
+            [_mm256_add_epi32(acc[0], _mm256_madd_epi16(q[0], x)), _mm256_add_epi32(acc[1], _mm256_madd_epi16(q[1], x))]
+        }
+    }
+    #[inline(always)]
+    unsafe fn store(dst: &mut [u16], acc: [__m256i; 2]) {
+        unsafe {
+            // Each lane's low 16 bits: masked to 0..=0xffff, the unsigned-saturating pack keeps
+            // them exactly; it interleaves 64-bit quarters ([a0-3, b0-3, a4-7, b4-7]), put back
+            // in order by the permute.
+            let m = _mm256_set1_epi32(0xffff);
+            let packed = _mm256_packus_epi32(_mm256_and_si256(acc[0], m), _mm256_and_si256(acc[1], m));
+            let v = _mm256_permute4x64_epi64::<0b11_01_10_00>(packed);
+            if dst.len() >= GROUP {
+                _mm256_storeu_si256(dst.as_mut_ptr().cast(), v);
+            } else {
+                let mut t = [0u16; GROUP];
+                _mm256_storeu_si256(t.as_mut_ptr().cast(), v);
+                dst.copy_from_slice(&t[..dst.len()]);
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn add32(e: *const u16, d: *const u16, o: *mut u16) {
+        unsafe {
+            for h in [0, 16] {
+                let (x, y) = (_mm256_loadu_si256(e.add(h).cast()), _mm256_loadu_si256(d.add(h).cast()));
+                _mm256_storeu_si256(o.add(h).cast(), _mm256_add_epi16(x, y));
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn windows(
+        ap: &[u16],
+        count: usize,
+        window: impl Fn(usize) -> Window,
+        shape: LeafShape,
+        taps: TapView,
+        plus: TapView,
+        out: &mut [u16],
+    ) {
+        for i in 0..count {
+            unsafe { windows_times_rows::<Avx2, 1, AVX2_ROWS>(ap, [window(i)], shape, taps, plus, out) }
+        }
     }
 }
 
@@ -138,34 +320,34 @@ impl<'a> TapView<'a> {
 /// instead of being written out).
 ///
 /// # Safety
-/// AVX-512 F/BW/VNNI; every `aq[h]` holds `positions · pairs · 32` values, every `r[u]`
+/// `T`'s instruction set; every `aq[h]` holds `positions · pairs · 32` values, every `r[u]`
 /// `pairs · 2` values at each of `positions` positions `pos_stride` apart, and every `r2[u]`
 /// as many at `positions2 <= positions` positions `pos_stride2` apart.
 #[inline(always)]
-unsafe fn tile<const G: usize, const NR: usize>(
+unsafe fn tile<T: PackedIsa, const G: usize, const NR: usize>(
     aq: [*const u16; G],
     r: [*const u16; NR],
     (positions, pos_stride): (usize, usize),
     r2: [*const u16; NR],
     (positions2, pos_stride2): (usize, usize),
     pairs: usize,
-) -> [[__m512i; G]; NR] {
+) -> [[T::Acc; G]; NR] {
     /// One position: `x(u, p)` is row `u`'s broadcast pair `p`.
     #[inline(always)]
-    unsafe fn position<const G: usize, const NR: usize>(
-        t: &mut [[__m512i; G]; NR],
+    unsafe fn position<T: PackedIsa, const G: usize, const NR: usize>(
+        t: &mut [[T::Acc; G]; NR],
         a: [*const u16; G],
         pairs: usize,
-        x: impl Fn(usize, usize) -> __m512i,
+        x: impl Fn(usize, usize) -> T::X,
     ) {
         // SAFETY: by `tile`'s contract.
         unsafe {
             for p in 0..pairs {
-                let q: [__m512i; G] = std::array::from_fn(|h| _mm512_loadu_si512(a[h].add(p * 2 * GROUP).cast()));
+                let q: [T::Q; G] = std::array::from_fn(|h| T::load_q(a[h].add(p * 2 * GROUP)));
                 for (u, tu) in t.iter_mut().enumerate() {
                     let x = x(u, p);
                     for (acc, &q) in tu.iter_mut().zip(&q) {
-                        *acc = _mm512_dpwssd_epi32(*acc, q, x);
+                        *acc = T::mac(*acc, q, x);
                     }
                 }
             }
@@ -173,16 +355,16 @@ unsafe fn tile<const G: usize, const NR: usize>(
     }
     // SAFETY: by the contract, every load stays inside the packed windows and the rows' positions.
     unsafe {
-        let mut t = [[_mm512_setzero_si512(); G]; NR];
-        let pair = |row: *const u16, p: usize| _mm512_set1_epi32(row.add(2 * p).cast::<i32>().read_unaligned());
+        let mut t = [[T::zero(); G]; NR];
+        let pair = |row: *const u16, p: usize| T::pair(row.add(2 * p));
         for c in 0..positions {
             let a: [*const u16; G] = std::array::from_fn(|h| aq[h].add(c * pairs * 2 * GROUP));
             let b: [*const u16; NR] = std::array::from_fn(|u| r[u].add(c * pos_stride));
             if c < positions2 {
                 let b2: [*const u16; NR] = std::array::from_fn(|u| r2[u].add(c * pos_stride2));
-                position(&mut t, a, pairs, |u, p| _mm512_add_epi16(pair(b[u], p), pair(b2[u], p)));
+                position::<T, G, NR>(&mut t, a, pairs, |u, p| T::add_pairs(pair(b[u], p), pair(b2[u], p)));
             } else {
-                position(&mut t, a, pairs, |u, p| pair(b[u], p));
+                position::<T, G, NR>(&mut t, a, pairs, |u, p| pair(b[u], p));
             }
         }
         t
@@ -191,7 +373,7 @@ unsafe fn tile<const G: usize, const NR: usize>(
 
 /// A window of a leaf's packed signals: query group `g` at lag `lag`.
 #[derive(Clone, Copy)]
-struct Window {
+pub(crate) struct Window {
     g: usize,
     lag: usize,
 }
@@ -202,7 +384,7 @@ struct Window {
 /// # Safety
 /// As [`leaf_product`].
 #[inline(always)]
-unsafe fn windows_times_rows<const G: usize, const NR: usize>(
+unsafe fn windows_times_rows<T: PackedIsa, const G: usize, const NR: usize>(
     ap: &[u16],
     w: [Window; G],
     shape: LeafShape,
@@ -221,15 +403,14 @@ unsafe fn windows_times_rows<const G: usize, const NR: usize>(
         };
         let (main, second) = ((taps.positions, taps.pos_stride), (plus.positions, plus.pos_stride));
         // SAFETY: forwarded contract (the windows and the views were checked by the caller).
-        let t = unsafe { tile::<G, NR>(aq, rows(taps), main, rows(plus), second, pairs) };
+        let t = unsafe { tile::<T, G, NR>(aq, rows(taps), main, rows(plus), second, pairs) };
         for (u, tu) in t.iter().enumerate().take(taps.rows - j0) {
             for (h, &acc) in tu.iter().enumerate() {
                 let q0 = w[h].g * GROUP;
                 let n = GROUP.min(shape.nq - q0);
                 let dst = &mut out[(w[h].lag * taps.rows + j0 + u) * shape.nq + q0..][..n];
-                // One narrowing masked store (a copy of `n` values would be a `memcpy` call).
-                // SAFETY: AVX-512 F by the contract; the mask covers the `n ≤ 16` values of `dst`.
-                unsafe { _mm512_mask_cvtepi32_storeu_epi16(dst.as_mut_ptr().cast(), ((1u32 << n) - 1) as u16, acc) };
+                // SAFETY: `T`'s instruction set by the contract; `dst` holds `n ≤ 16` values.
+                unsafe { T::store(dst, acc) };
             }
         }
     }
@@ -252,10 +433,10 @@ pub(crate) struct LeafShape {
 /// `plus` (same rows, at most as many positions, or none: [`TapView::NONE`]) added.
 ///
 /// # Safety
-/// The CPU must have AVX-512 F, BW and VNNI. Panics if `ap`, `taps` or `out` is too short for the
+/// The CPU must have `T`'s instruction set. Panics if `ap`, `taps` or `out` is too short for the
 /// shape, a view has more positions than the leaf or `plus` more than `taps`, or the width is odd.
-#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-pub(crate) unsafe fn leaf_product(ap: &[u16], shape: LeafShape, taps: TapView, plus: TapView, out: &mut [u16]) {
+#[inline(always)]
+unsafe fn leaf_product<T: PackedIsa>(ap: &[u16], shape: LeafShape, taps: TapView, plus: TapView, out: &mut [u16]) {
     if shape.nq == 0 || taps.rows == 0 {
         return;
     }
@@ -267,18 +448,29 @@ pub(crate) unsafe fn leaf_product(ap: &[u16], shape: LeafShape, taps: TapView, p
     assert!(taps.positions <= shape.positions && taps.fits(shape.width), "tap view past the leaf or its data");
     assert!(ap.len() >= packed_len(shape.nq, shape.signal_positions, shape.width), "packed signals too short");
     assert!(out.len() >= taps.rows * shape.lags * shape.nq, "output too short");
-    // Windows lag-major, then query group; taken two at a time (an odd last one alone).
+    // Windows lag-major, then query group.
     let groups = shape.nq.div_ceil(GROUP);
     let window = |i: usize| Window { g: i % groups, lag: i / groups };
-    let count = groups * shape.lags;
-    for i in (0..count).step_by(2) {
-        // SAFETY: forwarded contract; the asserts above bound every window and row read.
-        unsafe {
-            if i + 1 < count {
-                windows_times_rows::<2, 8>(ap, [window(i), window(i + 1)], shape, taps, plus, out)
-            } else {
-                windows_times_rows::<1, 16>(ap, [window(i)], shape, taps, plus, out)
-            }
-        }
-    }
+    // SAFETY: forwarded contract; the asserts above bound every window and row read.
+    unsafe { T::windows(ap, groups * shape.lags, window, shape, taps, plus, out) }
+}
+
+/// [`leaf_product`] on AVX-512 VNNI.
+///
+/// # Safety
+/// The CPU must have AVX-512 F, BW and VNNI.
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+pub(crate) unsafe fn leaf_product_vnni(ap: &[u16], shape: LeafShape, taps: TapView, plus: TapView, out: &mut [u16]) {
+    // SAFETY: forwarded contract.
+    unsafe { leaf_product::<Vnni>(ap, shape, taps, plus, out) }
+}
+
+/// [`leaf_product`] on AVX2.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn leaf_product_avx2(ap: &[u16], shape: LeafShape, taps: TapView, plus: TapView, out: &mut [u16]) {
+    // SAFETY: forwarded contract.
+    unsafe { leaf_product::<Avx2>(ap, shape, taps, plus, out) }
 }
