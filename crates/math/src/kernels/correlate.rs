@@ -457,8 +457,8 @@ fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &
                 // SAFETY: `Packed` is made only at a level whose instruction set the CPU has.
                 unsafe {
                     match packing {
-                        Packing::Vnni => packed_node_vnni(&tree, root, 0, 0, bufs, nodes, y),
-                        Packing::Avx2 => packed_node_avx2(&tree, root, 0, 0, bufs, nodes, y),
+                        Packing::Vnni => super::packed::Vnni::node(&tree, root, 0, 0, bufs, nodes, y),
+                        Packing::Avx2 => super::packed::Avx2::node(&tree, root, 0, 0, bufs, nodes, y),
                     }
                 }
                 &*y
@@ -580,78 +580,40 @@ trait PackedNode: super::packed::PackedIsa {
         nodes: &mut [Vec<u16>],
         y: &mut [u16],
     );
-    /// [`super::packed::leaf_product_vnni`] or its AVX2 twin.
-    ///
-    /// # Safety
-    /// As there.
-    unsafe fn leaf(
-        ap: &[u16],
-        shape: super::packed::LeafShape,
-        taps: super::packed::TapView,
-        plus: super::packed::TapView,
-        out: &mut [u16],
-    );
 }
 
-/// Implements [`PackedNode`] for `$isa` by a `$node` function compiled with `$features`.
+// SAFETY (both): forwarded contract.
 #[cfg(target_arch = "x86_64")]
-macro_rules! packed_node_for {
-    ($isa:ty, $node:ident, $leaf:path, $features:literal) => {
-        /// [`packed_node`] compiled for this instruction set.
-        ///
-        /// # Safety
-        /// The CPU must have it.
-        #[target_feature(enable = $features)]
-        unsafe fn $node(
-            tree: &PackedTree,
-            node: super::packed::TapView,
-            level: usize,
-            f: usize,
-            bufs: &mut [Vec<u16>],
-            nodes: &mut [Vec<u16>],
-            y: &mut [u16],
-        ) {
-            // SAFETY: forwarded contract.
-            unsafe { packed_node::<$isa>(tree, node, level, f, bufs, nodes, y) }
-        }
-
-        impl PackedNode for $isa {
-            #[inline(always)]
-            unsafe fn node(
-                tree: &PackedTree,
-                node: super::packed::TapView,
-                level: usize,
-                f: usize,
-                bufs: &mut [Vec<u16>],
-                nodes: &mut [Vec<u16>],
-                y: &mut [u16],
-            ) {
-                // SAFETY: forwarded contract.
-                unsafe { $node(tree, node, level, f, bufs, nodes, y) }
-            }
-            #[inline(always)]
-            unsafe fn leaf(
-                ap: &[u16],
-                shape: super::packed::LeafShape,
-                taps: super::packed::TapView,
-                plus: super::packed::TapView,
-                out: &mut [u16],
-            ) {
-                // SAFETY: forwarded contract.
-                unsafe { $leaf(ap, shape, taps, plus, out) }
-            }
-        }
-    };
+impl PackedNode for super::packed::Vnni {
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    unsafe fn node(
+        tree: &PackedTree,
+        node: super::packed::TapView,
+        level: usize,
+        f: usize,
+        bufs: &mut [Vec<u16>],
+        nodes: &mut [Vec<u16>],
+        y: &mut [u16],
+    ) {
+        unsafe { packed_node::<Self>(tree, node, level, f, bufs, nodes, y) }
+    }
 }
+
 #[cfg(target_arch = "x86_64")]
-packed_node_for!(
-    super::packed::Vnni,
-    packed_node_vnni,
-    super::packed::leaf_product_vnni,
-    "avx512f,avx512bw,avx512vnni"
-);
-#[cfg(target_arch = "x86_64")]
-packed_node_for!(super::packed::Avx2, packed_node_avx2, super::packed::leaf_product_avx2, "avx2");
+impl PackedNode for super::packed::Avx2 {
+    #[target_feature(enable = "avx2")]
+    unsafe fn node(
+        tree: &PackedTree,
+        node: super::packed::TapView,
+        level: usize,
+        f: usize,
+        bufs: &mut [Vec<u16>],
+        nodes: &mut [Vec<u16>],
+        y: &mut [u16],
+    ) {
+        unsafe { packed_node::<Self>(tree, node, level, f, bufs, nodes, y) }
+    }
+}
 
 /// The results of `node` (leaf index prefix `f`, at `level`) into `y` (`[lag][row][q]`, the
 /// node's lags) with the packed kernel of `T`, depth first: its S child (the sums of its

@@ -159,6 +159,8 @@ pub(crate) trait PackedIsa {
     unsafe fn store(dst: &mut [u16], acc: Self::Acc);
     /// `o[..32] = e[..32] + d[..32]` mod 2^16.
     unsafe fn add32(e: *const u16, d: *const u16, o: *mut u16);
+    /// [`leaf_product`] compiled for this instruction set.
+    unsafe fn leaf(ap: &[u16], shape: LeafShape, taps: TapView, plus: TapView, out: &mut [u16]);
     /// Every window of a leaf (`count` of them, [`Window`]s by `window`) over every row of
     /// `taps`, in this instruction set's tiles (see [`leaf_product`]).
     unsafe fn windows(
@@ -213,6 +215,10 @@ impl PackedIsa for Vnni {
         // One narrowing masked store (a copy of `n` values would be a `memcpy` call).
         let n = dst.len().min(GROUP);
         unsafe { _mm512_mask_cvtepi32_storeu_epi16(dst.as_mut_ptr().cast(), ((1u32 << n) - 1) as u16, acc) };
+    }
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    unsafe fn leaf(ap: &[u16], shape: LeafShape, taps: TapView, plus: TapView, out: &mut [u16]) {
+        unsafe { leaf_product::<Self>(ap, shape, taps, plus, out) }
     }
     #[inline(always)]
     unsafe fn add32(e: *const u16, d: *const u16, o: *mut u16) {
@@ -287,6 +293,10 @@ impl PackedIsa for Avx2 {
                 dst.copy_from_slice(&t[..dst.len()]);
             }
         }
+    }
+    #[target_feature(enable = "avx2")]
+    unsafe fn leaf(ap: &[u16], shape: LeafShape, taps: TapView, plus: TapView, out: &mut [u16]) {
+        unsafe { leaf_product::<Self>(ap, shape, taps, plus, out) }
     }
     #[inline(always)]
     unsafe fn add32(e: *const u16, d: *const u16, o: *mut u16) {
@@ -453,24 +463,4 @@ unsafe fn leaf_product<T: PackedIsa>(ap: &[u16], shape: LeafShape, taps: TapView
     let window = |i: usize| Window { g: i % groups, lag: i / groups };
     // SAFETY: forwarded contract; the asserts above bound every window and row read.
     unsafe { T::windows(ap, groups * shape.lags, window, shape, taps, plus, out) }
-}
-
-/// [`leaf_product`] on AVX-512 VNNI.
-///
-/// # Safety
-/// The CPU must have AVX-512 F, BW and VNNI.
-#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-pub(crate) unsafe fn leaf_product_vnni(ap: &[u16], shape: LeafShape, taps: TapView, plus: TapView, out: &mut [u16]) {
-    // SAFETY: forwarded contract.
-    unsafe { leaf_product::<Vnni>(ap, shape, taps, plus, out) }
-}
-
-/// [`leaf_product`] on AVX2.
-///
-/// # Safety
-/// The CPU must have AVX2.
-#[target_feature(enable = "avx2")]
-pub(crate) unsafe fn leaf_product_avx2(ap: &[u16], shape: LeafShape, taps: TapView, plus: TapView, out: &mut [u16]) {
-    // SAFETY: forwarded contract.
-    unsafe { leaf_product::<Avx2>(ap, shape, taps, plus, out) }
 }
