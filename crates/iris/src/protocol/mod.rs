@@ -7,7 +7,7 @@
 //!   its carry count (our shortcut of Alg. 14 for mask products below 2^15, one round fused into
 //!   the MSB's input, [`rep3::carry_count_for_msb`]) and `b·dot` by ConstLift (Alg. 13). With
 //!   the terms reduced and the ring sized by the exact range of `a·ml − b·dot`
-//!   ([`ComparisonPlan`]), this runs the deployed (12800-bit) and the open-iris (16384-bit)
+//!   (`ComparisonPlan`), this runs the deployed (12800-bit) and the open-iris (16384-bit)
 //!   codes alike, in Z_2^30 under the default threshold.
 //!
 //! For every query rotation `r`, eye `e` and enrolled entry `j`:
@@ -614,7 +614,7 @@ pub fn reduced_terms(a: i128, b: i128) -> (i128, i128, u32) {
 }
 
 /// MPCLift-Z16's last two steps for replicated shares of `dot` and `ml` in Z_2^16 with
-/// `0 ≤ ml < 2^15` and `a·ml − 2^m·dot` in Z_2^(16+m)'s signed range ([`ComparisonPlan`]):
+/// `0 ≤ ml < 2^15` and `a·ml − 2^m·dot` in Z_2^(16+m)'s signed range (`ComparisonPlan`):
 /// `msb(a·ml − 2^m·dot)` in Z_2^(16+m) (`1 ≤ m ≤ 16`), the match bit of Lemma 2 with `b = 2^m`
 /// (`dot` enters only as `2^m·dot mod 2^(16+m)`, which its 16-bit shares determine). `ml` is lifted by its carry count `j`: `ml = Σ ml_i −
 /// 2^16·j`, so per component `v_i = a·ml_i − 2^16·a·j_i − 2^m·dot_i` mod 2^(16+m) (ConstLift of
