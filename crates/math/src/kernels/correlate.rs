@@ -72,7 +72,7 @@ impl Correlation {
     /// an even width; an odd one runs the row kernel at these levels, which no iris geometry
     /// has.)
     pub fn default_levels_at(&self, isa: super::Isa) -> usize {
-        let min = if Packing::at(isa, 2).is_some() { 7 } else { 16 };
+        let min = if Packing::of(isa).is_some() { 7 } else { 16 };
         let mut levels = 0;
         let (mut n, mut lags) = (self.positions, self.lags);
         while lags >= 2 && n.div_ceil(2) >= min && levels < MAX_LEVELS {
@@ -312,11 +312,11 @@ pub(crate) enum Packing {
 }
 
 impl Packing {
-    /// The packed kernel for kernel level `isa` and positions of `width` values: AVX-512 VNNI's,
-    /// or AVX2's at the AVX2 level, for even widths. The AVX-512 level without VNNI keeps the
-    /// row kernel (no such CPU was at hand to compare them on) and AMX its own tile kernel.
-    pub(crate) fn at(isa: super::Isa, width: usize) -> Option<Packing> {
-        if !cfg!(target_arch = "x86_64") || !width.is_multiple_of(2) {
+    /// The packed kernel of kernel level `isa` (for even widths): AVX-512 VNNI's, or AVX2's at
+    /// the AVX2 level. The AVX-512 level without VNNI keeps the row kernel (no such CPU was at
+    /// hand to compare them on) and AMX its own tile kernel.
+    pub(crate) fn of(isa: super::Isa) -> Option<Packing> {
+        if !cfg!(target_arch = "x86_64") {
             return None;
         }
         match isa {
@@ -343,7 +343,7 @@ impl LeafQueries {
     pub(crate) fn new(k: &dyn Kernels, plan: &Plan, signals: &[u16], sig_len0: usize) -> LeafQueries {
         let (width, held) = (plan.width, plan.held_positions(0));
         #[cfg(target_arch = "x86_64")]
-        if let Some(packing) = Packing::at(k.isa(), width) {
+        if let Some(packing) = Packing::of(k.isa()).filter(|_| width.is_multiple_of(2)) {
             use super::packed::{pack_signals, GROUP};
             let mut roots = Vec::with_capacity(plan.nq.div_ceil(GROUP) * held * width * GROUP);
             for group in signals.chunks(GROUP * sig_len0) {

@@ -181,8 +181,9 @@ pub(crate) struct Vnni;
 pub(crate) struct Avx2;
 
 /// Database rows per AVX2 tile: 8 accumulators, two query vectors and a broadcast leave room
-/// in the 16 registers (one window: the rows' block counts, 8 and 16, are multiples of 4).
-pub(crate) const AVX2_ROWS: usize = 4;
+/// in the 16 registers (6 rows spilled and measured slower). The AVX2 blocks, 32 and 128 rows,
+/// are multiples of it.
+const AVX2_ROWS: usize = 4;
 
 // SAFETY (both impls): each body needs only the type's instruction set, which the trait's
 // contract makes the caller guarantee, and reads or writes only the values the contract names.
