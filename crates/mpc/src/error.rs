@@ -29,7 +29,7 @@ pub enum MpcError {
         right: Modulus,
     },
     /// The scheme needs a different number of parties than the network has.
-    #[error("{scheme} needs {expected} parties, the network has {got}")]
+    #[error("{scheme} needs {expected} parties, the session has {got}")]
     WrongPartyCount {
         /// The scheme.
         scheme: &'static str,

@@ -2,6 +2,10 @@
 //! type (struct of arrays), sharing by a party or a client, reveal, local operations, interactive
 //! operations on whole batches in a fixed number of rounds, and conversions.
 //!
+//! * [`scheme`]: the seam every scheme plugs into — the [`scheme::Scheme`] trait, its plaintext
+//!   twin [`scheme::Plain`] and its cost counter [`scheme::Cost`]; [`Party`] is a session of p
+//!   parties, [`local`] runs p parties in one process.
+//! * [`additive3`]: Sharemind's 3-party additive sharing over Z_2^n (paper 001).
 //! * [`rep3`]: replicated 3-party sharing (ABY3, semi-honest) over Z_2^k, Z_t and GF(2).
 //! * [`shamir`]: Shamir sharing with 3 parties and threshold 1 over prime fields.
 //! * [`galois`]: Shamir sharing over the Galois ring GR(2^16, 4), dot products at one 16-bit
@@ -10,6 +14,7 @@
 //!   [`audit`]: the three check that their shares are consistent, revealing nothing.
 #![deny(missing_docs)]
 
+pub mod additive3;
 pub mod audit;
 mod error;
 pub mod galois;
@@ -17,6 +22,7 @@ pub mod local;
 mod party;
 pub mod recovery;
 pub mod rep3;
+pub mod scheme;
 pub mod shamir;
 
 pub use error::MpcError;

@@ -1,4 +1,4 @@
-//! Running all three parties inside one process (tests, benchmarks, the local demo).
+//! Running all parties of a session inside one process (tests, benchmarks, the local demos).
 
 use std::thread;
 
@@ -7,7 +7,7 @@ use argus_net::{mem, tcp, NetConfig, Network};
 use crate::error::{MpcError, Result};
 use crate::party::Party;
 
-/// Which transport connects the three local parties.
+/// Which transport connects the local parties.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     /// In-memory channels between threads.
@@ -25,23 +25,39 @@ impl std::fmt::Display for Backend {
     }
 }
 
-/// Connects three parties over `backend`.
-pub fn connect3(backend: Backend, cfg: NetConfig) -> Result<Vec<Network>> {
+/// Connects `parties` parties (at least 2) over `backend`.
+pub fn connect(parties: usize, backend: Backend, cfg: NetConfig) -> Result<Vec<Network>> {
+    if parties < 2 {
+        return Err(MpcError::WrongPartyCount { scheme: "a session", expected: 2, got: parties });
+    }
     Ok(match backend {
-        Backend::Memory => mem::connect(3, cfg),
-        Backend::Tcp => tcp::connect_local(3, cfg)?,
+        Backend::Memory => mem::connect(parties, cfg),
+        Backend::Tcp => tcp::connect_local(parties, cfg)?,
     })
 }
 
-/// Runs `f` as each of three parties on its own thread and returns the three results in party
+/// Connects three parties over `backend`.
+pub fn connect3(backend: Backend, cfg: NetConfig) -> Result<Vec<Network>> {
+    connect(3, backend, cfg)
+}
+
+/// Runs `f` as each of `parties` parties on its own thread and returns the results in party
 /// order. The first error (by party index) wins.
+pub fn run<T, F>(parties: usize, backend: Backend, cfg: NetConfig, f: F) -> Result<Vec<T>>
+where
+    T: Send,
+    F: Fn(&mut Party) -> Result<T> + Sync,
+{
+    run_on(connect(parties, backend, cfg)?, f)
+}
+
+/// [`run`] with three parties, the replicated and Sharemind schemes' count.
 pub fn run3<T, F>(backend: Backend, cfg: NetConfig, f: F) -> Result<Vec<T>>
 where
     T: Send,
     F: Fn(&mut Party) -> Result<T> + Sync,
 {
-    let nets = connect3(backend, cfg)?;
-    run_on(nets, f)
+    run(3, backend, cfg, f)
 }
 
 /// Runs `f` as each party over already connected networks.

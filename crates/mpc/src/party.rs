@@ -1,39 +1,52 @@
-//! A party of a 3-party scheme: its network endpoint and its correlated randomness.
+//! A party of a p-party session (2 ≤ p): its network endpoint and its correlated randomness.
+//! Every scheme runs on it; the 3-party ones (rep3, shamir, additive3) read `next` and `prev`.
 
 use std::time::{Duration, Instant};
 
 use argus_math::{BitVec, Ring};
 use argus_net::{Network, PartyId, Stats};
-use argus_prg::{Prg, Rep3Prg};
+use argus_prg::{Pairwise, Prg};
 
 use crate::error::{MpcError, Result};
 
-/// One of the three parties: the transport plus the PRG seeds agreed with its neighbours.
+/// One party of a session: the transport plus the correlated randomness agreed with the others.
 #[derive(Debug)]
 pub struct Party {
     net: Network,
-    /// Seeds shared with the neighbours (and a private stream).
-    pub prg: Rep3Prg,
+    /// The provider of correlated randomness: a stream shared with each other party, a private one.
+    pub prg: Pairwise,
 }
 
 impl Party {
-    /// Wraps a connected 3-party network and agrees PRG seeds (one round).
+    /// Wraps a connected network of at least two parties and agrees a PRG seed with each other
+    /// party (one round).
     pub fn new(net: Network) -> Result<Self> {
-        if net.n() != 3 {
-            return Err(MpcError::WrongPartyCount { scheme: "rep3", expected: 3, got: net.n() });
+        if net.n() < 2 {
+            return Err(MpcError::WrongPartyCount { scheme: "a session", expected: 2, got: net.n() });
         }
-        let prg = Rep3Prg::setup(&net)?;
+        let prg = Pairwise::setup(&net)?;
         Ok(Party { net, prg })
     }
-    /// This party's index, 0..3.
+    /// Errors unless the session has exactly `parties` parties (a scheme's entry check).
+    pub fn require(&self, scheme: &'static str, parties: usize) -> Result<()> {
+        if self.n() != parties {
+            return Err(MpcError::WrongPartyCount { scheme, expected: parties, got: self.n() });
+        }
+        Ok(())
+    }
+    /// Number of parties.
+    pub fn n(&self) -> usize {
+        self.net.n()
+    }
+    /// This party's index, 0..p.
     pub fn id(&self) -> PartyId {
         self.net.id()
     }
-    /// Index of the next party, `id + 1 mod 3`.
+    /// Index of the next party, `id + 1 mod p`.
     pub fn next(&self) -> PartyId {
         self.net.next()
     }
-    /// Index of the previous party, `id - 1 mod 3`.
+    /// Index of the previous party, `id - 1 mod p`.
     pub fn prev(&self) -> PartyId {
         self.net.prev()
     }
@@ -44,22 +57,20 @@ impl Party {
     /// A fresh stream shared with `peer` alone (forked from the seed agreed with it; both must
     /// call this at the same point of their sessions), e.g. the pad of [`crate::recovery`].
     pub fn stream_with(&mut self, peer: PartyId) -> Result<Prg> {
-        let seed = if peer == self.next() {
-            self.prg.next.fork()
-        } else if peer == self.prev() {
-            self.prg.prev.fork()
-        } else {
-            return Err(MpcError::InvalidParameter(format!("party {} has no stream with party {peer}", self.id())));
-        };
-        Ok(Prg::new(&seed))
+        let me = self.id();
+        let stream = self
+            .prg
+            .with(peer)
+            .ok_or_else(|| MpcError::InvalidParameter(format!("party {me} has no stream with party {peer}")))?;
+        Ok(Prg::new(&stream.fork()))
     }
-    /// How long a round of messages between the three parties takes, for choosing between
-    /// rounds and memory: a one-byte token goes `probes` (at least 1) times around the parties
-    /// (0 → 1 → 2 → 0), and a round is a third of the median trip (the mean one-way delay of the
-    /// three links), which party 0 measures and sends the others. With one message in flight,
-    /// neither parties starting at different times nor messages queueing behind each other bend
-    /// it (lockstep rounds could bunch up: a few long rounds and many empty ones). All three call
-    /// it at the same point of their sessions.
+    /// How long a round of messages between the parties takes, for choosing between rounds and
+    /// memory: a one-byte token goes `probes` (at least 1) times around the parties
+    /// (0 → 1 → … → p−1 → 0), and a round is the median trip over p (the mean one-way delay of
+    /// the links on the way), which party 0 measures and sends the others. With one message in
+    /// flight, neither parties starting at different times nor messages queueing behind each
+    /// other bend it (lockstep rounds could bunch up: a few long rounds and many empty ones).
+    /// All parties call it at the same point of their sessions.
     pub fn round_time(&self, probes: usize) -> Result<Duration> {
         let (next, prev) = (self.next(), self.prev());
         let token = |got: Vec<u8>| {
@@ -87,8 +98,8 @@ impl Party {
             trips.push(start.elapsed());
         }
         trips.sort();
-        let micros = u64::try_from((trips[trips.len() / 2] / 3).as_micros()).unwrap_or(u64::MAX);
-        for q in [next, prev] {
+        let micros = u64::try_from((trips[trips.len() / 2] / self.n() as u32).as_micros()).unwrap_or(u64::MAX);
+        for q in 1..self.n() {
             self.net.send(q, micros.to_le_bytes().to_vec())?;
         }
         Ok(Duration::from_micros(micros))

@@ -2,8 +2,8 @@
 //! into as many pseudorandom elements as protocols ask for, with no communication per use.
 //!
 //! * [`Prg`] is the one PRG of the project: an AES-128-CTR keystream implementing `RngCore`.
-//! * [`Rep3Prg`] holds the two seeds a party of a 3-party replicated scheme shares with its
-//!   neighbours and derives zero-sharings and replicated random sharings from them (ABY3).
+//! * [`Pairwise`] holds the seeds a party of a p-party session shares with each other party and
+//!   derives zero-sharings and random sharings from them: the correlated-randomness provider.
 #![deny(missing_docs)]
 
 use std::fmt;
@@ -149,15 +149,26 @@ impl RngCore for Prg {
 
 impl CryptoRng for Prg {}
 
-/// One seed per pair of parties, agreed at connection time: for each pair `i < j`, party `i`
-/// samples the seed and sends it to `j` over their (TLS-protected) link.
+/// The correlated randomness of one party of a p-party session (2 ≤ p): a PRG stream shared with
+/// each other party, from a seed agreed at connection time, and a private stream. Everything here
+/// is drawn without communication; OT, triples and VOLE join it as the engine's next schemes need
+/// them.
+///
+/// The 3-party replicated schemes (ABY3, paper 000 app. C) index components as the streams: party
+/// `i` holds `s_i`, shared with party `i+1` ([`next`](Self::next)), and `s_{i-1}`, shared with
+/// party `i-1` ([`prev`](Self::prev)), and holds components `(x_i, x_{i-1})`.
 #[derive(Debug)]
-pub struct PairwiseSeeds {
-    seeds: Vec<Option<Seed>>,
+pub struct Pairwise {
+    me: PartyId,
+    /// Stream shared with each peer (`None` at this party's own index).
+    streams: Vec<Option<Prg>>,
+    /// Private stream of this party.
+    own: Prg,
 }
 
-impl PairwiseSeeds {
-    /// Runs the one-round seed agreement among all parties of `net`.
+impl Pairwise {
+    /// Agrees one seed per pair over `net` (one round): for each pair `i < j`, party `i` samples
+    /// the seed and sends it to `j` over their (TLS-protected) link.
     pub fn setup(net: &Network) -> Result<Self, NetError> {
         let (me, n) = (net.id(), net.n());
         let mut seeds = vec![None; n];
@@ -174,74 +185,87 @@ impl PairwiseSeeds {
             })?;
             *slot = Some(Seed(arr));
         }
-        Ok(PairwiseSeeds { seeds })
+        Ok(Self::from_seeds(me, &seeds))
     }
-    /// The seed shared with `peer` (`None` for oneself).
-    pub fn with(&self, peer: PartyId) -> Option<&Seed> {
-        self.seeds.get(peer).and_then(|s| s.as_ref())
+    /// From explicit seeds, one per party (`None` at `me`): tests, or seeds restored by a node.
+    pub fn from_seeds(me: PartyId, seeds: &[Option<Seed>]) -> Self {
+        let streams = seeds.iter().map(|s| s.as_ref().map(Prg::new)).collect();
+        Pairwise { me, streams, own: Prg::from_entropy() }
     }
-}
-
-/// The correlated randomness of one party in 3-party replicated sharing (ABY3, paper 000 app. C).
-///
-/// Party `i` holds seed `s_i` (shared with party `i+1`) and `s_{i-1}` (shared with party `i-1`).
-/// Replicated components follow the same indexing: party `i` holds `(x_i, x_{i-1})`.
-#[derive(Debug)]
-pub struct Rep3Prg {
-    /// Stream of `s_i`, shared with the next party.
-    pub next: Prg,
-    /// Stream of `s_{i-1}`, shared with the previous party.
-    pub prev: Prg,
-    /// Private stream of this party.
-    pub own: Prg,
-}
-
-impl Rep3Prg {
-    /// Agrees seeds with both neighbours over `net` (one round).
-    pub fn setup(net: &Network) -> Result<Self, NetError> {
-        let seeds = PairwiseSeeds::setup(net)?;
-        let pick = |p| seeds.with(p).cloned().expect("every other party has a seed");
-        Ok(Self::from_seeds(&pick(net.next()), &pick(net.prev())))
+    /// Number of parties.
+    pub fn parties(&self) -> usize {
+        self.streams.len()
     }
-    /// From explicit seeds (tests, or seeds restored by a node).
-    pub fn from_seeds(next: &Seed, prev: &Seed) -> Self {
-        Rep3Prg { next: Prg::new(next), prev: Prg::new(prev), own: Prg::from_entropy() }
+    /// The stream shared with `peer`, or `None` for this party itself or an unknown index.
+    pub fn with(&mut self, peer: PartyId) -> Option<&mut Prg> {
+        self.streams.get_mut(peer).and_then(Option::as_mut)
     }
-    /// This party's part `r_i = F(s_i) - F(s_{i-1})` of a sharing of zero (sum over parties is 0).
+    /// The stream shared with party `me + 1 mod p` (`s_i` of the replicated schemes).
+    pub fn next(&mut self) -> &mut Prg {
+        let peer = (self.me + 1) % self.parties();
+        self.with(peer).expect("a session has at least two parties")
+    }
+    /// The stream shared with party `me - 1 mod p` (`s_{i-1}` of the replicated schemes).
+    pub fn prev(&mut self) -> &mut Prg {
+        let peer = (self.me + self.parties() - 1) % self.parties();
+        self.with(peer).expect("a session has at least two parties")
+    }
+    /// This party's private stream.
+    pub fn own(&mut self) -> &mut Prg {
+        &mut self.own
+    }
+    /// This party's part of a sharing of zero (the parts of all parties sum to 0).
     pub fn zero_share<R: Ring>(&mut self, ring: &R, n: usize) -> Vec<R::El> {
         let mut z = vec![ring.zero(); n];
         self.add_zero_share(ring, &mut z);
         z
     }
-    /// Adds this party's part of a fresh zero-sharing to `z` in place. Works through the vector
+    /// Adds this party's part of a fresh zero-sharing to `z` in place: `F(s_i) - F(s_{i-1})`
+    /// around the ring of parties (two streams whatever p; hides the sum from any one party, the
+    /// honest-majority schemes' need), or `±F(s_01)` for two parties. Works through the vector
     /// in cache-sized chunks so no stream output is ever materialised in full.
     pub fn add_zero_share<R: Ring>(&mut self, ring: &R, z: &mut [R::El]) {
         const CHUNK: usize = 2048;
+        if self.parties() == 2 {
+            let sign_plus = self.me == 0;
+            for chunk in z.chunks_mut(CHUNK) {
+                let a = ring.sample_vec(self.next(), chunk.len());
+                for (z, a) in chunk.iter_mut().zip(a) {
+                    *z = if sign_plus { ring.add(*z, a) } else { ring.sub(*z, a) };
+                }
+            }
+            return;
+        }
         for chunk in z.chunks_mut(CHUNK) {
-            let a = ring.sample_vec(&mut self.next, chunk.len());
-            let b = ring.sample_vec(&mut self.prev, chunk.len());
+            let a = ring.sample_vec(self.next(), chunk.len());
+            let b = ring.sample_vec(self.prev(), chunk.len());
             for ((z, a), b) in chunk.iter_mut().zip(a).zip(b) {
                 *z = ring.add(*z, ring.sub(a, b));
             }
         }
     }
-    /// This party's part of an XOR-sharing of zero over GF(2)^n.
+    /// This party's part of an XOR-sharing of zero over GF(2)^n (the same two streams as
+    /// [`add_zero_share`](Self::add_zero_share); for two parties both hold the same bits).
     pub fn zero_bits(&mut self, n: usize) -> BitVec {
-        let mut z = BitVec::random(&mut self.next, n);
+        let mut z = BitVec::random(self.next(), n);
+        if self.parties() == 2 {
+            return z;
+        }
         // XOR the second stream in through a small buffer instead of a second vector.
         let mut buf = [0u64; 256];
         for chunk in z.words_mut().chunks_mut(buf.len()) {
             let b = &mut buf[..chunk.len()];
             let bytes: &mut [u8] = bytemuck_bytes(b);
-            self.prev.fill_bytes(bytes);
+            self.prev().fill_bytes(bytes);
             chunk.iter_mut().zip(b.iter()).for_each(|(w, r)| *w ^= r);
         }
         z.clear_tail();
         z
     }
-    /// Components `(x_i, x_{i-1})` of a replicated sharing of a random value nobody knows.
+    /// Components `(x_i, x_{i-1})` of a replicated sharing of a random value nobody knows
+    /// (3 parties).
     pub fn random_pair<R: Ring>(&mut self, ring: &R, n: usize) -> (Vec<R::El>, Vec<R::El>) {
-        (ring.sample_vec(&mut self.next, n), ring.sample_vec(&mut self.prev, n))
+        (ring.sample_vec(self.next(), n), ring.sample_vec(self.prev(), n))
     }
 }
 
@@ -305,18 +329,42 @@ mod tests {
 
     #[test]
     fn zero_shares_sum_to_zero() {
-        let seeds: Vec<Seed> = (0..3).map(|_| Seed::random()).collect();
-        // party i: next = s_i, prev = s_{i-1}
-        let mut parties: Vec<Rep3Prg> = (0..3).map(|i| Rep3Prg::from_seeds(&seeds[i], &seeds[(i + 2) % 3])).collect();
         let r = Z64::new();
-        let shares: Vec<Vec<u64>> = parties.iter_mut().map(|p| p.zero_share(&r, 100)).collect();
-        for ((a, b), c) in shares[0].iter().zip(&shares[1]).zip(&shares[2]) {
-            assert_eq!(a.wrapping_add(*b).wrapping_add(*c), 0);
+        for p in 2..=16 {
+            let mut parties = sessions(p);
+            let shares: Vec<Vec<u64>> = parties.iter_mut().map(|q| q.zero_share(&r, 100)).collect();
+            for i in 0..100 {
+                assert_eq!(shares.iter().fold(0u64, |acc, s| acc.wrapping_add(s[i])), 0, "{p} parties");
+            }
+            assert_eq!(shares[0].len(), 100);
+            assert!(shares.iter().all(|s| s[0] != 0), "{p} parties");
+            let bits: Vec<BitVec> = parties.iter_mut().map(|q| q.zero_bits(77)).collect();
+            let sum = bits.iter().skip(1).fold(bits[0].clone(), |acc, b| acc.xor(b).unwrap());
+            assert_eq!(sum.count_ones(), 0, "{p} parties");
         }
-        assert_eq!(shares[0].len(), 100);
-        assert_ne!(shares[0][0], 0);
-        let bits: Vec<BitVec> = parties.iter_mut().map(|p| p.zero_bits(77)).collect();
-        assert_eq!(bits[0].xor(&bits[1]).unwrap().xor(&bits[2]).unwrap().count_ones(), 0);
+    }
+
+    /// p parties with one seed per pair, as [`Pairwise::setup`] agrees them.
+    fn sessions(p: usize) -> Vec<Pairwise> {
+        let seeds: Vec<Vec<Seed>> = (0..p).map(|_| (0..p).map(|_| Seed::random()).collect()).collect();
+        let pick = |i: usize, j: usize| if i == j { None } else { Some(seeds[i.min(j)][i.max(j)].clone()) };
+        (0..p).map(|i| Pairwise::from_seeds(i, &(0..p).map(|j| pick(i, j)).collect::<Vec<_>>())).collect()
+    }
+
+    #[test]
+    fn streams_are_shared_pairwise() {
+        let mut parties = sessions(5);
+        for i in 0..5 {
+            assert!(parties[i].with(i).is_none() && parties[i].with(5).is_none());
+            for j in i + 1..5 {
+                let a = parties[i].with(j).unwrap().next_u64();
+                let b = parties[j].with(i).unwrap().next_u64();
+                assert_eq!(a, b, "{i}-{j}");
+            }
+        }
+        let mut three = sessions(3);
+        let (a, b) = (three[0].next().next_u64(), three[1].prev().next_u64());
+        assert_eq!(a, b);
     }
 }
 

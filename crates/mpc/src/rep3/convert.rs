@@ -219,8 +219,8 @@ fn msb_core(
     // Pads of the y operand: over my third with the next party (there I am party s, holding y_s
     // = r and y_{s+2} = 0), over the previous third with the previous party (there I am the adder).
     for (a, b) in ya.iter_mut().zip(&mut yb) {
-        a.fill_random_at(&mut p.prg.next, mine.start, mine.len())?;
-        b.fill_random_at(&mut p.prg.prev, before.start, before.len())?;
+        a.fill_random_at(p.prg.next(), mine.start, mine.len())?;
+        b.fill_random_at(p.prg.prev(), before.start, before.len())?;
     }
     // Adder of the previous third: y ⊕ r to the next party; the previous party's arrives for the
     // next third (there I hold y_{s+2} = 0 and y_{s+1} = y ⊕ r).

@@ -172,13 +172,13 @@ fn carry_count<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S, forward: 
     let carry: [S::El; 10] = std::array::from_fn(|t| ring.from_u128((t as u128 + 2) / 4));
     // Seed draws. Party u's `next` stream is party u+1's `prev`; both draw [third u: r_u] then
     // [third u+1: r_{s+2}, w], so the holders of every stream draw the same values in order.
-    let r_own = ring.sample_vec(&mut p.prg.next, own.len()); // component me of my third
-    let r_help = ring.sample_vec(&mut p.prg.next, help.len()); // component me of the next third
-    let w_help = ring.sample_vec(&mut p.prg.next, 4 * help.len());
-    let r_recv = ring.sample_vec(&mut p.prg.prev, recv.len()); // component prev of the previous third
-    let r_own2 = ring.sample_vec(&mut p.prg.prev, own.len()); // component prev of my third
+    let r_own = ring.sample_vec(p.prg.next(), own.len()); // component me of my third
+    let r_help = ring.sample_vec(p.prg.next(), help.len()); // component me of the next third
+    let w_help = ring.sample_vec(p.prg.next(), 4 * help.len());
+    let r_recv = ring.sample_vec(p.prg.prev(), recv.len()); // component prev of the previous third
+    let r_own2 = ring.sample_vec(p.prg.prev(), own.len()); // component prev of my third
                                                               // The OT masks w of my third, turned into the offers in place.
-    let mut offers = ring.sample_vec(&mut p.prg.prev, 4 * own.len());
+    let mut offers = ring.sample_vec(p.prg.prev(), 4 * own.len());
     // Round 1. Sender (my third): the four masked messages per value, to the receiver (next).
     let own_x = x.a[own.clone()].iter().zip(&x.b[own.clone()]);
     for ((w, (&xa, &xb)), (&ra, &rb)) in offers.chunks_exact_mut(4).zip(own_x).zip(r_own.iter().zip(&r_own2)) {

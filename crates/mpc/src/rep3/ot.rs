@@ -39,8 +39,8 @@ pub fn three_party_ot<R: Ring>(
             let (m0, m1) = msgs.ok_or_else(|| MpcError::InvalidParameter("the OT sender needs messages".into()))?;
             super::check_len(m0.len(), n)?;
             super::check_len(m1.len(), n)?;
-            let w0 = ring.sample_vec(&mut p.prg.prev, n);
-            let w1 = ring.sample_vec(&mut p.prg.prev, n);
+            let w0 = ring.sample_vec(p.prg.prev(), n);
+            let w1 = ring.sample_vec(p.prg.prev(), n);
             let mut k: Vec<R::El> = m0.iter().zip(&w0).map(|(&m, &w)| ring.add(m, w)).collect();
             k.extend(m1.iter().zip(&w1).map(|(&m, &w)| ring.add(m, w)));
             p.send_elems(ring, (sender + 1) % 3, &k)?;
@@ -49,8 +49,8 @@ pub fn three_party_ot<R: Ring>(
         2 => {
             let c = choice.ok_or_else(|| MpcError::InvalidParameter("the OT helper needs the choice bits".into()))?;
             super::check_len(c.len(), n)?;
-            let w0 = ring.sample_vec(&mut p.prg.next, n);
-            let w1 = ring.sample_vec(&mut p.prg.next, n);
+            let w0 = ring.sample_vec(p.prg.next(), n);
+            let w1 = ring.sample_vec(p.prg.next(), n);
             let wc: Vec<R::El> = (0..n).map(|i| if bit(c, i) { w1[i] } else { w0[i] }).collect();
             p.send_elems(ring, (sender + 1) % 3, &wc)?;
             Ok(None)
@@ -86,13 +86,13 @@ pub fn bit_inject_many<R: Ring>(p: &mut Party, xs: &[(&Rep3Bits, R)]) -> Result<
     for (x, ring) in xs {
         let n = x.len();
         r0.push(match me {
-            0 => ring.sample_vec(&mut p.prg.next, n),
-            1 => ring.sample_vec(&mut p.prg.prev, n),
+            0 => ring.sample_vec(p.prg.next(), n),
+            1 => ring.sample_vec(p.prg.prev(), n),
             _ => Vec::new(),
         });
         r2.push(match me {
-            0 => ring.sample_vec(&mut p.prg.prev, n),
-            2 => ring.sample_vec(&mut p.prg.next, n),
+            0 => ring.sample_vec(p.prg.prev(), n),
+            2 => ring.sample_vec(p.prg.next(), n),
             _ => Vec::new(),
         });
     }

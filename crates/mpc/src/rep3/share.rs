@@ -36,7 +36,7 @@ pub fn input<R: Ring>(p: &mut Party, ring: &R, owner: PartyId, values: Option<&[
     if me == owner {
         let v = values.ok_or_else(|| MpcError::InvalidParameter("the input owner must pass its values".into()))?;
         check_len(n, v.len())?;
-        let r = ring.sample_vec(&mut p.prg.prev, n);
+        let r = ring.sample_vec(p.prg.prev(), n);
         let xi: Vec<R::El> = v.iter().zip(&r).map(|(&v, &r)| ring.sub(v, r)).collect();
         p.send_elems(ring, p.next(), &xi)?;
         Ok(Rep3 { ring: ring.clone(), a: xi, b: r })
@@ -44,7 +44,7 @@ pub fn input<R: Ring>(p: &mut Party, ring: &R, owner: PartyId, values: Option<&[
         let xi = p.recv_elems(ring, owner, n)?;
         Ok(Rep3 { ring: ring.clone(), a: vec![ring.zero(); n], b: xi })
     } else {
-        let r = ring.sample_vec(&mut p.prg.next, n);
+        let r = ring.sample_vec(p.prg.next(), n);
         Ok(Rep3 { ring: ring.clone(), a: r, b: vec![ring.zero(); n] })
     }
 }
@@ -56,7 +56,7 @@ pub fn input_bits(p: &mut Party, owner: PartyId, values: Option<&BitVec>, n: usi
     if me == owner {
         let v = values.ok_or_else(|| MpcError::InvalidParameter("the input owner must pass its values".into()))?;
         check_len(n, v.len())?;
-        let r = BitVec::random(&mut p.prg.prev, n);
+        let r = BitVec::random(p.prg.prev(), n);
         let xi = v.xor(&r)?;
         p.net().send(p.next(), xi.to_bytes())?;
         Ok(Rep3Bits { a: xi, b: r })
@@ -66,7 +66,7 @@ pub fn input_bits(p: &mut Party, owner: PartyId, values: Option<&BitVec>, n: usi
             BitVec::from_bytes(&bytes, n).map_err(|e| MpcError::Malformed { peer: owner, reason: e.to_string() })?;
         Ok(Rep3Bits { a: BitVec::zeros(n), b: xi })
     } else {
-        Ok(Rep3Bits { a: BitVec::random(&mut p.prg.next, n), b: BitVec::zeros(n) })
+        Ok(Rep3Bits { a: BitVec::random(p.prg.next(), n), b: BitVec::zeros(n) })
     }
 }
 

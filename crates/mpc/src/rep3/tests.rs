@@ -9,7 +9,6 @@ use rand::{rngs::StdRng, Rng, SeedableRng};
 use super::*;
 use crate::local::{run3, Backend};
 use crate::party::Party;
-use crate::MpcError;
 
 fn cfg() -> NetConfig {
     NetConfig::with_timeout(std::time::Duration::from_secs(20))
@@ -530,10 +529,9 @@ fn bad_input_is_a_typed_error() {
     assert!(e[3].contains("rows of 3"), "{}", e[3]);
     assert!(e[4].contains("Z_2^k"), "{}", e[4]);
     assert!(e[5].contains("length mismatch"));
-    // A network of the wrong size is refused before any protocol runs.
-    let nets = argus_net::mem::connect(2, cfg());
-    let errs: Vec<MpcError> = nets.into_iter().map(|n| Party::new(n).unwrap_err()).collect();
-    assert!(errs[0].to_string().contains("needs 3 parties, the network has 2"));
+    // A session of the wrong size is refused before any protocol runs.
+    let errs = crate::local::run(2, Backend::Memory, cfg(), |p| Ok(p.require("rep3", 3).unwrap_err())).unwrap();
+    assert!(errs[0].to_string().contains("rep3 needs 3 parties, the session has 2"), "{}", errs[0]);
 }
 
 #[test]

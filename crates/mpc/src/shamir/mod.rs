@@ -319,7 +319,7 @@ pub fn input<F: Field>(
         let v = values.ok_or_else(|| MpcError::InvalidParameter("the input owner must pass its values".into()))?;
         check_len(n, v.len())?;
         check_canonical(field, v)?;
-        let u = field.sample_vec(&mut p.prg.next, n);
+        let u = field.sample_vec(p.prg.next(), n);
         // f(x) = v + (u - v)·x/x_next at the owner's and the previous party's points.
         let w_own = field.mul(c.point[owner], c.inv_point[next]);
         let w_prev = field.mul(c.point[prev], c.inv_point[next]);
@@ -329,7 +329,7 @@ pub fn input<F: Field>(
         p.send_elems(field, prev, &at(w_prev))?;
         at(w_own)
     } else if me == next {
-        field.sample_vec(&mut p.prg.prev, n)
+        field.sample_vec(p.prg.prev(), n)
     } else {
         p.recv_elems(field, owner, n)?
     };

@@ -1,0 +1,411 @@
+//! The seam every protocol family plugs into: one interface to arithmetic on secret-shared
+//! vectors, so that a protocol or an app written once (a comparison, a division, k-means) runs on
+//! every scheme that has the operations it needs — and under two more interpreters that make
+//! testing cheap and honest (swanky's one program, many interpreters; `shared/STYLE.md`):
+//!
+//! * [`Plain`], the plaintext twin: the same code on clear values;
+//! * [`Cost`], the cost counter: the rounds and bytes each party would send, from the scheme's
+//!   [`CostModel`], without running a network.
+//!
+//! The real schemes implement [`Scheme`] on a party's session: [`crate::additive3::Additive3`],
+//! [`crate::rep3::Rep3Scheme`] and [`crate::shamir::ShamirScheme`]. Every operation works on a
+//! whole vector in a number of rounds that does not depend on its length.
+
+use argus_math::Ring;
+use argus_net::PartyId;
+
+use crate::error::{MpcError, Result};
+
+/// An element of a scheme's ring.
+pub type El<S> = <<S as Scheme>::Ring as Ring>::El;
+
+/// Arithmetic on secret-shared vectors over a ring.
+pub trait Scheme {
+    /// The ring the shares live in.
+    type Ring: Ring;
+    /// One party's share of a vector (or, for the interpreters, what stands for it).
+    type Share: Clone + std::fmt::Debug;
+
+    /// The ring.
+    fn ring(&self) -> &Self::Ring;
+    /// Number of elements `x` shares.
+    fn len(&self, x: &Self::Share) -> usize;
+    /// Party `owner` secret-shares its `values` (the others pass `None` and the length `n`).
+    fn input(&mut self, owner: PartyId, values: Option<&[El<Self>]>, n: usize) -> Result<Self::Share>;
+    /// Opens `x` to every party.
+    fn reveal(&mut self, x: &Self::Share) -> Result<Vec<El<Self>>>;
+    /// Opens `x` to party `to` alone (which gets `Some`).
+    fn reveal_to(&mut self, x: &Self::Share, to: PartyId) -> Result<Option<Vec<El<Self>>>>;
+    /// A sharing of the public vector `c` (local).
+    fn constant(&self, c: &[El<Self>]) -> Self::Share;
+    /// `x + y` (local).
+    fn add(&self, x: &Self::Share, y: &Self::Share) -> Result<Self::Share>;
+    /// `x - y` (local).
+    fn sub(&self, x: &Self::Share, y: &Self::Share) -> Result<Self::Share>;
+    /// `c · x` for a public vector `c` (local).
+    fn mul_public(&self, x: &Self::Share, c: &[El<Self>]) -> Result<Self::Share>;
+    /// `c · x` for one public scalar (local).
+    fn scale(&self, x: &Self::Share, c: El<Self>) -> Self::Share {
+        let n = self.len(x);
+        self.mul_public(x, &vec![c; n]).expect("same length")
+    }
+    /// `x + c` for a public vector `c` (local).
+    fn add_public(&self, x: &Self::Share, c: &[El<Self>]) -> Result<Self::Share> {
+        self.add(x, &self.constant(c))
+    }
+    /// Element-wise products of several pairs, all in one round.
+    fn mul_many(&mut self, pairs: &[(&Self::Share, &Self::Share)]) -> Result<Vec<Self::Share>>;
+    /// Element-wise product `x ⊙ y`.
+    fn mul(&mut self, x: &Self::Share, y: &Self::Share) -> Result<Self::Share> {
+        Ok(self.mul_many(&[(x, y)])?.pop().expect("one pair"))
+    }
+    /// Dot products of the `len`-long rows of `x` and `y`, row by row.
+    fn dot(&mut self, x: &Self::Share, y: &Self::Share, len: usize) -> Result<Self::Share>;
+    /// Every dot product between the `len`-long rows of `x` and of `y`:
+    /// `out[i·rows_y + j] = <x_i, y_j>`.
+    fn matmul(&mut self, x: &Self::Share, y: &Self::Share, len: usize) -> Result<Self::Share>;
+    /// A fresh sharing of the same values, independent of `x`'s shares.
+    fn reshare(&mut self, x: &Self::Share) -> Result<Self::Share>;
+    /// Elements `[start, start + n)` (local).
+    fn slice(&self, x: &Self::Share, start: usize, n: usize) -> Result<Self::Share>;
+    /// The concatenation of `parts` (local).
+    fn concat(&self, parts: &[&Self::Share]) -> Result<Self::Share>;
+}
+
+/// Comparisons, for schemes that have them. Results are sharings of 0 or 1 in the ring.
+pub trait Compare: Scheme {
+    /// `[x < y]`, read as the sign bit of `x - y` in the ring: exact when `x - y` does not wrap
+    /// past half the ring (both in `[0, 2^(k-1))`, or both signed in `[-2^(k-2), 2^(k-2))`).
+    fn lt(&mut self, x: &Self::Share, y: &Self::Share) -> Result<Self::Share>;
+    /// `[x = y]`.
+    fn eq(&mut self, x: &Self::Share, y: &Self::Share) -> Result<Self::Share>;
+}
+
+/// Division, for schemes that have it, on unsigned values of the ring Z_2^k.
+pub trait Divide: Scheme {
+    /// `floor(x_i / d_i)` for public divisors `d_i ≥ 1`.
+    fn div_public(&mut self, x: &Self::Share, d: &[u128]) -> Result<Self::Share>;
+    /// `floor(x_i / y_i)` for secret divisors (the value for `y_i = 0` is the scheme's own:
+    /// [`div_by_zero`](Divide::div_by_zero)).
+    fn div(&mut self, x: &Self::Share, y: &Self::Share) -> Result<Self::Share>;
+    /// What [`div`](Divide::div) returns for `x / 0` (the plaintext twin must agree).
+    fn div_by_zero(&self, x: u128) -> u128;
+}
+
+/// The plaintext twin: shares are the clear values, every operation is the ring's own.
+#[derive(Clone, Debug)]
+pub struct Plain<R: Ring> {
+    ring: R,
+    /// What [`Divide::div`] gives for a zero divisor (as the scheme it stands in for).
+    div_by_zero: fn(u128) -> u128,
+}
+
+impl<R: Ring> Plain<R> {
+    /// The twin over `ring`; a division by zero gives 0 unless [`Plain::dividing_by_zero_as`] says.
+    pub fn new(ring: R) -> Self {
+        Plain { ring, div_by_zero: |_| 0 }
+    }
+    /// The twin of a scheme whose `x / 0` is `f(x)`.
+    pub fn dividing_by_zero_as(mut self, f: fn(u128) -> u128) -> Self {
+        self.div_by_zero = f;
+        self
+    }
+}
+
+fn zip<R: Ring>(x: &[R::El], y: &[R::El], f: impl Fn(R::El, R::El) -> R::El) -> Result<Vec<R::El>> {
+    if x.len() != y.len() {
+        return Err(MpcError::LengthMismatch { left: x.len(), right: y.len() });
+    }
+    Ok(x.iter().zip(y).map(|(&a, &b)| f(a, b)).collect())
+}
+
+fn rows(total: usize, len: usize) -> Result<usize> {
+    crate::rep3::rows_of(total, len)
+}
+
+impl<R: Ring> Scheme for Plain<R> {
+    type Ring = R;
+    type Share = Vec<R::El>;
+
+    fn ring(&self) -> &R {
+        &self.ring
+    }
+    fn len(&self, x: &Vec<R::El>) -> usize {
+        x.len()
+    }
+    fn input(&mut self, _owner: PartyId, values: Option<&[R::El]>, n: usize) -> Result<Vec<R::El>> {
+        let v = values.ok_or_else(|| MpcError::InvalidParameter("the plaintext twin needs the input values".into()))?;
+        if v.len() != n {
+            return Err(MpcError::LengthMismatch { left: n, right: v.len() });
+        }
+        Ok(v.to_vec())
+    }
+    fn reveal(&mut self, x: &Vec<R::El>) -> Result<Vec<R::El>> {
+        Ok(x.clone())
+    }
+    fn reveal_to(&mut self, x: &Vec<R::El>, _to: PartyId) -> Result<Option<Vec<R::El>>> {
+        Ok(Some(x.clone()))
+    }
+    fn constant(&self, c: &[R::El]) -> Vec<R::El> {
+        c.to_vec()
+    }
+    fn add(&self, x: &Vec<R::El>, y: &Vec<R::El>) -> Result<Vec<R::El>> {
+        zip::<R>(x, y, |a, b| self.ring.add(a, b))
+    }
+    fn sub(&self, x: &Vec<R::El>, y: &Vec<R::El>) -> Result<Vec<R::El>> {
+        zip::<R>(x, y, |a, b| self.ring.sub(a, b))
+    }
+    fn mul_public(&self, x: &Vec<R::El>, c: &[R::El]) -> Result<Vec<R::El>> {
+        zip::<R>(x, c, |a, b| self.ring.mul(a, b))
+    }
+    fn mul_many(&mut self, pairs: &[(&Vec<R::El>, &Vec<R::El>)]) -> Result<Vec<Vec<R::El>>> {
+        pairs.iter().map(|(x, y)| zip::<R>(x, y, |a, b| self.ring.mul(a, b))).collect()
+    }
+    fn dot(&mut self, x: &Vec<R::El>, y: &Vec<R::El>, len: usize) -> Result<Vec<R::El>> {
+        if x.len() != y.len() {
+            return Err(MpcError::LengthMismatch { left: x.len(), right: y.len() });
+        }
+        rows(x.len(), len)?;
+        Ok(x.chunks_exact(len).zip(y.chunks_exact(len)).map(|(a, b)| self.ring.dot(a, b)).collect())
+    }
+    fn matmul(&mut self, x: &Vec<R::El>, y: &Vec<R::El>, len: usize) -> Result<Vec<R::El>> {
+        let (rx, ry) = (rows(x.len(), len)?, rows(y.len(), len)?);
+        let mut out = vec![self.ring.zero(); rx * ry];
+        self.ring.gemm(x, y, len, &mut out);
+        Ok(out)
+    }
+    fn reshare(&mut self, x: &Vec<R::El>) -> Result<Vec<R::El>> {
+        Ok(x.clone())
+    }
+    fn slice(&self, x: &Vec<R::El>, start: usize, n: usize) -> Result<Vec<R::El>> {
+        x.get(start..start + n).map(<[R::El]>::to_vec).ok_or(MpcError::LengthMismatch { left: x.len(), right: start + n })
+    }
+    fn concat(&self, parts: &[&Vec<R::El>]) -> Result<Vec<R::El>> {
+        Ok(parts.iter().flat_map(|p| p.iter().copied()).collect())
+    }
+}
+
+/// `x` as an unsigned integer below `2^bits`.
+fn unsigned<R: Ring>(ring: &R, x: R::El) -> u128 {
+    ring.to_u128(x)
+}
+
+impl<R: Ring> Compare for Plain<R> {
+    fn lt(&mut self, x: &Vec<R::El>, y: &Vec<R::El>) -> Result<Vec<R::El>> {
+        let r = &self.ring;
+        let top = r.bits() - 1;
+        zip::<R>(x, y, |a, b| r.from_u128(unsigned(r, r.sub(a, b)) >> top & 1))
+    }
+    fn eq(&mut self, x: &Vec<R::El>, y: &Vec<R::El>) -> Result<Vec<R::El>> {
+        let r = &self.ring;
+        zip::<R>(x, y, |a, b| r.from_u128(u128::from(a == b)))
+    }
+}
+
+impl<R: Ring> Divide for Plain<R> {
+    fn div_public(&mut self, x: &Vec<R::El>, d: &[u128]) -> Result<Vec<R::El>> {
+        if let Some(i) = d.iter().position(|&d| d == 0) {
+            return Err(MpcError::InvalidParameter(format!("public divisor {i} is zero")));
+        }
+        let r = &self.ring;
+        let d: Vec<R::El> = d.iter().map(|&d| r.from_u128(d)).collect();
+        zip::<R>(x, &d, |a, b| r.from_u128(unsigned(r, a) / unsigned(r, b)))
+    }
+    fn div(&mut self, x: &Vec<R::El>, y: &Vec<R::El>) -> Result<Vec<R::El>> {
+        let r = &self.ring;
+        let by_zero = self.div_by_zero;
+        zip::<R>(x, y, |a, b| match unsigned(r, b) {
+            0 => r.from_u128(by_zero(unsigned(r, a))),
+            b => r.from_u128(unsigned(r, a) / b),
+        })
+    }
+    fn div_by_zero(&self, x: u128) -> u128 {
+        (self.div_by_zero)(x)
+    }
+}
+
+/// One operation as the cost counter sees it, on a vector of `n` elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// [`Scheme::input`] by `owner`.
+    Input {
+        /// The party whose values are shared.
+        owner: PartyId,
+    },
+    /// [`Scheme::reveal`].
+    Reveal,
+    /// [`Scheme::reveal_to`] party `to`.
+    RevealTo {
+        /// The party that learns the values.
+        to: PartyId,
+    },
+    /// [`Scheme::mul_many`] (all pairs together: `n` is their total length).
+    Mul,
+    /// [`Scheme::dot`] or [`Scheme::matmul`]: `n` results from `inputs` input elements.
+    Dot {
+        /// Elements of both operands together.
+        inputs: usize,
+    },
+    /// [`Scheme::reshare`].
+    Reshare,
+    /// [`Compare::lt`].
+    Lt,
+    /// [`Compare::eq`].
+    Eq,
+    /// [`Divide::div_public`].
+    DivPublic,
+    /// [`Divide::div`].
+    Div,
+}
+
+/// What one operation costs: rounds, and bytes sent by each party.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpCost {
+    /// Communication rounds.
+    pub rounds: u64,
+    /// Payload bytes sent, per party.
+    pub bytes: Vec<u64>,
+}
+
+/// A scheme's costs per operation, as its implementation sends them (tests hold the two equal).
+pub trait CostModel {
+    /// Number of parties.
+    fn parties(&self) -> usize;
+    /// Bit width of the ring (for [`Compare::lt`]'s sign bit in the cost counter's twin values).
+    fn bits(&self) -> u32;
+    /// The cost of `op` on `n` elements.
+    fn cost(&self, op: Op, n: usize) -> OpCost;
+}
+
+/// The cost counter: runs a protocol written against [`Scheme`] without a network, on lengths
+/// alone, and adds up what the scheme's [`CostModel`] says each operation sends. A revealed value
+/// reads as zero, so a protocol whose control flow depends on revealed values follows one path.
+#[derive(Clone, Debug)]
+pub struct Cost<M: CostModel> {
+    model: M,
+    ring: argus_math::Z128,
+    /// Rounds so far.
+    pub rounds: u64,
+    /// Bytes sent so far, per party.
+    pub bytes: Vec<u64>,
+}
+
+impl<M: CostModel> Cost<M> {
+    /// A counter at zero for the scheme `model` describes.
+    pub fn new(model: M) -> Self {
+        let bytes = vec![0; model.parties()];
+        Cost { model, ring: argus_math::Z128::new(), rounds: 0, bytes }
+    }
+    /// Counts `op` on `n` elements.
+    pub fn count(&mut self, op: Op, n: usize) {
+        let c = self.model.cost(op, n);
+        self.rounds += c.rounds;
+        for (total, b) in self.bytes.iter_mut().zip(&c.bytes) {
+            *total += b;
+        }
+    }
+    /// The most any party has sent.
+    pub fn max_bytes(&self) -> u64 {
+        self.bytes.iter().copied().max().unwrap_or(0)
+    }
+}
+
+impl<M: CostModel> Scheme for Cost<M> {
+    type Ring = argus_math::Z128;
+    type Share = usize;
+
+    fn ring(&self) -> &Self::Ring {
+        &self.ring
+    }
+    fn len(&self, x: &usize) -> usize {
+        *x
+    }
+    fn input(&mut self, owner: PartyId, _values: Option<&[u128]>, n: usize) -> Result<usize> {
+        self.count(Op::Input { owner }, n);
+        Ok(n)
+    }
+    fn reveal(&mut self, x: &usize) -> Result<Vec<u128>> {
+        self.count(Op::Reveal, *x);
+        Ok(vec![0; *x])
+    }
+    fn reveal_to(&mut self, x: &usize, to: PartyId) -> Result<Option<Vec<u128>>> {
+        self.count(Op::RevealTo { to }, *x);
+        Ok(Some(vec![0; *x]))
+    }
+    fn constant(&self, c: &[u128]) -> usize {
+        c.len()
+    }
+    fn add(&self, x: &usize, y: &usize) -> Result<usize> {
+        same(*x, *y)
+    }
+    fn sub(&self, x: &usize, y: &usize) -> Result<usize> {
+        same(*x, *y)
+    }
+    fn mul_public(&self, x: &usize, c: &[u128]) -> Result<usize> {
+        same(*x, c.len())
+    }
+    fn mul_many(&mut self, pairs: &[(&usize, &usize)]) -> Result<Vec<usize>> {
+        let out = pairs.iter().map(|(x, y)| same(**x, **y)).collect::<Result<Vec<_>>>()?;
+        self.count(Op::Mul, out.iter().sum());
+        Ok(out)
+    }
+    fn dot(&mut self, x: &usize, y: &usize, len: usize) -> Result<usize> {
+        let n = rows(same(*x, *y)?, len)?;
+        self.count(Op::Dot { inputs: 2 * *x }, n);
+        Ok(n)
+    }
+    fn matmul(&mut self, x: &usize, y: &usize, len: usize) -> Result<usize> {
+        let n = rows(*x, len)? * rows(*y, len)?;
+        self.count(Op::Dot { inputs: *x + *y }, n);
+        Ok(n)
+    }
+    fn reshare(&mut self, x: &usize) -> Result<usize> {
+        self.count(Op::Reshare, *x);
+        Ok(*x)
+    }
+    fn slice(&self, x: &usize, start: usize, n: usize) -> Result<usize> {
+        if start + n > *x {
+            return Err(MpcError::LengthMismatch { left: *x, right: start + n });
+        }
+        Ok(n)
+    }
+    fn concat(&self, parts: &[&usize]) -> Result<usize> {
+        Ok(parts.iter().copied().sum())
+    }
+}
+
+fn same(x: usize, y: usize) -> Result<usize> {
+    if x != y {
+        return Err(MpcError::LengthMismatch { left: x, right: y });
+    }
+    Ok(x)
+}
+
+impl<M: CostModel> Compare for Cost<M> {
+    fn lt(&mut self, x: &usize, y: &usize) -> Result<usize> {
+        let n = same(*x, *y)?;
+        self.count(Op::Lt, n);
+        Ok(n)
+    }
+    fn eq(&mut self, x: &usize, y: &usize) -> Result<usize> {
+        let n = same(*x, *y)?;
+        self.count(Op::Eq, n);
+        Ok(n)
+    }
+}
+
+impl<M: CostModel> Divide for Cost<M> {
+    fn div_public(&mut self, x: &usize, d: &[u128]) -> Result<usize> {
+        let n = same(*x, d.len())?;
+        self.count(Op::DivPublic, n);
+        Ok(n)
+    }
+    fn div(&mut self, x: &usize, y: &usize) -> Result<usize> {
+        let n = same(*x, *y)?;
+        self.count(Op::Div, n);
+        Ok(n)
+    }
+    fn div_by_zero(&self, _x: u128) -> u128 {
+        0
+    }
+}
