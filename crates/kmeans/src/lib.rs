@@ -4,6 +4,8 @@
 //!   MPC ring, and [`unscale`] to print results in the file's units.
 //! * [`generate`]: the UCI synthetic control chart data from its definition ([`control_chart`]) and a
 //!   synthetic stand-in shaped like the UCI plants data ([`plants_like`]).
+//! * [`protocol`]: private k-means against the engine's scheme seam (the Sharemind scheme, its
+//!   plaintext twin, the cost counter).
 //! * [`reference`](mod@reference): [`kmeans`] in exact integer arithmetic, the oracle for the MPC protocol, and
 //!   [`check_ring_fits`].
 //!
@@ -24,6 +26,7 @@
 
 pub mod data;
 pub mod generate;
+pub mod protocol;
 pub mod reference;
 
 pub use data::{unscale, DataError, Dataset, Unsigned, MAX_SCALE};

@@ -70,6 +70,36 @@ pub trait Scheme {
     fn slice(&self, x: &Self::Share, start: usize, n: usize) -> Result<Self::Share>;
     /// The concatenation of `parts` (local).
     fn concat(&self, parts: &[&Self::Share]) -> Result<Self::Share>;
+    /// Elements rearranged by a public index: `out[t] = x[idx[t]]` (local).
+    fn gather(&self, x: &Self::Share, idx: &[usize]) -> Result<Self::Share>;
+    /// A public linear map of the `len`-long rows of `x`: `out = m · x`, `m` row-major with one
+    /// column per row of `x` (local).
+    fn linear(&self, m: &[El<Self>], x: &Self::Share, len: usize) -> Result<Self::Share>;
+}
+
+/// `out[t] = x[idx[t]]`, or an error naming the first index out of range.
+pub(crate) fn gather_vec<T: Copy>(x: &[T], idx: &[usize]) -> Result<Vec<T>> {
+    idx.iter()
+        .map(|&i| x.get(i).copied().ok_or_else(|| MpcError::InvalidParameter(format!("index {i} of {} elements", x.len()))))
+        .collect()
+}
+
+/// `m · x` for the `len`-long rows of `x` and `m` with one column per row (zeros skipped).
+pub(crate) fn linear_vec<R: Ring>(ring: &R, m: &[R::El], x: &[R::El], len: usize) -> Result<Vec<R::El>> {
+    let rows = rows(x.len(), len)?;
+    if rows == 0 || !m.len().is_multiple_of(rows) {
+        return Err(MpcError::InvalidParameter(format!("a map of {} entries on {rows} rows", m.len())));
+    }
+    let mut out = vec![ring.zero(); m.len() / rows * len];
+    for (o, coeffs) in m.chunks_exact(rows).enumerate() {
+        let acc = &mut out[o * len..(o + 1) * len];
+        for (row, &c) in x.chunks_exact(len).zip(coeffs) {
+            if c != ring.zero() {
+                acc.iter_mut().zip(row).for_each(|(a, &v)| *a = ring.add(*a, ring.mul(c, v)));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Comparisons, for schemes that have them. Results are sharings of 0 or 1 in the ring.
@@ -182,6 +212,12 @@ impl<R: Ring> Scheme for Plain<R> {
     }
     fn concat(&self, parts: &[&Vec<R::El>]) -> Result<Vec<R::El>> {
         Ok(parts.iter().flat_map(|p| p.iter().copied()).collect())
+    }
+    fn gather(&self, x: &Vec<R::El>, idx: &[usize]) -> Result<Vec<R::El>> {
+        gather_vec(x, idx)
+    }
+    fn linear(&self, m: &[R::El], x: &Vec<R::El>, len: usize) -> Result<Vec<R::El>> {
+        linear_vec(&self.ring, m, x, len)
     }
 }
 
@@ -371,6 +407,19 @@ impl<M: CostModel> Scheme for Cost<M> {
     }
     fn concat(&self, parts: &[&usize]) -> Result<usize> {
         Ok(parts.iter().copied().sum())
+    }
+    fn gather(&self, x: &usize, idx: &[usize]) -> Result<usize> {
+        match idx.iter().find(|&&i| i >= *x) {
+            Some(i) => Err(MpcError::InvalidParameter(format!("index {i} of {x} elements"))),
+            None => Ok(idx.len()),
+        }
+    }
+    fn linear(&self, m: &[u128], x: &usize, len: usize) -> Result<usize> {
+        let rows = rows(*x, len)?;
+        if rows == 0 || !m.len().is_multiple_of(rows) {
+            return Err(MpcError::InvalidParameter(format!("a map of {} entries on {rows} rows", m.len())));
+        }
+        Ok(m.len() / rows * len)
     }
 }
 

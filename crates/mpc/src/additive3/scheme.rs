@@ -6,7 +6,7 @@ use argus_net::PartyId;
 use super::{arith, extract, share, shift, Add3, Pow2};
 use crate::error::Result;
 use crate::party::Party;
-use crate::scheme::{Compare, Scheme};
+use crate::scheme::{gather_vec, linear_vec, Compare, Scheme};
 
 /// One party's view of the Sharemind scheme over `R`: its session and the ring.
 #[derive(Debug)]
@@ -81,6 +81,12 @@ impl<R: Ring> Scheme for Additive3<'_, R> {
     }
     fn concat(&self, parts: &[&Add3<R>]) -> Result<Add3<R>> {
         Add3::concat(parts)
+    }
+    fn gather(&self, x: &Add3<R>, idx: &[usize]) -> Result<Add3<R>> {
+        Ok(Add3::new(self.ring.clone(), gather_vec(&x.x, idx)?))
+    }
+    fn linear(&self, m: &[R::El], x: &Add3<R>, len: usize) -> Result<Add3<R>> {
+        Ok(Add3::new(self.ring.clone(), linear_vec(&self.ring, m, &x.x, len)?))
     }
 }
 

@@ -9,6 +9,7 @@ mod binary;
 mod convert;
 mod lift;
 mod ot;
+mod scheme;
 mod select;
 mod share;
 
@@ -25,6 +26,7 @@ pub use convert::{
 };
 pub use lift::{carry_count_for_msb, carry_count_small, const_lift, lift, lift_small};
 pub use ot::{bit_inject, bit_inject_many, three_party_ot};
+pub use scheme::Rep3Scheme;
 pub use select::{mux, mux_bits, or_tree};
 pub use share::{input, input_bits, reveal, reveal_bits, reveal_to, share_bits_from_client, share_from_client};
 
