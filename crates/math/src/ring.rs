@@ -15,7 +15,8 @@ use crate::MathError;
 /// The modulus of a ring, for messages and for checking that two shares live in the same ring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Modulus {
-    /// Z_{2^k}, 1 <= k <= 128.
+    /// Z_{2^k}, k >= 1: up to 128 for the machine-word rings and [`Zt`], any width of a
+    /// [`Z2m`](crate::Z2m) (254 or 554 bits, say).
     Pow2(u32),
     /// Z_t for the given t (not a power of two, or a power of two handled by `Zt`).
     Int(u128),

@@ -165,10 +165,9 @@ impl<W: Word> Pow2 for Z2<W> {
     }
 }
 
-#[cfg(any())]
 impl<const L: usize> Pow2 for argus_math::Z2m<L> {
     fn word(&self, a: Self::El, w: usize) -> u64 {
-        a.0.get(w).copied().unwrap_or(0)
+        a.as_array().get(w).copied().unwrap_or(0)
     }
     fn from_words(&self, words: &[u64]) -> Self::El {
         argus_math::Z2m::<L>::from_limbs(self, words)
