@@ -94,7 +94,12 @@ pub fn kmeans<S: Scheme + Compare + Divide>(
         let next = nearest_revealed(s, points, rows, cols, k, &centroid)?;
         iterations += 1;
         let moved = next.iter().zip(&assignment).filter(|(a, b)| a != b).count();
-        progress(&Iteration { iteration: iterations, moved: Some(moved), any_moved: moved > 0, sizes: Some(sizes(&next, k)) });
+        progress(&Iteration {
+            iteration: iterations,
+            moved: Some(moved),
+            any_moved: moved > 0,
+            sizes: Some(sizes(&next, k)),
+        });
         if moved == 0 {
             break true;
         }
@@ -104,7 +109,13 @@ pub fn kmeans<S: Scheme + Compare + Divide>(
         centroid = centroids_public(s, points, cols, k, &assignment, &centroid)?;
     }
     let centroids = s.reveal(&centroid)?.into_iter().map(|v| s.ring().to_u128(v) as u64).collect();
-    Ok(Clustering { centroids, sizes: Some(sizes(&assignment, k)), assignment: Some(assignment), iterations, converged })
+    Ok(Clustering {
+        centroids,
+        sizes: Some(sizes(&assignment, k)),
+        assignment: Some(assignment),
+        iterations,
+        converged,
+    })
 }
 
 fn sizes(assignment: &[usize], k: usize) -> Vec<u64> {
@@ -151,7 +162,14 @@ fn centroids_public<S: Scheme + Divide>(
 
 /// `e_ij = |c_j|² − 2 x_i·c_j` for every point and centroid, `rows × k` row-major: the squared
 /// distance less the point's own `|x_i|²`.
-fn scores<S: Scheme>(s: &mut S, points: &S::Share, rows: usize, cols: usize, k: usize, centroid: &S::Share) -> Result<S::Share, MpcError> {
+fn scores<S: Scheme>(
+    s: &mut S,
+    points: &S::Share,
+    rows: usize,
+    cols: usize,
+    k: usize,
+    centroid: &S::Share,
+) -> Result<S::Share, MpcError> {
     let xc = s.matmul(points, centroid, cols)?;
     let cc = s.dot(centroid, centroid, cols)?;
     let cc_rows = s.gather(&cc, &(0..rows * k).map(|t| t % k).collect::<Vec<_>>())?;
@@ -171,8 +189,9 @@ fn tournament<S: Scheme + Compare>(
     mut carry: Vec<S::Share>,
     width: usize,
 ) -> Result<S::Share, MpcError> {
-    let mut cands: Vec<S::Share> =
-        (0..k).map(|j| s.gather(scores, &(0..rows).map(|i| i * k + j).collect::<Vec<_>>())).collect::<Result<_, _>>()?;
+    let mut cands: Vec<S::Share> = (0..k)
+        .map(|j| s.gather(scores, &(0..rows).map(|i| i * k + j).collect::<Vec<_>>()))
+        .collect::<Result<_, _>>()?;
     while cands.len() > 1 {
         let pairs = cands.len() / 2;
         let left: Vec<&S::Share> = (0..pairs).map(|p| &cands[2 * p]).collect();

@@ -80,7 +80,9 @@ pub trait Scheme {
 /// `out[t] = x[idx[t]]`, or an error naming the first index out of range.
 pub(crate) fn gather_vec<T: Copy>(x: &[T], idx: &[usize]) -> Result<Vec<T>> {
     idx.iter()
-        .map(|&i| x.get(i).copied().ok_or_else(|| MpcError::InvalidParameter(format!("index {i} of {} elements", x.len()))))
+        .map(|&i| {
+            x.get(i).copied().ok_or_else(|| MpcError::InvalidParameter(format!("index {i} of {} elements", x.len())))
+        })
         .collect()
 }
 
@@ -208,7 +210,9 @@ impl<R: Ring> Scheme for Plain<R> {
         Ok(x.clone())
     }
     fn slice(&self, x: &Vec<R::El>, start: usize, n: usize) -> Result<Vec<R::El>> {
-        x.get(start..start + n).map(<[R::El]>::to_vec).ok_or(MpcError::LengthMismatch { left: x.len(), right: start + n })
+        x.get(start..start + n)
+            .map(<[R::El]>::to_vec)
+            .ok_or(MpcError::LengthMismatch { left: x.len(), right: start + n })
     }
     fn concat(&self, parts: &[&Vec<R::El>]) -> Result<Vec<R::El>> {
         Ok(parts.iter().flat_map(|p| p.iter().copied()).collect())
@@ -277,10 +281,13 @@ pub enum Op {
     },
     /// [`Scheme::mul_many`] (all pairs together: `n` is their total length).
     Mul,
-    /// [`Scheme::dot`] or [`Scheme::matmul`]: `n` results from `inputs` input elements.
+    /// [`Scheme::dot`] or [`Scheme::matmul`]: `n` results from operands of `left` and `right`
+    /// elements.
     Dot {
-        /// Elements of both operands together.
-        inputs: usize,
+        /// Elements of the left operand.
+        left: usize,
+        /// Elements of the right operand.
+        right: usize,
     },
     /// [`Scheme::reshare`].
     Reshare,
@@ -294,21 +301,103 @@ pub enum Op {
     Div,
 }
 
-/// What one operation costs: rounds, and bytes sent by each party.
+/// A party's communication event, in the order it happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// One or more messages sent.
+    Send,
+    /// A message received.
+    Recv,
+}
+
+/// What one operation costs: each party's bytes sent and its sends and receives in order, from
+/// which rounds are counted as the network counts them ([`argus_net::Stats`]: a send opens a
+/// round when it is the party's first or follows a receive), so costs compose exactly.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OpCost {
-    /// Communication rounds.
-    pub rounds: u64,
     /// Payload bytes sent, per party.
     pub bytes: Vec<u64>,
+    /// Sends and receives, per party.
+    pub events: Vec<Vec<Event>>,
+}
+
+impl OpCost {
+    /// Nothing yet, for `parties` parties.
+    pub fn zero(parties: usize) -> Self {
+        OpCost { bytes: vec![0; parties], events: vec![Vec::new(); parties] }
+    }
+    /// Party `i` sends `bytes` (one or more messages before its next receive).
+    pub fn send(&mut self, i: usize, bytes: u64) -> &mut Self {
+        self.bytes[i] += bytes;
+        self.events[i].push(Event::Send);
+        self
+    }
+    /// Party `i` receives a message.
+    pub fn recv(&mut self, i: usize) -> &mut Self {
+        self.events[i].push(Event::Recv);
+        self
+    }
+    /// Every party sends `bytes` then receives (a pass around the ring of parties).
+    pub fn pass(&mut self, bytes: u64) -> &mut Self {
+        for i in 0..self.bytes.len() {
+            self.send(i, bytes).recv(i);
+        }
+        self
+    }
+    /// `other` after this.
+    pub fn then(&mut self, other: &OpCost) -> &mut Self {
+        for (i, (b, e)) in other.bytes.iter().zip(&other.events).enumerate() {
+            self.bytes[i] += b;
+            self.events[i].extend_from_slice(e);
+        }
+        self
+    }
+    /// Rounds of each party, counted from a fresh start.
+    pub fn rounds_per_party(&self) -> Vec<u64> {
+        self.events
+            .iter()
+            .map(|e| {
+                let mut c = RoundCounter::default();
+                c.apply(e);
+                c.rounds
+            })
+            .collect()
+    }
+    /// Rounds of the busiest party, counted from a fresh start.
+    pub fn rounds(&self) -> u64 {
+        self.rounds_per_party().into_iter().max().unwrap_or(0)
+    }
+}
+
+/// The network's round rule applied to a party's events.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct RoundCounter {
+    rounds: u64,
+    sent: bool,
+    received_since: bool,
+}
+
+impl RoundCounter {
+    fn apply(&mut self, events: &[Event]) {
+        for e in events {
+            match e {
+                Event::Send => {
+                    if !self.sent || self.received_since {
+                        self.rounds += 1;
+                    }
+                    self.sent = true;
+                    self.received_since = false;
+                }
+                Event::Recv => self.received_since = true,
+            }
+        }
+    }
 }
 
 /// A scheme's costs per operation, as its implementation sends them (tests hold the two equal).
 pub trait CostModel {
     /// Number of parties.
     fn parties(&self) -> usize;
-    /// Bit width of the ring (for [`Compare::lt`]'s sign bit in the cost counter's twin values).
-    fn bits(&self) -> u32;
     /// The cost of `op` on `n` elements.
     fn cost(&self, op: Op, n: usize) -> OpCost;
 }
@@ -320,8 +409,7 @@ pub trait CostModel {
 pub struct Cost<M: CostModel> {
     model: M,
     ring: argus_math::Z128,
-    /// Rounds so far.
-    pub rounds: u64,
+    counters: Vec<RoundCounter>,
     /// Bytes sent so far, per party.
     pub bytes: Vec<u64>,
 }
@@ -330,15 +418,20 @@ impl<M: CostModel> Cost<M> {
     /// A counter at zero for the scheme `model` describes.
     pub fn new(model: M) -> Self {
         let bytes = vec![0; model.parties()];
-        Cost { model, ring: argus_math::Z128::new(), rounds: 0, bytes }
+        let counters = vec![RoundCounter::default(); model.parties()];
+        Cost { model, ring: argus_math::Z128::new(), counters, bytes }
     }
     /// Counts `op` on `n` elements.
     pub fn count(&mut self, op: Op, n: usize) {
         let c = self.model.cost(op, n);
-        self.rounds += c.rounds;
-        for (total, b) in self.bytes.iter_mut().zip(&c.bytes) {
-            *total += b;
+        for (i, (b, e)) in c.bytes.iter().zip(&c.events).enumerate() {
+            self.bytes[i] += b;
+            self.counters[i].apply(e);
         }
+    }
+    /// Rounds so far, per party, as the network counts them.
+    pub fn rounds(&self) -> Vec<u64> {
+        self.counters.iter().map(|c| c.rounds).collect()
     }
     /// The most any party has sent.
     pub fn max_bytes(&self) -> u64 {
@@ -387,12 +480,12 @@ impl<M: CostModel> Scheme for Cost<M> {
     }
     fn dot(&mut self, x: &usize, y: &usize, len: usize) -> Result<usize> {
         let n = rows(same(*x, *y)?, len)?;
-        self.count(Op::Dot { inputs: 2 * *x }, n);
+        self.count(Op::Dot { left: *x, right: *y }, n);
         Ok(n)
     }
     fn matmul(&mut self, x: &usize, y: &usize, len: usize) -> Result<usize> {
         let n = rows(*x, len)? * rows(*y, len)?;
-        self.count(Op::Dot { inputs: *x + *y }, n);
+        self.count(Op::Dot { left: *x, right: *y }, n);
         Ok(n)
     }
     fn reshare(&mut self, x: &usize) -> Result<usize> {

@@ -26,7 +26,9 @@ pub fn mul_many<R: Ring>(p: &mut Party, pairs: &[(&Add3<R>, &Add3<R>)]) -> Resul
     let mut parts = Vec::with_capacity(2 * pairs.len());
     for (x, y) in pairs {
         x.check_compatible(y)?;
-        x.check_compatible(first)?;
+        if x.ring() != first.ring() {
+            return Err(crate::MpcError::RingMismatch { left: first.ring().modulus(), right: x.ring().modulus() });
+        }
         parts.push(x.x.clone());
         parts.push(y.x.clone());
     }
@@ -67,8 +69,12 @@ pub fn matmul<R: Ring>(p: &mut Party, x: &Add3<R>, y: &Add3<R>, len: usize) -> R
 
 /// This party's component of the product of two replicated sharings (paper 000 eq. 4, without
 /// the reshare): `x_i (y_i + y_{i-1}) + x_{i-1} y_i`.
-fn local_product<R: Ring>(x: &Rep3<R>, y: &Rep3<R>) -> Add3<R> {
+pub(crate) fn local_product<R: Ring>(x: &Rep3<R>, y: &Rep3<R>) -> Add3<R> {
     let r = x.ring();
-    let z = x.a.iter().zip(&x.b).zip(y.a.iter().zip(&y.b)).map(|((&xa, &xb), (&ya, &yb))| r.add(r.mul(xa, r.add(ya, yb)), r.mul(xb, ya)));
+    let z =
+        x.a.iter()
+            .zip(&x.b)
+            .zip(y.a.iter().zip(&y.b))
+            .map(|((&xa, &xb), (&ya, &yb))| r.add(r.mul(xa, r.add(ya, yb)), r.mul(xb, ya)));
     Add3::new(r.clone(), z.collect())
 }

@@ -1,6 +1,9 @@
-//! What each operation of [`super::Additive3`] sends, for the cost counter
-//! ([`crate::scheme::Cost`]); the tests hold it equal to the bytes and rounds the parties count.
+//! What each operation of [`super::Additive3`] sends and receives, party by party, for the cost
+//! counter ([`crate::scheme::Cost`]). Each function mirrors its protocol's messages; the tests
+//! hold them equal to what the parties count on the network.
 
+use super::DivParams;
+use crate::rep3::KoggeStonePlan;
 use crate::scheme::{CostModel, Op, OpCost};
 
 /// The costs of the Sharemind scheme over Z_2^bits.
@@ -15,91 +18,180 @@ fn bits_bytes(n: usize) -> u64 {
     n.div_ceil(8) as u64
 }
 
-impl Additive3Costs {
-    /// Bytes of `n` ring elements.
-    fn elems(&self, n: usize) -> u64 {
-        (n * self.bits as usize).div_ceil(8) as u64
+/// Bytes of `n` elements of Z_2^bits.
+fn elems(n: usize, bits: usize) -> u64 {
+    (n * bits).div_ceil(8) as u64
+}
+
+fn zero() -> OpCost {
+    OpCost::zero(3)
+}
+
+/// One layer of `gates` AND gates on `n`-bit planes: a pass of one bit per gate.
+fn and_layer(gates: usize, n: usize) -> OpCost {
+    let mut c = zero();
+    if gates > 0 {
+        c.pass(gates as u64 * bits_bytes(n));
     }
-    /// Rounds of the prefix OR over `k` planes, and the AND gates it has.
-    fn prefix_or(k: usize) -> (u64, usize) {
-        let (mut rounds, mut gates, mut d) = (0, 0, 1);
-        while d < k {
-            rounds += 1;
-            gates += (0..k).filter(|t| t % (2 * d) >= d).count();
-            d *= 2;
-        }
-        (rounds, gates)
+    c
+}
+
+/// [`super::reshare_to_two`] of `n` elements of Z_2^bits.
+pub(crate) fn reshare_to_two(n: usize, bits: usize) -> OpCost {
+    let mut c = zero();
+    c.send(0, elems(n, bits)).recv(2);
+    c
+}
+
+/// [`super::share_conv`] of `n` bits into Z_2^target.
+pub(crate) fn share_conv(n: usize, target: usize) -> OpCost {
+    let mut c = zero();
+    c.send(0, elems(n, target));
+    c.send(1, bits_bytes(n)).recv(1);
+    c.send(2, bits_bytes(n)).recv(2).recv(2);
+    c
+}
+
+/// [`super::prefix_or`] (and so [`super::msnzb`]) of `k` planes of `n` bits.
+pub(crate) fn prefix_or(k: usize, n: usize) -> OpCost {
+    let mut c = zero();
+    let mut d = 1;
+    while d < k {
+        c.then(&and_layer((0..k).filter(|t| t % (2 * d) >= d).count(), n));
+        d *= 2;
     }
-    /// Rounds and AND gates of the balanced AND tree over `k` planes.
-    fn bit_conj(k: usize) -> (u64, usize) {
-        let (mut rounds, mut gates, mut len) = (0, 0, k);
-        while len > 1 {
-            rounds += 1;
-            gates += len / 2;
-            len = len.div_ceil(2);
-        }
-        (rounds, gates)
+    c
+}
+
+/// [`super::bit_conj`] of `k` planes of `n` bits.
+pub(crate) fn bit_conj(k: usize, n: usize) -> OpCost {
+    let mut c = zero();
+    let mut len = k;
+    while len > 1 {
+        c.then(&and_layer(len / 2, n));
+        len = len.div_ceil(2);
     }
-    /// Overflow of `n` values (with the conversion into this ring).
-    fn overflow(&self, n: usize) -> OpCost {
-        let k = self.bits as usize;
-        let (pre_rounds, pre_gates) = Self::prefix_or(k);
-        let and = |gates: usize| gates as u64 * bits_bytes(n);
-        let planes = k as u64 * bits_bytes(n);
-        // swap + P3's input, prefix OR, one AND layer, ShareConv
-        let all = and(pre_gates) + and(k);
-        OpCost {
-            rounds: 1 + pre_rounds + 1 + 1,
-            bytes: vec![all + self.elems(n), all + planes + bits_bytes(n), all + 2 * planes + bits_bytes(n)],
-        }
+    c
+}
+
+/// P3's planes input and the swap of [`super::bits::pair_to_rep3`], `k` planes of `n` bits.
+fn input_and_swap(k: usize, n: usize) -> OpCost {
+    let planes = k as u64 * bits_bytes(n);
+    let mut c = zero();
+    c.recv(0);
+    c.send(2, planes);
+    c.send(1, planes).recv(1);
+    c.send(2, planes).recv(2);
+    c
+}
+
+/// [`super::overflow`] of `n` values of Z_2^width into Z_2^target.
+pub(crate) fn overflow(n: usize, width: usize, target: usize) -> OpCost {
+    let mut c = input_and_swap(width, n);
+    c.then(&prefix_or(width, n)).then(&and_layer(width, n)).then(&share_conv(n, target));
+    c
+}
+
+/// [`super::shift_r`] of `n` values of Z_2^width.
+pub(crate) fn shift_r(n: usize, width: usize) -> OpCost {
+    let mut c = reshare_to_two(n, width);
+    c.then(&overflow(2 * n, width, width));
+    c
+}
+
+/// [`super::equal`] of `n` values of Z_2^width.
+pub(crate) fn equal(n: usize, width: usize) -> OpCost {
+    let planes = width as u64 * bits_bytes(n);
+    let mut c = zero();
+    c.send(0, elems(n, width)).recv(2);
+    c.send(1, planes).recv(1);
+    c.send(2, planes).recv(2);
+    c.then(&bit_conj(width, n)).then(&share_conv(n, width));
+    c
+}
+
+/// [`super::bit_extr`] of `n` values of Z_2^width.
+pub(crate) fn bit_extr(n: usize, width: usize) -> OpCost {
+    let mut c = zero();
+    c.send(0, elems(n, width) + width as u64 * bits_bytes(n));
+    c.send(1, elems(n, width)).recv(1);
+    c.recv(2).send(2, elems(n, width)).recv(2);
+    let plan = KoggeStonePlan::new(width - 1, &(0..width).collect::<Vec<_>>());
+    c.then(&and_layer(plan.need_g.iter().filter(|&&g| g).count(), n));
+    for (d, g, p) in &plan.levels {
+        let gates = (*d..g.len()).filter(|&j| g[j]).count() + (*d..p.len()).filter(|&j| p[j]).count();
+        c.then(&and_layer(gates, n));
     }
+    c
+}
+
+/// A product pass of `parts` vectors of `n` elements of Z_2^bits from every party (each
+/// vector packed on its own).
+fn products(parts: usize, n: usize, bits: usize) -> OpCost {
+    let mut c = zero();
+    c.pass(parts as u64 * elems(n, bits));
+    c
+}
+
+/// [`super::div_public`] of `n` values of Z_2^width.
+pub(crate) fn div_public(n: usize, width: usize) -> OpCost {
+    let mut c = reshare_to_two(n, width);
+    c.then(&overflow(3 * n, 2 * width, width)).then(&products(2, n, width));
+    c
+}
+
+/// [`super::div`] of `n` values of Z_2^width.
+pub(crate) fn div(n: usize, width: usize) -> OpCost {
+    let prm = DivParams::for_bits(width).expect("division parameters");
+    let mut c = bit_extr(n, width);
+    c.then(&prefix_or(width, n))
+        .then(&share_conv(width * n, width))
+        .then(&reshare_to_two(3 * n, width))
+        .then(&overflow(3 * n, width, prm.m))
+        .then(&products(3, n, prm.m))
+        .then(&products(3, n, prm.m));
+    for step in 1..=prm.k {
+        let factors = if step < prm.k { 3 } else { 2 };
+        c.then(&products(factors, n, prm.m - step * prm.f));
+    }
+    c.then(&shift_r(n, width + prm.f));
+    c
 }
 
 impl CostModel for Additive3Costs {
     fn parties(&self) -> usize {
         3
     }
-    fn bits(&self) -> u32 {
-        self.bits
-    }
     fn cost(&self, op: Op, n: usize) -> OpCost {
         let k = self.bits as usize;
         match op {
-            Op::Input { .. } | Op::Reshare => OpCost { rounds: 0, bytes: vec![0; 3] },
-            Op::Reveal => OpCost { rounds: 1, bytes: vec![2 * self.elems(n); 3] },
-            Op::RevealTo { to } => {
-                OpCost { rounds: 1, bytes: (0..3).map(|i| if i == to { 0 } else { self.elems(n) }).collect() }
-            }
-            // both operands replicated: one element each
-            Op::Mul | Op::Dot { .. } => {
-                let inputs = match op {
-                    Op::Dot { inputs } => inputs,
-                    _ => 2 * n,
-                };
-                OpCost { rounds: 1, bytes: vec![self.elems(inputs); 3] }
-            }
-            Op::Lt => {
-                // ReshareToTwo, then one Overflow of 2n values; P3 receives r_3 before its first
-                // send, so the counter sees no extra round (P1 sends on).
-                let mut c = self.overflow(2 * n);
-                c.bytes[0] += self.elems(n);
+            Op::Input { .. } | Op::Reshare => zero(),
+            Op::Reveal => {
+                let mut c = zero();
+                for i in 0..3 {
+                    c.send(i, 2 * elems(n, k)).recv(i).recv(i);
+                }
                 c
             }
-            Op::Eq => {
-                let (conj_rounds, conj_gates) = Self::bit_conj(k);
-                let and = conj_gates as u64 * bits_bytes(n);
-                let planes = k as u64 * bits_bytes(n);
-                OpCost {
-                    // r_3 and the swap are one counted round (P3 receives, then sends)
-                    rounds: 1 + conj_rounds + 1,
-                    bytes: vec![
-                        self.elems(n) + and + self.elems(n),
-                        planes + and + bits_bytes(n),
-                        planes + and + bits_bytes(n),
-                    ],
+            Op::RevealTo { to } => {
+                let mut c = zero();
+                for i in (0..3).filter(|&i| i != to) {
+                    c.send(i, elems(n, k));
                 }
+                c.recv(to).recv(to);
+                c
             }
-            Op::DivPublic | Op::Div => unimplemented!("division costs"),
+            // both operands replicated: one element of each from every party
+            Op::Mul => products(2, n, k),
+            Op::Dot { left, right } => {
+                let mut c = zero();
+                c.pass(elems(left, k) + elems(right, k));
+                c
+            }
+            Op::Lt => shift_r(n, k),
+            Op::Eq => equal(n, k),
+            Op::DivPublic => div_public(n, k),
+            Op::Div => div(n, k),
         }
     }
 }

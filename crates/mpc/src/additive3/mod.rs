@@ -16,7 +16,8 @@
 
 mod arith;
 mod bits;
-mod costs;
+pub(crate) mod costs;
+mod divide;
 mod extract;
 mod scheme;
 mod share;
@@ -25,6 +26,7 @@ mod shift;
 pub use arith::{dot, matmul, mul, mul_many};
 pub use bits::{bit_conj, msnzb, prefix_or, share_conv};
 pub use costs::Additive3Costs;
+pub use divide::{div, div_public, DivParams};
 pub use extract::{bit_extr, equal};
 pub use scheme::Additive3;
 pub use share::{from_rep3, input, reshare, reveal, reveal_to, share_from_client, to_rep3};
@@ -196,27 +198,6 @@ pub(crate) fn planes<R: Pow2>(ring: &R, xs: &[R::El], width: usize) -> Vec<BitVe
         out.extend(BitVec::planes_from_fn(xs.len(), k, |i| u128::from(ring.word(xs[i], w))));
     }
     out
-}
-
-/// The elements whose bit planes (LSB first) are `planes`, each `n` long.
-pub(crate) fn from_planes<R: Pow2>(ring: &R, planes: &[BitVec], n: usize) -> Vec<R::El> {
-    let words = planes.len().div_ceil(64);
-    let mut limbs = vec![0u64; n * words];
-    for (j, plane) in planes.iter().enumerate() {
-        let (w, bit) = (j / 64, j % 64);
-        for (k, &word) in plane.words().iter().enumerate() {
-            let mut bitsword = word;
-            while bitsword != 0 {
-                let t = bitsword.trailing_zeros() as usize;
-                let i = 64 * k + t;
-                if i < n {
-                    limbs[i * words + w] |= 1 << bit;
-                }
-                bitsword &= bitsword - 1;
-            }
-        }
-    }
-    limbs.chunks_exact(words.max(1)).take(n).map(|l| ring.from_words(l)).collect()
 }
 
 pub(crate) fn check_len(left: usize, right: usize) -> Result<()> {

@@ -3,10 +3,10 @@
 use argus_math::Ring;
 use argus_net::PartyId;
 
-use super::{arith, extract, share, shift, Add3, Pow2};
+use super::{arith, divide, extract, share, shift, Add3, Pow2};
 use crate::error::Result;
 use crate::party::Party;
-use crate::scheme::{gather_vec, linear_vec, Compare, Scheme};
+use crate::scheme::{gather_vec, linear_vec, Compare, Divide, Scheme};
 
 /// One party's view of the Sharemind scheme over `R`: its session and the ring.
 #[derive(Debug)]
@@ -96,5 +96,17 @@ impl<R: Pow2> Compare for Additive3<'_, R> {
     }
     fn eq(&mut self, x: &Add3<R>, y: &Add3<R>) -> Result<Add3<R>> {
         extract::equal(self.party, x, y)
+    }
+}
+
+impl<R: Pow2> Divide for Additive3<'_, R> {
+    fn div_public(&mut self, x: &Add3<R>, d: &[u128]) -> Result<Add3<R>> {
+        divide::div_public(self.party, x, d)
+    }
+    fn div(&mut self, x: &Add3<R>, y: &Add3<R>) -> Result<Add3<R>> {
+        divide::div(self.party, x, y)
+    }
+    fn div_by_zero(&self, _x: u128) -> u128 {
+        0
     }
 }

@@ -7,6 +7,7 @@ use proptest::prelude::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use super::costs;
 use super::*;
 use crate::local::{run3, Backend};
 use crate::party::Party;
@@ -22,9 +23,13 @@ fn run<T: Send>(f: impl Fn(&mut Party) -> crate::error::Result<T> + Sync) -> Vec
     run3(Backend::Memory, cfg(), f).unwrap()
 }
 
-/// Runs `f` and returns each party's result with the traffic it caused.
+/// Runs `f` and returns each party's result with the traffic it caused. A pass first leaves every
+/// party's round counter as at a fresh start (the seed agreement's sends would merge with
+/// a first send of `f`).
 fn run_counted<T: Send>(f: impl Fn(&mut Party) -> crate::error::Result<T> + Sync) -> Vec<(T, Stats)> {
     run(|p| {
+        p.net().send(p.next(), vec![0])?;
+        p.net().recv(p.prev())?;
         let before = p.stats();
         let out = f(p)?;
         Ok((out, p.stats() - before))
@@ -35,8 +40,8 @@ fn run_counted<T: Send>(f: impl Fn(&mut Party) -> crate::error::Result<T> + Sync
 fn assert_cost(stats: &[Stats], want: &OpCost, what: &str) {
     let bytes: Vec<u64> = stats.iter().map(|s| s.bytes_sent).collect();
     assert_eq!(bytes, want.bytes, "{what}: bytes per party");
-    let rounds = stats.iter().map(|s| s.rounds).max().unwrap();
-    assert_eq!(rounds, want.rounds, "{what}: rounds");
+    let rounds: Vec<u64> = stats.iter().map(|s| s.rounds).collect();
+    assert_eq!(rounds, want.rounds_per_party(), "{what}: rounds per party");
 }
 
 fn share<R: Ring>(ring: &R, vals: &[u128], seed: u64) -> [Add3<R>; 3] {
@@ -45,9 +50,7 @@ fn share<R: Ring>(ring: &R, vals: &[u128], seed: u64) -> [Add3<R>; 3] {
 }
 
 fn open<R: Ring>(ring: &R, parts: &[Add3<R>]) -> Vec<u128> {
-    (0..parts[0].len())
-        .map(|i| ring.to_u128(parts.iter().fold(ring.zero(), |acc, s| ring.add(acc, s.x[i]))))
-        .collect()
+    (0..parts[0].len()).map(|i| ring.to_u128(parts.iter().fold(ring.zero(), |acc, s| ring.add(acc, s.x[i])))).collect()
 }
 
 /// The values whose replicated bit planes the three parties hold.
@@ -105,9 +108,7 @@ fn input_reveal_reshare_and_products() {
     // input is free, a product is two elements a party, reveal two more
     let c = costs(64);
     let mut want_cost = c.cost(Op::Mul, n);
-    let rev = c.cost(Op::Reveal, n);
-    want_cost.rounds += rev.rounds;
-    want_cost.bytes.iter_mut().zip(&rev.bytes).for_each(|(a, b)| *a += b);
+    want_cost.then(&c.cost(Op::Reveal, n));
     assert_cost(&out.iter().map(|o| o.1).collect::<Vec<_>>(), &want_cost, "mul + reveal");
 }
 
@@ -135,8 +136,8 @@ fn dot_and_matmul_agree_with_the_twin() {
         assert_eq!(dots[i], d(&xs[i * len..][..len], &ys[i * len..][..len]));
     }
     let c = costs(32);
-    let (a, b) = (c.cost(Op::Dot { inputs: (rows_x + rows_y) * len }, 15), c.cost(Op::Dot { inputs: 2 * rows_y * len }, 3));
-    let want = OpCost { rounds: a.rounds + b.rounds, bytes: a.bytes.iter().zip(&b.bytes).map(|(x, y)| x + y).collect() };
+    let mut want = c.cost(Op::Dot { left: rows_x * len, right: rows_y * len }, 15);
+    want.then(&c.cost(Op::Dot { left: rows_y * len, right: rows_y * len }, 3));
     assert_cost(&out.iter().map(|o| o.1).collect::<Vec<_>>(), &want, "matmul + dot");
 }
 
@@ -148,7 +149,8 @@ fn bit_conj_prefix_or_msnzb() {
     let out = run(|p| {
         let me = p.id();
         let planes: Vec<Rep3Bits> = {
-            let bits: Vec<BitVec> = (0..k).map(|j| BitVec::from_bools(&xs.iter().map(|&v| v >> j & 1 == 1).collect::<Vec<_>>())).collect();
+            let bits: Vec<BitVec> =
+                (0..k).map(|j| BitVec::from_bools(&xs.iter().map(|&v| v >> j & 1 == 1).collect::<Vec<_>>())).collect();
             bits.iter().map(|b| share_bits(b, me)).collect()
         };
         Ok((vec![bit_conj(p, &planes)?], prefix_or(p, &planes)?, msnzb(p, &planes)?))
@@ -191,15 +193,18 @@ fn share_conv_turns_bits_into_ring_elements() {
     let got = open(&ring, &out.iter().map(|o| o.0.clone()).collect::<Vec<_>>());
     assert_eq!(got, bits.iter().map(|&b| u128::from(b)).collect::<Vec<_>>());
     // one round; P1 sends n elements, P2 and P3 n bits each
-    let want = OpCost { rounds: 1, bytes: vec![8 * n as u64, n.div_ceil(8) as u64, n.div_ceil(8) as u64] };
+    let want = costs::share_conv(n, 64);
+    assert_eq!(want.bytes, vec![8 * n as u64, n.div_ceil(8) as u64, n.div_ceil(8) as u64]);
+    assert_eq!(want.rounds(), 1);
     assert_cost(&out.iter().map(|o| o.1).collect::<Vec<_>>(), &want, "share_conv");
 }
 
 fn check_bit_extr<R: Pow2>(ring: R, bits: u32, seed: u64) {
     let n = 150;
     let xs = values(bits, n, seed);
-    let out = run(|p| bit_extr(p, &share(&ring, &xs, seed)[p.id()]));
-    assert_eq!(open_planes(&out, n), xs);
+    let out = run_counted(|p| bit_extr(p, &share(&ring, &xs, seed)[p.id()]));
+    assert_eq!(open_planes(&out.iter().map(|o| o.0.clone()).collect::<Vec<_>>(), n), xs);
+    assert_cost(&out.iter().map(|o| o.1).collect::<Vec<_>>(), &costs::bit_extr(n, bits as usize), "bit_extr");
 }
 
 #[test]
@@ -312,4 +317,94 @@ proptest! {
             prop_assert_eq!(l[i], (xs[i].wrapping_sub(ys[i]) & mask(32)) >> 31);
         }
     }
+}
+
+fn check_div_public<R: Pow2>(ring: R, bits: u32, seed: u64) {
+    let n = 120;
+    let xs = values(bits, n, seed);
+    let m = mask(bits);
+    let mut rng = StdRng::seed_from_u64(seed);
+    let ds: Vec<u128> = (0..n)
+        .map(|i| match i % 6 {
+            0 => 1,
+            1 => m,
+            2 => xs[i].max(1),
+            3 => 1 + (rng.gen::<u128>() & 0xff),
+            4 => 1u128 << rng.gen_range(0..bits),
+            _ => (rng.gen::<u128>() & m).max(1),
+        })
+        .collect();
+    let out = run_counted(|p| div_public(p, &share(&ring, &xs, seed)[p.id()], &ds));
+    assert_cost(&out.iter().map(|o| o.1).collect::<Vec<_>>(), &costs(bits).cost(Op::DivPublic, n), "div_public");
+    let got = open(&ring, &out.into_iter().map(|o| o.0).collect::<Vec<_>>());
+    for i in 0..n {
+        assert_eq!(got[i], xs[i] / ds[i], "{} / {}", xs[i], ds[i]);
+    }
+}
+
+#[test]
+fn div_public_is_exact() {
+    check_div_public(Z32::new(), 32, 31);
+    check_div_public(Z64::new(), 64, 32);
+}
+
+#[test]
+fn div_params_follow_the_error_analysis() {
+    let p32 = DivParams::for_bits(32).unwrap();
+    let p64 = DivParams::for_bits(64).unwrap();
+    eprintln!("{p32:?}\n{p64:?}");
+    // the paper's choice for n = 32: n' = 37 and four steps after the first (p > 40.68)
+    assert!(p32.f >= 33 && p32.m < 300, "{p32:?}");
+    assert!(p64.m <= 64 * 10, "{p64:?}");
+}
+
+fn check_div<R: Pow2>(ring: R, bits: u32, seed: u64) {
+    let m = mask(bits);
+    let mut pairs: Vec<(u128, u128)> = vec![
+        (0, 1),
+        (1, 1),
+        (m, 1),
+        (m, m),
+        (0, m),
+        (m - 1, m),
+        (m, m - 1),
+        (5, 7),
+        (7, 5),
+        (123, 0),
+        (0, 0),
+        (m, 2),
+        (m, 3),
+        (1 << (bits - 1), 1 << (bits - 1)),
+        ((1 << (bits - 1)) - 1, 1 << (bits - 1)),
+        (m, (1 << (bits - 1)) + 1),
+        (1000, 999),
+        (999, 1000),
+    ];
+    let mut rng = StdRng::seed_from_u64(seed);
+    for _ in 0..60 {
+        let u = rng.gen::<u128>() & m;
+        let v = match rng.gen_range(0..4) {
+            0 => (rng.gen::<u128>() & m).max(1),
+            1 => rng.gen_range(1..1000),
+            2 => u.max(1),
+            _ => (rng.gen::<u128>() >> rng.gen_range(0..128)).max(1) & m | 1,
+        };
+        pairs.push((u, v));
+        pairs.push((v, u.max(1)));
+    }
+    let us: Vec<u128> = pairs.iter().map(|p| p.0).collect();
+    let vs: Vec<u128> = pairs.iter().map(|p| p.1).collect();
+    let out = run_counted(|p| div(p, &share(&ring, &us, seed)[p.id()], &share(&ring, &vs, seed + 1)[p.id()]));
+    assert_cost(&out.iter().map(|o| o.1).collect::<Vec<_>>(), &costs(bits).cost(Op::Div, us.len()), "div");
+    let got = open(&ring, &out.into_iter().map(|o| o.0).collect::<Vec<_>>());
+    for (i, &(u, v)) in pairs.iter().enumerate() {
+        let want = if v == 0 { 0 } else { u / v };
+        assert_eq!(got[i], want, "{u} / {v}");
+    }
+}
+
+#[test]
+fn div_is_the_exact_floor() {
+    check_div(Z32::new(), 32, 41);
+    check_div(Z64::new(), 64, 42);
 }

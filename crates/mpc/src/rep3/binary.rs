@@ -170,6 +170,51 @@ fn ripple_carry(p: &mut Party, a: Option<&Rep3Bits>, b: Option<&Rep3Bits>, c: Pl
     Ok(Some(carry))
 }
 
+/// Which (G, P) nodes of a Kogge–Stone adder up to bit `top` the requested outputs need: the
+/// generate gates (`need_g`), the propagates read before the first level (`need_p`), and per
+/// level its distance and the nodes it updates.
+pub(crate) struct KoggeStonePlan {
+    pub(crate) need_g: Vec<bool>,
+    pub(crate) need_p: Vec<bool>,
+    pub(crate) levels: Vec<(usize, Vec<bool>, Vec<bool>)>,
+}
+
+impl KoggeStonePlan {
+    pub(crate) fn new(top: usize, outputs: &[usize]) -> Self {
+        let n = top;
+        let mut levels = Vec::new();
+        let mut d = 1;
+        while d < n {
+            levels.push(d);
+            d *= 2;
+        }
+        // Walk the levels backwards to find which (G, P) nodes are needed at each level's output.
+        let mut need_g = vec![false; n];
+        for &j in outputs.iter().filter(|&&j| j >= 1) {
+            need_g[j - 1] = true;
+        }
+        let mut need_p = vec![false; n];
+        let mut plan = Vec::with_capacity(levels.len());
+        for &d in levels.iter().rev() {
+            let (mut ng, mut np) = (need_g.clone(), need_p.clone());
+            for j in d..n {
+                if need_g[j] {
+                    ng[j - d] = true;
+                    np[j] = true;
+                }
+                if need_p[j] {
+                    np[j - d] = true;
+                }
+            }
+            plan.push((d, need_g, need_p));
+            need_g = ng;
+            need_p = np;
+        }
+        plan.reverse();
+        KoggeStonePlan { need_g, need_p, levels: plan }
+    }
+}
+
 /// Kogge-Stone prefix adder: generate `g_j = a_j b_j`, propagate `p_j = a_j ^ b_j`, then
 /// `ceil(log2(top))` levels of `(G, P)_j <- (G_j ^ P_j G_{j-d}, P_j P_{j-d})`. Only the nodes the
 /// requested outputs depend on are computed (for one output, the MSB: about `3·top` gates in
@@ -180,35 +225,7 @@ fn kogge_stone(p: &mut Party, x: &[Plane], y: &[Plane], top: usize, outputs: &[u
     let b: Vec<Plane> = (0..=top).map(|j| plane_at(y, j)).collect();
     let prop: Vec<Plane> = (0..=top).map(|j| pxor(&a[j], &b[j])).collect();
     let n = top; // carries into bits 1..=top are the prefixes G over 0..j-1
-    let mut levels = Vec::new();
-    let mut d = 1;
-    while d < n {
-        levels.push(d);
-        d *= 2;
-    }
-    // Walk the levels backwards to find which (G, P) nodes are needed at each level's output.
-    let mut need_g = vec![false; n];
-    for &j in outputs.iter().filter(|&&j| j >= 1) {
-        need_g[j - 1] = true;
-    }
-    let mut need_p = vec![false; n];
-    let mut plan = Vec::with_capacity(levels.len());
-    for &d in levels.iter().rev() {
-        let (mut ng, mut np) = (need_g.clone(), need_p.clone());
-        for j in d..n {
-            if need_g[j] {
-                ng[j - d] = true;
-                np[j] = true;
-            }
-            if need_p[j] {
-                np[j - d] = true;
-            }
-        }
-        plan.push((d, need_g, need_p));
-        need_g = ng;
-        need_p = np;
-    }
-    plan.reverse();
+    let KoggeStonePlan { need_g, need_p, levels: plan } = KoggeStonePlan::new(top, outputs);
     let none: Plane = None;
     let gen_pairs: Vec<(&Plane, &Plane)> =
         (0..n).map(|j| if need_g[j] { (&a[j], &b[j]) } else { (&none, &none) }).collect();

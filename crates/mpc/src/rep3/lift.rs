@@ -177,7 +177,7 @@ fn carry_count<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S, forward: 
     let w_help = ring.sample_vec(p.prg.next(), 4 * help.len());
     let r_recv = ring.sample_vec(p.prg.prev(), recv.len()); // component prev of the previous third
     let r_own2 = ring.sample_vec(p.prg.prev(), own.len()); // component prev of my third
-                                                              // The OT masks w of my third, turned into the offers in place.
+                                                           // The OT masks w of my third, turned into the offers in place.
     let mut offers = ring.sample_vec(p.prg.prev(), 4 * own.len());
     // Round 1. Sender (my third): the four masked messages per value, to the receiver (next).
     let own_x = x.a[own.clone()].iter().zip(&x.b[own.clone()]);

@@ -18,8 +18,8 @@ pub use arith::{
     dot, dot_pre, matmul, matmul_local, mul, reshare, reshare_for, reshare_parts, reshare_parts_for, Rep3Pre,
     ReshareFor,
 };
-pub(crate) use binary::maj_many;
 pub use binary::{add_bits, and, and_many, Adder, Plane};
+pub(crate) use binary::{maj_many, KoggeStonePlan};
 pub use convert::{
     a2b, bit_extract, bit_extract_components, lemma1, lemma2, lt, lt_bounded, msb, msb_is_sign, msb_many, msb_of,
     msb_of_u32, msb_ring_bits, msb_two_operand,

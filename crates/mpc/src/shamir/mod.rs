@@ -21,10 +21,10 @@ mod scheme;
 /// Opening a replicated sharing mod p (the form [`to_rep3`] produces) is [`crate::rep3::reveal`].
 pub use crate::rep3::reveal as reveal_rep3;
 pub use arith::{dot, matmul, mul, mul_local};
-pub use scheme::ShamirScheme;
 pub use convert::{
     bit_extract_p, bit_extract_p_with, from_rep3, lift_p, lift_p_with, msb_p, msb_p_with, to_rep3, Circuit,
 };
+pub use scheme::ShamirScheme;
 
 use std::fmt;
 

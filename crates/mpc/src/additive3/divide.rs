@@ -1,0 +1,260 @@
+//! Division: by public divisors (PubDiv, Alg. 8) and by secret divisors (Div, Alg. 9).
+
+use argus_math::{Ring, Z2m};
+
+use super::shift::{overflow, reshare_to_two};
+use super::{arith, width, Add3, Pow2};
+use crate::error::{MpcError, Result};
+use crate::party::Party;
+
+/// The same integer in another ring Z_2^k (zero-extended, or reduced mod the smaller 2^k).
+pub(crate) fn recast<A: Pow2, B: Pow2>(a: &A, b: &B, x: A::El) -> B::El {
+    let words = (b.bits() as usize).div_ceil(64);
+    let mut buf = [0u64; 16];
+    for (w, slot) in buf.iter_mut().enumerate().take(words) {
+        *slot = a.word(x, w);
+    }
+    b.from_words(&buf[..words])
+}
+
+/// A wide ring of `bits` bits for the division's intermediate values.
+fn ring_of<const L: usize>(bits: usize) -> Result<Z2m<L>> {
+    Ok(Z2m::<L>::new(bits as u32)?)
+}
+
+/// PubDiv (Alg. 8): `floor(u_i / d_i)` for public divisors `1 ≤ d_i < 2^n`, `n ≤ 64`.
+///
+/// Granlund–Montgomery: with `c = ceil(2^(2n) / d)`, `floor(u/d) = floor(c·u / 2^(2n))` for every
+/// `u < 2^n` (the error `c - 2^(2n)/d < 1` moves `c·u / 2^(2n)` by less than `u / 2^(2n) < 1/d`).
+/// The paper takes the shift `n + 1` in a ring of `2n + 1` bits; a shift of `2n` for every
+/// divisor keeps the theorem's condition for all `d < 2^n` and makes the cost independent of the
+/// divisors. As in the paper, `u` is shared between P2 and P3 (ReshareToTwo), so `u'_2 + u'_3`
+/// is `u` or `u + 2^n`; both candidates `c·u'` and `c·(u' - 2^n)` are truncated share by share in
+/// Z_2^(3n), where the top wrap is a multiple of `2^n` and vanishes in the result, and the carry
+/// lost in each truncation is the overflow of the low `2n` bits. The three overflows (of `u'`
+/// and of the two candidates) are one [`overflow`] call; one product picks the candidate.
+/// Rounds: those of one overflow of `2n`-bit values, plus one.
+pub fn div_public<R: Pow2>(p: &mut Party, u: &Add3<R>, d: &[u128]) -> Result<Add3<R>> {
+    let ring = u.ring();
+    let n = width(ring)?;
+    if n > 64 {
+        return Err(MpcError::InvalidParameter(format!("public division in Z_2^{n}: at most 64 bits")));
+    }
+    super::check_len(u.len(), d.len())?;
+    if let Some(i) = d.iter().position(|&x| x == 0 || x >> n != 0) {
+        return Err(MpcError::InvalidParameter(format!("public divisor {i} is not in 1..2^{n}")));
+    }
+    let shift = 2 * n;
+    let wide = ring_of::<3>(3 * n)?;
+    let low = ring_of::<2>(shift)?;
+    // c = ceil(2^shift / d) = floor((2^shift - 1) / d) + 1; for d = 1 that is 2^shift itself
+    let all_ones = u128::MAX >> (128 - shift);
+    let c: Vec<_> = d
+        .iter()
+        .map(|&d| if d == 1 { wide.shl(wide.one(), shift as u32) } else { wide.from_u128(all_ones / d + 1) })
+        .collect();
+    let u2 = reshare_to_two(p, u)?;
+    let me = p.id();
+    let len = u.len();
+    let two_n = wide.shl(wide.one(), n as u32);
+    let mut cands = [Vec::with_capacity(len), Vec::with_capacity(len)];
+    for (&x, &c) in u2.x.iter().zip(&c) {
+        let x = recast(ring, &wide, x);
+        let v1 = wide.mul(c, x);
+        let v2 = if me == 1 { wide.mul(c, wide.sub(x, two_n)) } else { v1 };
+        cands[0].push(v1);
+        cands[1].push(v2);
+    }
+    // overflow inputs, in Z_2^(2n): u' at the top, and each candidate's low 2n bits
+    let mut tops: Vec<_> = u2.x.iter().map(|&x| low.shl(recast(ring, &low, x), n as u32)).collect();
+    for cand in &cands {
+        tops.extend(cand.iter().map(|&v| recast(&wide, &low, v)));
+    }
+    let lambda = overflow(p, &Add3::new(low, tops), ring)?;
+    let t: Vec<Vec<R::El>> = (0..2)
+        .map(|j| {
+            let carry = &lambda.x[(j + 1) * len..(j + 2) * len];
+            cands[j]
+                .iter()
+                .zip(carry)
+                .map(|(&v, &l)| ring.add(recast(&wide, ring, wide.shr(v, shift as u32)), l))
+                .collect()
+        })
+        .collect();
+    let t1 = Add3::new(ring.clone(), t[0].clone());
+    let diff = Add3::new(ring.clone(), t[1].clone()).sub(&t1)?;
+    let pick = arith::mul(p, &lambda.slice(0, len)?, &diff)?;
+    t1.add(&pick)
+}
+
+/// The parameters of [`div`] for `n`-bit values, chosen by the error analysis of the paper's
+/// appendix B (see [`DivParams::for_bits`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DivParams {
+    /// `n`: the values' ring Z_2^n.
+    pub n: usize,
+    /// `n'`: fraction bits of the fixed-point iterates.
+    pub f: usize,
+    /// Goldschmidt steps after the first (each one truncation and two products).
+    pub k: usize,
+    /// `Δ = N_0 · 2^(1 - p)` covers the iteration's gap below `u/v`: `1 - D_(k+1) ≤ 2^-p`.
+    pub p: usize,
+    /// `m`: the ring the iteration starts in, `n + (k + 2)·n' + 2` bits (each truncation drops
+    /// `n'` of them; the last product needs `n + 2n' + 2`).
+    pub m: usize,
+}
+
+impl DivParams {
+    /// The cheapest parameters (smallest starting ring) whose error bounds give the exact floor
+    /// for every `u, v < 2^n`, `v ≥ 1`, or `None` if none within the search (n up to 64 has them).
+    ///
+    /// With `δ = 3·2^-n'` (three shares truncated, rounded down for D and up for N), the first
+    /// step `F_1 = κ - 2D_0` (`κ = floor(2^n'·2√2)/2^n'`, exact products) leaves
+    /// `1 - D_1 ≤ e_1 = 3 - κ`, and each step after it squares that gap, adds at most
+    /// `ΔD' ≤ 2ΔD·e + ΔD² + δ` to D's error and `ΔN' ≤ ΔN(1 + e + ΔD) + (u/v)ΔD + δ` to N's. With
+    /// `ΔN ≤ a + b·(u/v)` after the last step and `Δ ≤ N_0·2^(1-p) + δ`, `R = N + Δ` lies in
+    /// `[u/v, floor(u/v) + 1)` when `2^n·(a + b + 2^(1-p) + δ) < 1`.
+    pub fn for_bits(n: usize) -> Option<DivParams> {
+        let mut best: Option<DivParams> = None;
+        for f in n + 1..=n + 24 {
+            let delta = 3.0 * (-(f as f64)).exp2();
+            let kappa = isqrt_pow2(2 * f as u32 + 3) as f64 / (f as f64).exp2();
+            for k in 1..=8 {
+                let (mut e, mut dd, mut a, mut b) = (3.0 - kappa + (-(f as f64)).exp2(), delta, delta, 0.0f64);
+                for _ in 0..k {
+                    let grow = 1.0 + e + dd;
+                    a = a * grow + delta;
+                    b = b * grow + dd;
+                    dd = 2.0 * dd * e + dd * dd + delta;
+                    e *= e;
+                }
+                let p = (-e.log2()).floor() as usize;
+                if p < 2 {
+                    continue;
+                }
+                let slack = 1.0 + 1e-9;
+                let bound = (n as f64).exp2() * (a + b + (1.0 - p as f64).exp2() + delta) * slack;
+                let m = n + (k + 2) * f + 2;
+                if bound < 1.0 && p <= (k + 1) * f && best.is_none_or(|b| m < b.m) {
+                    best = Some(DivParams { n, f, k, p, m });
+                }
+            }
+        }
+        best
+    }
+}
+
+/// `floor(sqrt(2^e))` for `e < 256`, exact.
+fn isqrt_pow2(e: u32) -> u128 {
+    let mut r = 0u128;
+    for bit in (0..=(e / 2 + 1).min(127)).rev() {
+        let t = r | 1u128 << bit;
+        let (hi, lo) = argus_math::mul_wide(t, t);
+        let fits = if e >= 128 {
+            hi < 1u128 << (e - 128) || (hi == 1u128 << (e - 128) && lo == 0)
+        } else {
+            hi == 0 && lo <= 1u128 << e
+        };
+        if fits {
+            r = t;
+        }
+    }
+    r
+}
+
+/// Products of several vectors with one common factor in one round, the factor sent once.
+fn mul_by<R: Ring>(p: &mut Party, xs: &[&Add3<R>], y: &Add3<R>) -> Result<Vec<Add3<R>>> {
+    let mut parts: Vec<Vec<R::El>> = xs.iter().map(|x| x.x.clone()).collect();
+    parts.push(y.x.clone());
+    let reps = crate::rep3::reshare_parts(p, y.ring(), parts)?;
+    let (ys, xs) = reps.split_last().expect("the factor");
+    Ok(xs.iter().map(|x| arith::local_product(x, ys)).collect())
+}
+
+/// Each party's share shifted right by `f` (the local, inexact truncation of section 7.2) and
+/// read in the ring `f` bits narrower, plus `up` (1 to round up: three parties add 3 in all).
+fn truncate<const L: usize>(x: &Add3<Z2m<L>>, f: usize, up: bool) -> Result<Add3<Z2m<L>>> {
+    let from = x.ring();
+    let to = ring_of::<L>(from.bits() as usize - f)?;
+    let one = if up { to.one() } else { to.zero() };
+    Ok(Add3::new(to, x.x.iter().map(|&v| to.add(recast(from, &to, from.shr(v, f as u32)), one)).collect()))
+}
+
+/// Div (Alg. 9): `floor(u_i / v_i)` for secret divisors, by Goldschmidt's iteration with the
+/// paper's first step `F_1 = 2√2 - 2D_0` and its exact-floor correction `Δ` ([`DivParams`]).
+/// `x / 0` is 0.
+///
+/// Beyond the paper: the initial scale `c_0 = 2^(-h-1)` is found as `γ = 2^(n-1-h)`, the MSNZB's
+/// one-hot bits converted (ShareConv) into Z_2^n, where the paper converts each into the wide
+/// ring; `γ`, `u` and `v` are then lifted to the wide ring together (ReshareToTwo, one Overflow of
+/// all three into it), and products that share a factor send it once.
+pub fn div<R: Pow2>(p: &mut Party, u: &Add3<R>, v: &Add3<R>) -> Result<Add3<R>> {
+    u.check_compatible(v)?;
+    let n = width(u.ring())?;
+    let params = DivParams::for_bits(n)
+        .ok_or_else(|| MpcError::InvalidParameter(format!("no division parameters for Z_2^{n}")))?;
+    match params.m.div_ceil(64) {
+        ..=4 => div_in::<R, 4>(p, u, v, params),
+        5 => div_in::<R, 5>(p, u, v, params),
+        6 => div_in::<R, 6>(p, u, v, params),
+        7 => div_in::<R, 7>(p, u, v, params),
+        8 => div_in::<R, 8>(p, u, v, params),
+        9 => div_in::<R, 9>(p, u, v, params),
+        10 => div_in::<R, 10>(p, u, v, params),
+        l => Err(MpcError::InvalidParameter(format!("division in Z_2^{n} needs {l} limbs"))),
+    }
+}
+
+fn div_in<R: Pow2, const L: usize>(p: &mut Party, u: &Add3<R>, v: &Add3<R>, prm: DivParams) -> Result<Add3<R>> {
+    let (ring, n, f, len, me) = (u.ring(), prm.n, prm.f, u.len(), p.id());
+    // Lines 1-4: the most significant bit h of v, as γ = 2^(n-1-h) in Z_2^n.
+    let bits = super::bit_extr(p, v)?;
+    let onehot = super::msnzb(p, &bits)?;
+    let own: Vec<&argus_math::BitVec> = onehot.iter().map(|b| &b.a).collect();
+    let conv = super::share_conv(p, ring, &own)?;
+    let mut gamma = Add3::new(ring.clone(), vec![ring.zero(); len]);
+    for (i, c) in conv.iter().enumerate() {
+        gamma = gamma.add(&c.scale(ring.shl(ring.one(), (n - 1 - i) as u32)))?;
+    }
+    // Lines 5-8: u, v and γ into the wide ring Z_2^m, exactly (shares lifted, minus 2^n·overflow).
+    let big = ring_of::<L>(prm.m)?;
+    let two = reshare_to_two(p, &Add3::concat(&[u, v, &gamma])?)?;
+    let lambda = overflow(p, &two, &big)?;
+    let two_n = big.shl(big.one(), n as u32);
+    let lifted: Vec<_> =
+        two.x.iter().zip(&lambda.x).map(|(&x, &l)| big.sub(recast(ring, &big, x), big.mul(two_n, l))).collect();
+    let part = |j: usize| Add3::new(big, lifted[j * len..(j + 1) * len].to_vec());
+    let (u2, v2) = (part(0), part(1));
+    let c0 = part(2).scale(big.shl(big.one(), (f - n) as u32));
+    // Line 9: N_0 = u·c_0, D_0 = v·c_0 (f fraction bits).
+    let nd = mul_by(p, &[&u2, &v2], &c0)?;
+    let n0 = nd[0].clone();
+    // Lines 10-11: F_1 = κ - 2D_0, the first step.
+    let kappa = big.from_u128(isqrt_pow2(2 * f as u32 + 3));
+    let f1 = Add3::constant(big, me, &vec![kappa; len]).sub(&nd[1].scale(big.from_u128(2)))?;
+    let mut nd = mul_by(p, &[&nd[0], &nd[1]], &f1)?;
+    // Lines 12-16: truncate (N up, D down), F = 2 - D, multiply; the ring narrows by f each time.
+    for step in 1..=prm.k {
+        let nt = truncate(&nd[0], f, true)?;
+        let dt = truncate(&nd[1], f, false)?;
+        let r = *dt.ring();
+        let two_f = r.shl(r.one(), (f + 1) as u32);
+        let fk = Add3::constant(r, me, &vec![two_f; len]).sub(&dt)?;
+        nd = if step < prm.k { mul_by(p, &[&nt, &dt], &fk)? } else { mul_by(p, &[&nt], &fk)? };
+    }
+    // Line 17: R = N + Δ, Δ = N_0·2^(1-p) rounded up, in Z_2^(n+f).
+    let last = truncate(&nd[0], f, true)?;
+    let out_ring = ring_of::<L>(n + f)?;
+    let delta = truncate(&n0, prm.p - 1, true)?;
+    let r_hat = Add3::new(
+        out_ring,
+        last.x
+            .iter()
+            .zip(&delta.x)
+            .map(|(&a, &b)| out_ring.add(recast(last.ring(), &out_ring, a), recast(delta.ring(), &out_ring, b)))
+            .collect(),
+    );
+    // Line 18: w = R >> f, exactly, then mod 2^n.
+    let w = super::shift_r(p, &r_hat, f as u32)?;
+    Ok(Add3::new(ring.clone(), w.x.iter().map(|&x| recast(&out_ring, ring, x)).collect()))
+}
