@@ -6,6 +6,8 @@
 //!   synthetic stand-in shaped like the UCI plants data ([`plants_like`]).
 //! * [`protocol`]: private k-means against the engine's scheme seam (the Sharemind scheme, its
 //!   plaintext twin, the cost counter).
+//! * [`run`]: data brought into the ring ([`run::prepare`]) and three local parties
+//!   ([`run::run_local`]).
 //! * [`reference`](mod@reference): [`kmeans`] in exact integer arithmetic, the oracle for the MPC protocol, and
 //!   [`check_ring_fits`].
 //!
@@ -28,6 +30,7 @@ pub mod data;
 pub mod generate;
 pub mod protocol;
 pub mod reference;
+pub mod run;
 
 pub use data::{unscale, DataError, Dataset, Unsigned, MAX_SCALE};
 pub use generate::{control_chart, control_chart_labels, plants_like, CONTROL_CHART_CLASSES};
