@@ -551,3 +551,119 @@ impl<M: CostModel> Divide for Cost<M> {
         0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! One protocol written against the seam, run on every scheme and on the twin.
+    use argus_math::{Fp, Ring, Z64};
+    use argus_net::NetConfig;
+
+    use super::*;
+    use crate::additive3::{Additive3, Additive3Costs};
+    use crate::local::{run3, Backend};
+    use crate::rep3::Rep3Scheme;
+    use crate::shamir::ShamirScheme;
+
+    /// `(x·y + 3x) · <x, y>` per row of 4, then a public map and a gather: arithmetic only.
+    fn arith<S: Scheme>(s: &mut S, x: &S::Share, y: &S::Share) -> Result<Vec<El<S>>> {
+        let r = s.ring().clone();
+        let xy = s.mul(x, y)?;
+        let t = s.add(&xy, &s.scale(x, r.from_u128(3)))?;
+        let d = s.dot(x, y, 4)?;
+        let spread = s.gather(&d, &(0..s.len(x)).map(|i| i / 4).collect::<Vec<_>>())?;
+        let prod = s.mul_many(&[(&t, &spread)])?.pop().unwrap();
+        let m: Vec<El<S>> = (0..2 * s.len(x) / 4).map(|i| r.from_u128(i as u128 % 3)).collect();
+        let mapped = s.linear(&m, &prod, 4)?;
+        let mm = s.matmul(x, y, 4)?;
+        let both = s.concat(&[&mapped, &mm])?;
+        let again = s.reshare(&both)?;
+        s.reveal(&again)
+    }
+
+    /// [`arith`] plus comparisons.
+    fn compare<S: Compare>(s: &mut S, x: &S::Share, y: &S::Share) -> Result<Vec<El<S>>> {
+        let mut out = arith(s, x, y)?;
+        let l = s.lt(x, y)?;
+        let e = s.eq(x, x)?;
+        let e2 = s.eq(x, y)?;
+        out.extend(s.reveal(&s.concat(&[&l, &e, &e2])?)?);
+        Ok(out)
+    }
+
+    fn inputs(n: usize) -> (Vec<u128>, Vec<u128>) {
+        let x = (0..n as u128).map(|i| (i * 7919 + 13) % 1000).collect();
+        let y =
+            (0..n as u128).map(|i| if i % 5 == 0 { (i * 7919 + 13) % 1000 } else { (i * 104729 + 7) % 1000 }).collect();
+        (x, y)
+    }
+
+    fn on_three<T: Send>(f: impl Fn(&mut crate::Party) -> Result<T> + Sync) -> T {
+        run3(Backend::Memory, NetConfig::default(), f).unwrap().pop().unwrap()
+    }
+
+    #[test]
+    fn one_protocol_on_every_scheme_and_the_twin() {
+        let n = 16;
+        let (xs, ys) = inputs(n);
+        let z = Z64::new();
+        let (xv, yv): (Vec<u64>, Vec<u64>) =
+            (xs.iter().map(|&v| v as u64).collect(), ys.iter().map(|&v| v as u64).collect());
+        let twin = compare(&mut Plain::new(z), &xv, &yv).unwrap();
+        let additive = on_three(|p| {
+            let me = p.id();
+            let mut s = Additive3::new(p, z)?;
+            let x = s.input(0, (me == 0).then_some(&xv[..]), n)?;
+            let y = s.input(1, (me == 1).then_some(&yv[..]), n)?;
+            compare(&mut s, &x, &y)
+        });
+        let rep3 = on_three(|p| {
+            let me = p.id();
+            let mut s = Rep3Scheme::new(p, z)?;
+            let x = s.input(0, (me == 0).then_some(&xv[..]), n)?;
+            let y = s.input(2, (me == 2).then_some(&yv[..]), n)?;
+            compare(&mut s, &x, &y)
+        });
+        assert_eq!(additive, twin);
+        assert_eq!(rep3, twin);
+        // Shamir over a prime field has no comparison here: the arithmetic part
+        let f = Fp::new(65519).unwrap();
+        let (xf, yf): (Vec<_>, Vec<_>) =
+            (xs.iter().map(|&v| f.from_u128(v)).collect(), ys.iter().map(|&v| f.from_u128(v)).collect());
+        let twin_f = arith(&mut Plain::new(f), &xf, &yf).unwrap();
+        let shamir = on_three(|p| {
+            let me = p.id();
+            let mut s = ShamirScheme::new(p, f)?;
+            let x = s.input(1, (me == 1).then_some(&xf[..]), n)?;
+            let y = s.input(0, (me == 0).then_some(&yf[..]), n)?;
+            arith(&mut s, &x, &y)
+        });
+        assert_eq!(shamir, twin_f);
+    }
+
+    #[test]
+    fn the_cost_counter_predicts_the_network() {
+        let n = 40;
+        let (xs, ys) = inputs(n);
+        let z = Z64::new();
+        let (xv, yv): (Vec<u64>, Vec<u64>) =
+            (xs.iter().map(|&v| v as u64).collect(), ys.iter().map(|&v| v as u64).collect());
+        let measured = run3(Backend::Memory, NetConfig::default(), |p| {
+            p.net().send(p.next(), vec![0])?; // every round counter as at a fresh start
+            p.net().recv(p.prev())?;
+            let before = p.stats();
+            let me = p.id();
+            let mut s = Additive3::new(p, z)?;
+            let x = s.input(0, (me == 0).then_some(&xv[..]), n)?;
+            let y = s.input(1, (me == 1).then_some(&yv[..]), n)?;
+            compare(&mut s, &x, &y)?;
+            Ok(s.party().stats() - before)
+        })
+        .unwrap();
+        let mut cost = Cost::new(Additive3Costs { bits: 64 });
+        let x = cost.input(0, None, n).unwrap();
+        let y = cost.input(1, None, n).unwrap();
+        compare(&mut cost, &x, &y).unwrap();
+        assert_eq!(measured.iter().map(|s| s.bytes_sent).collect::<Vec<_>>(), cost.bytes);
+        assert_eq!(measured.iter().map(|s| s.rounds).collect::<Vec<_>>(), cost.rounds());
+    }
+}

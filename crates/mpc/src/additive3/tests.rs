@@ -408,3 +408,116 @@ fn div_is_the_exact_floor() {
     check_div(Z32::new(), 32, 41);
     check_div(Z64::new(), 64, 42);
 }
+
+/// Byte histogram of everything party `id` received while running `f` on fresh shares of `xs`.
+fn view_histogram(
+    xs: &[u128],
+    id: usize,
+    f: impl Fn(&mut Party, &Add3<Z32>) -> crate::error::Result<()> + Sync,
+) -> [f64; 256] {
+    let ring = Z32::new();
+    let shares = share(&ring, xs, xs.len() as u64 ^ xs[0] as u64);
+    let views = run(|p| {
+        p.net().record_view();
+        f(p, &shares[p.id()])?;
+        Ok(p.net().take_view())
+    });
+    let mut h = [0f64; 256];
+    for (_, msg) in &views[id] {
+        for &b in msg {
+            h[b as usize] += 1.0;
+        }
+    }
+    h
+}
+
+/// Chi-square statistic of a histogram against the uniform distribution.
+fn chi2_uniform(h: &[f64; 256]) -> f64 {
+    let e = h.iter().sum::<f64>() / 256.0;
+    h.iter().map(|&o| (o - e) * (o - e) / e).sum()
+}
+
+/// Two-sample chi-square statistic (same total count in both).
+fn chi2_same(a: &[f64; 256], b: &[f64; 256]) -> f64 {
+    a.iter().zip(b).filter(|(x, y)| *x + *y > 0.0).map(|(x, y)| (x - y) * (x - y) / (x + y)).sum()
+}
+
+/// What each party receives in the core protocols looks uniform and is the same whatever the
+/// inputs (all zero, all ones, random). With 255 degrees of freedom the statistic has mean 255
+/// and standard deviation 22.6; 380 is more than 5 deviations out.
+#[test]
+fn views_are_independent_of_inputs() {
+    const LIMIT: f64 = 380.0;
+    let n = 1 << 12;
+    let mut rng = StdRng::seed_from_u64(12);
+    let inputs: [Vec<u128>; 3] =
+        [vec![0; n], vec![mask(32); n], (0..n).map(|_| rng.gen::<u128>() & mask(32)).collect()];
+    type ViewOp = fn(&mut Party, &Add3<Z32>) -> crate::error::Result<()>;
+    let ops: [(&str, ViewOp); 8] = [
+        ("mult", |p, x| mul(p, x, x).map(|_| ())),
+        ("share_conv", |p, x| {
+            let bits = BitVec::from_bools(&x.x.iter().map(|&v| v & 1 == 1).collect::<Vec<_>>());
+            share_conv(p, &Z32::new(), &[&bits]).map(|_| ())
+        }),
+        ("bit_extr", |p, x| bit_extr(p, x).map(|_| ())),
+        ("equal", |p, x| equal(p, x, &x.slice(0, x.len())?).map(|_| ())),
+        ("lt", |p, x| lt(p, x, &Add3::new(Z32::new(), vec![0; x.len()])).map(|_| ())),
+        ("shift_r", |p, x| shift_r(p, x, 7).map(|_| ())),
+        ("pub_div", |p, x| div_public(p, x, &vec![12345; x.len()]).map(|_| ())),
+        ("div", |p, x| div(p, &x.slice(0, 256)?, &x.slice(256, 256)?).map(|_| ())),
+    ];
+    for (name, op) in ops {
+        for id in 0..3 {
+            let hs: Vec<[f64; 256]> = inputs.iter().map(|xs| view_histogram(xs, id, op)).collect();
+            if hs.iter().all(|h| h.iter().sum::<f64>() == 0.0) {
+                continue; // this party receives nothing (P1 in ShareConv)
+            }
+            for (k, h) in hs.iter().enumerate() {
+                let c = chi2_uniform(h);
+                assert!(c < LIMIT, "{name}: party {id}'s view for input set {k} is not uniform (chi2 = {c:.0})");
+            }
+            for k in 1..hs.len() {
+                let c = chi2_same(&hs[0], &hs[k]);
+                assert!(c < LIMIT, "{name}: party {id}'s view differs between input sets 0 and {k} (chi2 = {c:.0})");
+            }
+        }
+    }
+}
+
+/// Every protocol once more over TCP with mutual TLS, on random values and edge cases.
+#[test]
+fn all_protocols_over_tcp() {
+    let ring = Z64::new();
+    let n = 70;
+    let xs = values(64, n, 51);
+    let mut ys = values(64, n, 52);
+    ys[3] = xs[3];
+    let (sx, sy) = (share(&ring, &xs, 1), share(&ring, &ys, 2));
+    let ds: Vec<u128> = (0..n as u128).map(|i| i * 977 + 1).collect();
+    let out = run3(Backend::Tcp, cfg(), |p| {
+        let me = p.id();
+        let (x, y) = (&sx[me], &sy[me]);
+        let m = mul(p, x, y)?;
+        let e = equal(p, x, y)?;
+        let l = lt(p, x, y)?;
+        let s = shift_r(p, x, 13)?;
+        let q = div_public(p, x, &ds)?;
+        let d = div(p, x, y)?;
+        let bits = bit_extr(p, x)?;
+        Ok((vec![m, e, l, s, q, d], bits))
+    })
+    .unwrap();
+    let col = |k: usize| open(&ring, &out.iter().map(|o| o.0[k].clone()).collect::<Vec<_>>());
+    let bits = open_planes(&out.iter().map(|o| o.1.clone()).collect::<Vec<_>>(), n);
+    let (m, e, l, s, q, d) = (col(0), col(1), col(2), col(3), col(4), col(5));
+    for i in 0..n {
+        let (x, y) = (xs[i], ys[i]);
+        assert_eq!(m[i], x.wrapping_mul(y) & mask(64));
+        assert_eq!(e[i], u128::from(x == y));
+        assert_eq!(l[i], (x.wrapping_sub(y) & mask(64)) >> 63);
+        assert_eq!(s[i], x >> 13);
+        assert_eq!(q[i], x / ds[i]);
+        assert_eq!(d[i], if y == 0 { 0 } else { x / y });
+        assert_eq!(bits[i], x);
+    }
+}
