@@ -201,6 +201,7 @@ impl Pairwise {
         self.streams.get_mut(peer).and_then(Option::as_mut)
     }
     /// The stream shared with party `me + 1 mod p` (`s_i` of the replicated schemes).
+    #[allow(clippy::should_implement_trait)] // the papers' name; not an iterator
     pub fn next(&mut self) -> &mut Prg {
         let peer = (self.me + 1) % self.parties();
         self.with(peer).expect("a session has at least two parties")

@@ -12,7 +12,7 @@ use crate::rep3::{and_many, Rep3Bits};
 /// `x ∨ y = x ⊕ y ⊕ (x ∧ y)` for many pairs, one round.
 fn or_many(p: &mut Party, pairs: &[(&Rep3Bits, &Rep3Bits)]) -> Result<Vec<Rep3Bits>> {
     let ands = and_many(p, pairs)?;
-    ands.into_iter().zip(pairs).map(|(a, (x, y))| Ok(a.xor(x)?.xor(y)?)).collect()
+    ands.into_iter().zip(pairs).map(|(a, (x, y))| a.xor(x).and_then(|a| a.xor(y))).collect()
 }
 
 /// BitConj: the conjunction of all planes (per value), by a balanced tree of AND layers:

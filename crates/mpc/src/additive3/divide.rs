@@ -14,7 +14,7 @@ pub(crate) fn recast<A: Pow2, B: Pow2>(a: &A, b: &B, x: A::El) -> B::El {
     for (w, slot) in buf.iter_mut().enumerate().take(words) {
         *slot = a.word(x, w);
     }
-    b.from_words(&buf[..words])
+    b.of_words(&buf[..words])
 }
 
 /// A wide ring of `bits` bits for the division's intermediate values.

@@ -139,7 +139,7 @@ pub trait Pow2: Ring {
     /// Bits `[64·w, 64·w + 64)` of `a`.
     fn word(&self, a: Self::El, w: usize) -> u64;
     /// The element whose bits are `words` (little-endian 64-bit words), reduced mod 2^n.
-    fn from_words(&self, words: &[u64]) -> Self::El;
+    fn of_words(&self, words: &[u64]) -> Self::El;
     /// `a >> k` (logical).
     fn shr(&self, a: Self::El, k: u32) -> Self::El;
     /// `a << k` mod 2^n.
@@ -154,7 +154,7 @@ impl<W: Word> Pow2 for Z2<W> {
             _ => 0,
         }
     }
-    fn from_words(&self, words: &[u64]) -> W {
+    fn of_words(&self, words: &[u64]) -> W {
         let lo = words.first().copied().unwrap_or(0) as u128;
         let hi = words.get(1).copied().unwrap_or(0) as u128;
         self.from_u128(lo | hi << 64)
@@ -171,7 +171,7 @@ impl<const L: usize> Pow2 for argus_math::Z2m<L> {
     fn word(&self, a: Self::El, w: usize) -> u64 {
         a.as_array().get(w).copied().unwrap_or(0)
     }
-    fn from_words(&self, words: &[u64]) -> Self::El {
+    fn of_words(&self, words: &[u64]) -> Self::El {
         argus_math::Z2m::<L>::from_limbs(self, words)
     }
     fn shr(&self, a: Self::El, k: u32) -> Self::El {

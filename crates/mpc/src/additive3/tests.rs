@@ -398,7 +398,7 @@ fn check_div<R: Pow2>(ring: R, bits: u32, seed: u64) {
     assert_cost(&out.iter().map(|o| o.1).collect::<Vec<_>>(), &costs(bits).cost(Op::Div, us.len()), "div");
     let got = open(&ring, &out.into_iter().map(|o| o.0).collect::<Vec<_>>());
     for (i, &(u, v)) in pairs.iter().enumerate() {
-        let want = if v == 0 { 0 } else { u / v };
+        let want = u.checked_div(v).unwrap_or(0);
         assert_eq!(got[i], want, "{u} / {v}");
     }
 }
@@ -517,7 +517,7 @@ fn all_protocols_over_tcp() {
         assert_eq!(l[i], (x.wrapping_sub(y) & mask(64)) >> 63);
         assert_eq!(s[i], x >> 13);
         assert_eq!(q[i], x / ds[i]);
-        assert_eq!(d[i], if y == 0 { 0 } else { x / y });
+        assert_eq!(d[i], x.checked_div(y).unwrap_or(0));
         assert_eq!(bits[i], x);
     }
 }
@@ -543,7 +543,8 @@ fn rounds_and_bits_against_table_1() {
         let prm = DivParams::for_bits(n).unwrap();
         let (m, n2) = (prm.m as f64, prm.f as f64);
         // (name, ours, table rounds, table bits, extra rounds allowed)
-        let rows: [(&str, (u64, f64), u64, f64, u64); 7] = [
+        type Row<'a> = (&'a str, (u64, f64), u64, f64, u64);
+        let rows: [Row; 7] = [
             ("mult", per(c.cost(Op::Mul, batch)), 1, 15.0 * n_, 0),
             ("share_conv", per(costs::share_conv(batch, n)), 2, 5.0 * n_ + 4.0, 0),
             ("equal", per(c.cost(Op::Eq, batch)), l + 2, 22.0 * n_ + 6.0, 0),
