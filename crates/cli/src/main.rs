@@ -6,6 +6,8 @@
 //! * `argus node`, `argus setup`, `argus share`, `argus import`: run and seed the service;
 //!   `argus enroll`, `check`, `delete`, `status`, `load`: its client.
 //! * `argus engine-demo` walks through the core protocols, checked against plaintext.
+//! * `argus kmeans` clusters a CSV file by private k-means (the Sharemind protocol) on three
+//!   parties, local threads or (`--party`) separate processes, checked against plaintext.
 //! * `argus bench core|iris` measures; `argus party` runs one bare party process of the engine
 //!   (`argus pki` writes the certificates it uses).
 
@@ -14,6 +16,7 @@ mod created;
 mod demo;
 mod engine_demo;
 mod iris;
+mod kmeans;
 mod load;
 mod party;
 mod service;
@@ -83,6 +86,20 @@ enum Cmd {
     Load(LoadArgs),
     /// Walk through the core protocols on 3 local parties, checked against plaintext.
     EngineDemo(engine_demo::DemoArgs),
+    /// Private k-means of a CSV file on three parties (the Sharemind protocol, paper 001 section
+    /// 8.4), checked against the plaintext reference: exit status 2 on bad input (found before any
+    /// party starts), 1 on a failure or any disagreement.
+    ///
+    /// What the parties learn: in the paper's variant (the default) each iteration reveals every
+    /// point's cluster and the cluster sizes; with --hide-assignment each iteration reveals only
+    /// whether any point moved. Both reveal the number of iterations and the final centroids, and
+    /// nothing else.
+    ///
+    /// The three parties are threads of this process (--backend); with --party I --addrs A,B,C
+    /// --pki DIR this process is party I alone, over TCP with mutual TLS, and party 0 (which has
+    /// --data) sends the others the shape, k, the iterations and the variant. Progress goes to
+    /// stderr, one line per iteration; the result to stdout.
+    Kmeans(kmeans::KmeansArgs),
     /// Run a benchmark suite and print a table (optionally JSON).
     Bench {
         #[command(subcommand)]
@@ -223,6 +240,8 @@ fn main() -> ExitCode {
         Cmd::Status(a) => service::status(a),
         Cmd::Load(a) => load_cmd(a),
         Cmd::EngineDemo(a) => engine_demo::run(a),
+        // Its own exit status: 2 for bad input, 1 for a failure during the run.
+        Cmd::Kmeans(a) => return kmeans::run(a),
         Cmd::Bench { suite } => bench::run(suite),
         Cmd::Pki(a) => pki_cmd(a),
         Cmd::Party(a) => party::run(a),

@@ -38,7 +38,7 @@ pub struct PartyArgs {
 }
 
 /// Parses a positive, finite number of seconds that a [`Duration`] can hold.
-fn positive_seconds(s: &str) -> Result<Duration, String> {
+pub(crate) fn positive_seconds(s: &str) -> Result<Duration, String> {
     let secs: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number of seconds"))?;
     match Duration::try_from_secs_f64(secs) {
         Ok(d) if !d.is_zero() => Ok(d),

@@ -3,6 +3,7 @@
 mod compare;
 mod core;
 mod iris;
+mod sharemind;
 
 use std::path::PathBuf;
 
@@ -16,6 +17,9 @@ pub enum Suite {
     Core(core::CoreArgs),
     /// Paper 000: Table 1 (secret dot products), Tables 2 and 3 (comparison phase) and the iris check end to end.
     Iris(iris::IrisArgs),
+    /// Paper 001 (Sharemind): Table 2 (each protocol's single-op latency, saturation point and
+    /// saturated cost, Z_2^32 and Z_2^64) and Table 3 (private k-means), the paper's figures beside.
+    Sharemind(sharemind::SharemindArgs),
 }
 
 /// Runs a suite.
@@ -23,6 +27,7 @@ pub fn run(suite: Suite) -> Result<(), String> {
     match suite {
         Suite::Core(a) => core::run(a),
         Suite::Iris(a) => iris::run(a),
+        Suite::Sharemind(a) => sharemind::run(a),
     }
 }
 
