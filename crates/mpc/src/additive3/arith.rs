@@ -12,7 +12,7 @@ use argus_math::Ring;
 use super::Add3;
 use crate::error::Result;
 use crate::party::Party;
-use crate::rep3::{self, Rep3, Rep3Pre};
+use crate::rep3::{self, Rep3Pre};
 
 /// `x ⊙ y` (Alg. 2): one round, two elements per value per party.
 pub fn mul<R: Ring>(p: &mut Party, x: &Add3<R>, y: &Add3<R>) -> Result<Add3<R>> {
@@ -29,11 +29,68 @@ pub fn mul_many<R: Ring>(p: &mut Party, pairs: &[(&Add3<R>, &Add3<R>)]) -> Resul
         if x.ring() != first.ring() {
             return Err(crate::MpcError::RingMismatch { left: first.ring().modulus(), right: x.ring().modulus() });
         }
-        parts.push(x.x.clone());
-        parts.push(y.x.clone());
+        parts.push(&x.x[..]);
+        parts.push(&y.x[..]);
     }
-    let reps = rep3::reshare_parts(p, &ring, parts)?;
-    Ok(reps.chunks_exact(2).map(|xy| local_product(&xy[0], &xy[1])).collect())
+    let passed = Passed::new(p, &ring, &parts)?;
+    (0..pairs.len())
+        .map(|k| {
+            let (xa, ya) = (&passed.own[2 * k], &passed.own[2 * k + 1]);
+            let (xb, yb) = (passed.prev(&ring, 2 * k)?, passed.prev(&ring, 2 * k + 1)?);
+            // x_i (y_i + y_{i-1}) + x_{i-1} y_i
+            let z = xa
+                .iter()
+                .zip(ya.iter())
+                .zip(xb.iter().zip(yb.iter()))
+                .map(|((&xa, &ya), (&xb, &yb))| ring.add(ring.mul(xa, ring.add(ya, yb)), ring.mul(xb, ya)))
+                .collect();
+            Ok(Add3::new(ring.clone(), z))
+        })
+        .collect()
+}
+
+/// Vectors re-randomised by fresh zero-sharings and passed to the next party in one message
+/// (Alg. 2 lines 3–5): this party's components (`own`) and, read from the message in place where
+/// the ring allows, the previous party's.
+pub(crate) struct Passed<R: Ring> {
+    /// This party's re-randomised components, one vector per part.
+    pub(crate) own: Vec<Vec<R::El>>,
+    got: Vec<u8>,
+    at: Vec<usize>,
+    peer: usize,
+}
+
+impl<R: Ring> Passed<R> {
+    pub(crate) fn new(p: &mut Party, ring: &R, parts: &[&[R::El]]) -> Result<Self> {
+        let mut own = Vec::with_capacity(parts.len());
+        let mut at = Vec::with_capacity(parts.len() + 1);
+        let mut msg = Vec::with_capacity(parts.iter().map(|x| ring.wire_len(x.len())).sum());
+        for x in parts {
+            let mut o = x.to_vec();
+            p.prg.add_zero_share(ring, &mut o);
+            at.push(msg.len());
+            ring.wire_encode(&o, &mut msg);
+            own.push(o);
+        }
+        at.push(msg.len());
+        let peer = p.prev();
+        let got = p.pass_next(msg)?;
+        if got.len() != *at.last().expect("an end") {
+            return Err(crate::MpcError::Malformed {
+                peer,
+                reason: format!("expected {} bytes of products' operands, got {}", at.last().expect("an end"), got.len()),
+            });
+        }
+        Ok(Passed { own, got, at, peer })
+    }
+    /// The previous party's component of part `k`.
+    pub(crate) fn prev(&self, ring: &R, k: usize) -> Result<std::borrow::Cow<'_, [R::El]>> {
+        let (bytes, n) = (&self.got[self.at[k]..self.at[k + 1]], self.own[k].len());
+        if let Some(view) = ring.wire_view(bytes).filter(|v| v.len() == n) {
+            return Ok(std::borrow::Cow::Borrowed(view));
+        }
+        Ok(std::borrow::Cow::Owned(crate::party::decode_exact(ring, self.peer, bytes, n)?))
+    }
 }
 
 /// Dot products of the `len`-long rows of `x` and `y`, row by row: the operands are replicated
@@ -65,16 +122,4 @@ pub fn matmul<R: Ring>(p: &mut Party, x: &Add3<R>, y: &Add3<R>, len: usize) -> R
     let reps = rep3::reshare_parts(p, x.ring(), vec![x.x.clone(), y.x.clone()])?;
     let z = rep3::matmul_local(&Rep3Pre::new(&reps[0]), &Rep3Pre::new(&reps[1]), len)?;
     Ok(Add3::new(x.ring().clone(), z))
-}
-
-/// This party's component of the product of two replicated sharings (paper 000 eq. 4, without
-/// the reshare): `x_i (y_i + y_{i-1}) + x_{i-1} y_i`.
-pub(crate) fn local_product<R: Ring>(x: &Rep3<R>, y: &Rep3<R>) -> Add3<R> {
-    let r = x.ring();
-    let z =
-        x.a.iter()
-            .zip(&x.b)
-            .zip(y.a.iter().zip(&y.b))
-            .map(|((&xa, &xb), (&ya, &yb))| r.add(r.mul(xa, r.add(ya, yb)), r.mul(xb, ya)));
-    Add3::new(r.clone(), z.collect())
 }

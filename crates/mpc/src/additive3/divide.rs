@@ -164,11 +164,25 @@ fn isqrt_pow2(e: u32) -> u128 {
 
 /// Products of several vectors with one common factor in one round, the factor sent once.
 fn mul_by<R: Ring>(p: &mut Party, xs: &[&Add3<R>], y: &Add3<R>) -> Result<Vec<Add3<R>>> {
-    let mut parts: Vec<Vec<R::El>> = xs.iter().map(|x| x.x.clone()).collect();
-    parts.push(y.x.clone());
-    let reps = crate::rep3::reshare_parts(p, y.ring(), parts)?;
-    let (ys, xs) = reps.split_last().expect("the factor");
-    Ok(xs.iter().map(|x| arith::local_product(x, ys)).collect())
+    let ring = y.ring();
+    let mut parts: Vec<&[R::El]> = xs.iter().map(|x| &x.x[..]).collect();
+    parts.push(&y.x);
+    let passed = arith::Passed::new(p, ring, &parts)?;
+    let k = xs.len();
+    let (ya, yb) = (&passed.own[k], passed.prev(ring, k)?);
+    (0..k)
+        .map(|j| {
+            let (xa, xb) = (&passed.own[j], passed.prev(ring, j)?);
+            // x_i (y_i + y_{i-1}) + x_{i-1} y_i
+            let z = xa
+                .iter()
+                .zip(xb.iter())
+                .zip(ya.iter().zip(yb.iter()))
+                .map(|((&xa, &xb), (&ya, &yb))| ring.add(ring.mul(xa, ring.add(ya, yb)), ring.mul(xb, ya)))
+                .collect();
+            Ok(Add3::new(ring.clone(), z))
+        })
+        .collect()
 }
 
 /// Each party's share shifted right by `f` (the local, inexact truncation of section 7.2) and
