@@ -149,10 +149,9 @@ pub(crate) fn div(n: usize, width: usize) -> OpCost {
         .then(&reshare_to_two(3 * n, width))
         .then(&overflow(3 * n, width, prm.m))
         .then(&products(3, n, prm.m))
-        .then(&products(3, n, prm.m));
+        .then(&products(2, n, prm.m));
     for step in 1..=prm.k {
-        let factors = if step < prm.k { 3 } else { 2 };
-        c.then(&products(factors, n, prm.m - step * prm.f));
+        c.then(&products(2, n, prm.m - step * prm.f));
     }
     c.then(&shift_r(n, width + prm.f));
     c

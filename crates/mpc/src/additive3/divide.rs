@@ -99,14 +99,15 @@ pub struct DivParams {
     pub k: usize,
     /// `Δ = N_0 · 2^(1 - p)` covers the iteration's gap below `u/v`: `1 - D_(k+1) ≤ 2^-p`.
     pub p: usize,
-    /// `m`: the ring the iteration starts in, `n + (k + 2)·n' + 2` bits (each truncation drops
-    /// `n'` of them; the last product needs `n + 2n' + 2`).
+    /// `m`: the ring the iteration starts in, `n + (k + 2)·n' + 2` bits rounded up to whole bytes
+    /// (each truncation drops `n'` of them; the last product needs `n + 2n' + 2`).
     pub m: usize,
 }
 
 impl DivParams {
     /// The cheapest parameters (smallest starting ring) whose error bounds give the exact floor
     /// for every `u, v < 2^n`, `v ≥ 1`, or `None` if none within the search (n up to 64 has them).
+    /// `n'` and `m` are whole bytes (for `n` a multiple of 8 every ring on the way then is).
     ///
     /// With `δ = 3·2^-n'` (three shares truncated, rounded down for D and up for N), the first
     /// step `F_1 = κ - 2D_0` (`κ = floor(2^n'·2√2)/2^n'`, exact products) leaves
@@ -116,7 +117,8 @@ impl DivParams {
     /// `[u/v, floor(u/v) + 1)` when `2^n·(a + b + 2^(1-p) + δ) < 1`.
     pub fn for_bits(n: usize) -> Option<DivParams> {
         let mut best: Option<DivParams> = None;
-        for f in n + 1..=n + 24 {
+        // n' and m in whole bytes, so that every ring on the way is byte-aligned on the wire
+        for f in (n + 1..=n + 24).filter(|f| f % 8 == 0) {
             let delta = 3.0 * (-(f as f64)).exp2();
             let kappa = isqrt_pow2(2 * f as u32 + 3) as f64 / (f as f64).exp2();
             for k in 1..=8 {
@@ -134,7 +136,7 @@ impl DivParams {
                 }
                 let slack = 1.0 + 1e-9;
                 let bound = (n as f64).exp2() * (a + b + (1.0 - p as f64).exp2() + delta) * slack;
-                let m = n + (k + 2) * f + 2;
+                let m = (n + (k + 2) * f + 2).next_multiple_of(8);
                 if bound < 1.0 && p <= (k + 1) * f && best.is_none_or(|b| m < b.m) {
                     best = Some(DivParams { n, f, k, p, m });
                 }
@@ -185,6 +187,42 @@ fn mul_by<R: Ring>(p: &mut Party, xs: &[&Add3<R>], y: &Add3<R>) -> Result<Vec<Ad
         .collect()
 }
 
+/// One Goldschmidt step: `F = c - s·D` and the products `N·F` (and `D·F` if `both`). `F` is
+/// linear in `D`, so only `N` and `D` are passed (Alg. 2's lines 3–5) and the replicated `F` is
+/// made locally from the replicated `D`: two elements per party instead of three.
+fn goldschmidt_step<R: Ring>(
+    p: &mut Party,
+    n: &Add3<R>,
+    d: &Add3<R>,
+    c: R::El,
+    s: u128,
+    both: bool,
+) -> Result<Vec<Add3<R>>> {
+    let ring = d.ring();
+    let me = p.id();
+    let passed = arith::Passed::new(p, ring, &[&n.x, &d.x])?;
+    let (na, nb) = (&passed.own[0], passed.prev(ring, 0)?);
+    let (da, db) = (&passed.own[1], passed.prev(ring, 1)?);
+    // the constant is component x_0: party 0's own, party 1's previous
+    let (ca, cb) = (if me == 0 { c } else { ring.zero() }, if me == 1 { c } else { ring.zero() });
+    let s = ring.from_u128(s);
+    let fa: Vec<R::El> = da.iter().map(|&x| ring.sub(ca, ring.mul(s, x))).collect();
+    let fb: Vec<R::El> = db.iter().map(|&x| ring.sub(cb, ring.mul(s, x))).collect();
+    // x_i (F_i + F_{i-1}) + x_{i-1} F_i
+    let times_f = |xa: &[R::El], xb: &[R::El]| -> Vec<R::El> {
+        xa.iter()
+            .zip(xb)
+            .zip(fa.iter().zip(&fb))
+            .map(|((&xa, &xb), (&fa, &fb))| ring.add(ring.mul(xa, ring.add(fa, fb)), ring.mul(xb, fa)))
+            .collect()
+    };
+    let mut out = vec![Add3::new(ring.clone(), times_f(na, &nb))];
+    if both {
+        out.push(Add3::new(ring.clone(), times_f(da, &db)));
+    }
+    Ok(out)
+}
+
 /// Each party's share shifted right by `f` (the local, inexact truncation of section 7.2) and
 /// read in the ring `f` bits narrower, plus `up` (1 to round up: three parties add 3 in all).
 fn truncate<const L: usize>(x: &Add3<Z2m<L>>, f: usize, up: bool) -> Result<Add3<Z2m<L>>> {
@@ -220,7 +258,7 @@ pub fn div<R: Pow2>(p: &mut Party, u: &Add3<R>, v: &Add3<R>) -> Result<Add3<R>> 
 }
 
 fn div_in<R: Pow2, const L: usize>(p: &mut Party, u: &Add3<R>, v: &Add3<R>, prm: DivParams) -> Result<Add3<R>> {
-    let (ring, n, f, len, me) = (u.ring(), prm.n, prm.f, u.len(), p.id());
+    let (ring, n, f, len) = (u.ring(), prm.n, prm.f, u.len());
     // Lines 1-4: the most significant bit h of v, as γ = 2^(n-1-h) in Z_2^n.
     let bits = super::bit_extr(p, v)?;
     let onehot = super::msnzb(p, &bits)?;
@@ -245,16 +283,13 @@ fn div_in<R: Pow2, const L: usize>(p: &mut Party, u: &Add3<R>, v: &Add3<R>, prm:
     let n0 = nd[0].clone();
     // Lines 10-11: F_1 = κ - 2D_0, the first step.
     let kappa = big.from_u128(isqrt_pow2(2 * f as u32 + 3));
-    let f1 = Add3::constant(big, me, &vec![kappa; len]).sub(&nd[1].scale(big.from_u128(2)))?;
-    let mut nd = mul_by(p, &[&nd[0], &nd[1]], &f1)?;
+    let mut nd = goldschmidt_step(p, &nd[0], &nd[1], kappa, 2, true)?;
     // Lines 12-16: truncate (N up, D down), F = 2 - D, multiply; the ring narrows by f each time.
     for step in 1..=prm.k {
         let nt = truncate(&nd[0], f, true)?;
         let dt = truncate(&nd[1], f, false)?;
         let r = *dt.ring();
-        let two_f = r.shl(r.one(), (f + 1) as u32);
-        let fk = Add3::constant(r, me, &vec![two_f; len]).sub(&dt)?;
-        nd = if step < prm.k { mul_by(p, &[&nt, &dt], &fk)? } else { mul_by(p, &[&nt], &fk)? };
+        nd = goldschmidt_step(p, &nt, &dt, r.shl(r.one(), (f + 1) as u32), 1, step < prm.k)?;
     }
     // Line 17: R = N + Δ, Δ = N_0·2^(1-p) rounded up, in Z_2^(n+f).
     let last = truncate(&nd[0], f, true)?;

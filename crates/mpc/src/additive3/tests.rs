@@ -529,7 +529,7 @@ fn all_protocols_over_tcp() {
 ///   Granlund–Montgomery shift `2n` for every divisor, see [`div_public`]) where the paper's shift
 ///   `n + 1` needs a transformation it does not give;
 /// * Div: the table's `4ℓ + 9` plus `ℓ + 3` (the lift of `γ`, `u`, `v` into the wide ring runs
-///   after the MSNZB instead of beside it), in exchange for 40 % (n = 32) and 32 % (n = 64) of
+///   after the MSNZB instead of beside it), in exchange for 34 % (n = 32) and 27 % (n = 64) of
 ///   the table's bits (no ShareConv of `n` bits into the wide ring).
 #[test]
 fn rounds_and_bits_against_table_1() {
