@@ -24,6 +24,8 @@ pub mod recovery;
 pub mod rep3;
 pub mod scheme;
 pub mod shamir;
+#[cfg(test)]
+mod testing;
 
 pub use error::MpcError;
 pub use party::Party;

@@ -33,20 +33,7 @@ pub fn mul_many<R: Ring>(p: &mut Party, pairs: &[(&Add3<R>, &Add3<R>)]) -> Resul
         parts.push(&y.x[..]);
     }
     let passed = Passed::new(p, &ring, &parts)?;
-    (0..pairs.len())
-        .map(|k| {
-            let (xa, ya) = (&passed.own[2 * k], &passed.own[2 * k + 1]);
-            let (xb, yb) = (passed.prev(&ring, 2 * k)?, passed.prev(&ring, 2 * k + 1)?);
-            // x_i (y_i + y_{i-1}) + x_{i-1} y_i
-            let z = xa
-                .iter()
-                .zip(ya.iter())
-                .zip(xb.iter().zip(yb.iter()))
-                .map(|((&xa, &ya), (&xb, &yb))| ring.add(ring.mul(xa, ring.add(ya, yb)), ring.mul(xb, ya)))
-                .collect();
-            Ok(Add3::new(ring.clone(), z))
-        })
-        .collect()
+    (0..pairs.len()).map(|k| passed.product(&ring, 2 * k, 2 * k + 1)).collect()
 }
 
 /// Vectors re-randomised by fresh zero-sharings and passed to the next party in one message
@@ -82,6 +69,19 @@ impl<R: Ring> Passed<R> {
             });
         }
         Ok(Passed { own, got, at, peer })
+    }
+    /// This party's component of the product of parts `x` and `y`, now replicated (paper 000
+    /// eq. 4 without the reshare): `x_i (y_i + y_{i-1}) + x_{i-1} y_i`.
+    pub(crate) fn product(&self, ring: &R, x: usize, y: usize) -> Result<Add3<R>> {
+        let (xa, ya) = (&self.own[x], &self.own[y]);
+        let (xb, yb) = (self.prev(ring, x)?, self.prev(ring, y)?);
+        let z = xa
+            .iter()
+            .zip(ya.iter())
+            .zip(xb.iter().zip(yb.iter()))
+            .map(|((&xa, &ya), (&xb, &yb))| ring.add(ring.mul(xa, ring.add(ya, yb)), ring.mul(xb, ya)))
+            .collect();
+        Ok(Add3::new(ring.clone(), z))
     }
     /// The previous party's component of part `k`.
     pub(crate) fn prev(&self, ring: &R, k: usize) -> Result<std::borrow::Cow<'_, [R::El]>> {

@@ -170,21 +170,7 @@ fn mul_by<R: Ring>(p: &mut Party, xs: &[&Add3<R>], y: &Add3<R>) -> Result<Vec<Ad
     let mut parts: Vec<&[R::El]> = xs.iter().map(|x| &x.x[..]).collect();
     parts.push(&y.x);
     let passed = arith::Passed::new(p, ring, &parts)?;
-    let k = xs.len();
-    let (ya, yb) = (&passed.own[k], passed.prev(ring, k)?);
-    (0..k)
-        .map(|j| {
-            let (xa, xb) = (&passed.own[j], passed.prev(ring, j)?);
-            // x_i (y_i + y_{i-1}) + x_{i-1} y_i
-            let z = xa
-                .iter()
-                .zip(xb.iter())
-                .zip(ya.iter().zip(yb.iter()))
-                .map(|((&xa, &xb), (&ya, &yb))| ring.add(ring.mul(xa, ring.add(ya, yb)), ring.mul(xb, ya)))
-                .collect();
-            Ok(Add3::new(ring.clone(), z))
-        })
-        .collect()
+    (0..xs.len()).map(|j| passed.product(ring, j, xs.len())).collect()
 }
 
 /// One Goldschmidt step: `F = c - s·D` and the products `N·F` (and `D·F` if `both`). `F` is

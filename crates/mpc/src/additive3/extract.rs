@@ -73,7 +73,7 @@ pub fn bit_extr<R: Pow2>(p: &mut Party, u: &Add3<R>) -> Result<Vec<Rep3Bits>> {
 ///
 /// P1 shares its `u_1 - v_1` between P2 and P3 (`r_2` from their common stream, `r_3` sent), so
 /// that `u = v` iff `e_2 = -e_3` bitwise; the XOR of `\bar e_2` and `\bar{-e_3}`, negated, is made
-/// replicated by one swap between P2 and P3 ([`pair_to_rep3`]), BitConj takes the AND of its `n`
+/// replicated by one swap between P2 and P3 (`pair_to_rep3`), BitConj takes the AND of its `n`
 /// planes and ShareConv brings the bit to the ring. Rounds: `ceil(log2 n) + 3`.
 pub fn equal<R: Pow2>(p: &mut Party, u: &Add3<R>, v: &Add3<R>) -> Result<Add3<R>> {
     let d = u.sub(v)?;

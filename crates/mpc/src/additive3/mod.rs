@@ -9,7 +9,7 @@
 //!   they share ([`argus_prg::Pairwise`]), so it costs no message; resharing (Alg. 1) is a
 //!   zero-sharing, free. Every share is re-randomised by a fresh zero-sharing right before it
 //!   leaves its party.
-//! * **The bit layer is replicated.** Bitwise-shared values (`\bar{[[u]]}`) are [`Rep3Bits`] bit
+//! * **The bit layer is replicated.** Bitwise-shared values (`\bar{[[u]]}`) are [`crate::rep3::Rep3Bits`] bit
 //!   planes: an AND gate then costs one bit per party instead of the two of Mult over Z_2, and the
 //!   engine's AND layers and adders ([`crate::rep3`]) serve this scheme too. Additive bit shares
 //!   are the `a` component of a replicated one (local), and become replicated by one pass.

@@ -37,7 +37,7 @@ pub fn reshare_to_two<R: Ring>(p: &mut Party, u: &Add3<R>) -> Result<Add3<R>> {
 /// `λ = [u'_2 + u'_3 ≥ 2^n]` shared in `target` (Z_2^n itself, or a larger ring: Overflow^m).
 ///
 /// `u'_2 ≥ -u'_3 mod 2^n` is decided at the most significant bit where `u'_2` and `-u'_3`
-/// differ: MSNZB of their XOR (made replicated by one swap, [`pair_to_rep3`]) selects it, one AND
+/// differ: MSNZB of their XOR (made replicated by one swap, `pair_to_rep3`) selects it, one AND
 /// layer with the bits of `-u'_3` (which P3 inputs in the same round) reads `-u'_3` there, and P3
 /// corrects the case `u'_3 = 0`. Rounds: `ceil(log2 n) + 3`.
 pub fn overflow<R: Pow2, T: Ring>(p: &mut Party, u: &Add3<R>, target: &T) -> Result<Add3<T>> {

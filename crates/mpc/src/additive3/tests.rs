@@ -4,6 +4,7 @@
 use argus_math::{BitVec, Ring, Z32, Z64};
 use argus_net::{NetConfig, Stats};
 use proptest::prelude::*;
+use crate::testing::{byte_histogram, chi2_same, chi2_uniform};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -422,24 +423,7 @@ fn view_histogram(
         f(p, &shares[p.id()])?;
         Ok(p.net().take_view())
     });
-    let mut h = [0f64; 256];
-    for (_, msg) in &views[id] {
-        for &b in msg {
-            h[b as usize] += 1.0;
-        }
-    }
-    h
-}
-
-/// Chi-square statistic of a histogram against the uniform distribution.
-fn chi2_uniform(h: &[f64; 256]) -> f64 {
-    let e = h.iter().sum::<f64>() / 256.0;
-    h.iter().map(|&o| (o - e) * (o - e) / e).sum()
-}
-
-/// Two-sample chi-square statistic (same total count in both).
-fn chi2_same(a: &[f64; 256], b: &[f64; 256]) -> f64 {
-    a.iter().zip(b).filter(|(x, y)| *x + *y > 0.0).map(|(x, y)| (x - y) * (x - y) / (x + y)).sum()
+    byte_histogram(&views[id])
 }
 
 /// What each party receives in the core protocols looks uniform and is the same whatever the
