@@ -65,7 +65,11 @@ impl<R: Ring> Passed<R> {
         if got.len() != *at.last().expect("an end") {
             return Err(crate::MpcError::Malformed {
                 peer,
-                reason: format!("expected {} bytes of products' operands, got {}", at.last().expect("an end"), got.len()),
+                reason: format!(
+                    "expected {} bytes of products' operands, got {}",
+                    at.last().expect("an end"),
+                    got.len()
+                ),
             });
         }
         Ok(Passed { own, got, at, peer })
