@@ -173,7 +173,7 @@ fn mul_by<R: Ring>(p: &mut Party, xs: &[&Add3<R>], y: &Add3<R>) -> Result<Vec<Ad
     (0..xs.len()).map(|j| passed.product(ring, j, xs.len())).collect()
 }
 
-/// One Goldschmidt step: `F = c - s·D` and the products `N·F` (and `D·F` if `both`). `F` is
+/// One Goldschmidt step: `F = c - D` (`c - 2D` if `double`) and the products `N·F` (and `D·F` if `both`). `F` is
 /// linear in `D`, so only `N` and `D` are passed (Alg. 2's lines 3–5) and the replicated `F` is
 /// made locally from the replicated `D`: two elements per party instead of three.
 fn goldschmidt_step<R: Ring>(
@@ -181,7 +181,7 @@ fn goldschmidt_step<R: Ring>(
     n: &Add3<R>,
     d: &Add3<R>,
     c: R::El,
-    s: u128,
+    double: bool,
     both: bool,
 ) -> Result<Vec<Add3<R>>> {
     let ring = d.ring();
@@ -191,9 +191,9 @@ fn goldschmidt_step<R: Ring>(
     let (da, db) = (&passed.own[1], passed.prev(ring, 1)?);
     // the constant is component x_0: party 0's own, party 1's previous
     let (ca, cb) = (if me == 0 { c } else { ring.zero() }, if me == 1 { c } else { ring.zero() });
-    let s = ring.from_u128(s);
-    let fa: Vec<R::El> = da.iter().map(|&x| ring.sub(ca, ring.mul(s, x))).collect();
-    let fb: Vec<R::El> = db.iter().map(|&x| ring.sub(cb, ring.mul(s, x))).collect();
+    let times = |x: R::El| if double { ring.add(x, x) } else { x };
+    let fa: Vec<R::El> = da.iter().map(|&x| ring.sub(ca, times(x))).collect();
+    let fb: Vec<R::El> = db.iter().map(|&x| ring.sub(cb, times(x))).collect();
     // x_i (F_i + F_{i-1}) + x_{i-1} F_i
     let times_f = |xa: &[R::El], xb: &[R::El]| -> Vec<R::El> {
         xa.iter()
@@ -252,30 +252,30 @@ fn div_in<R: Pow2, const L: usize>(p: &mut Party, u: &Add3<R>, v: &Add3<R>, prm:
     let conv = super::share_conv(p, ring, &own)?;
     let mut gamma = Add3::new(ring.clone(), vec![ring.zero(); len]);
     for (i, c) in conv.iter().enumerate() {
-        gamma = gamma.add(&c.scale(ring.shl(ring.one(), (n - 1 - i) as u32)))?;
+        let at = (n - 1 - i) as u32;
+        gamma.x.iter_mut().zip(&c.x).for_each(|(g, &b)| *g = ring.add(*g, ring.shl(b, at)));
     }
     // Lines 5-8: u, v and γ into the wide ring Z_2^m, exactly (shares lifted, minus 2^n·overflow).
     let big = ring_of::<L>(prm.m)?;
     let two = reshare_to_two(p, &Add3::concat(&[u, v, &gamma])?)?;
     let lambda = overflow(p, &two, &big)?;
-    let two_n = big.shl(big.one(), n as u32);
     let lifted: Vec<_> =
-        two.x.iter().zip(&lambda.x).map(|(&x, &l)| big.sub(recast(ring, &big, x), big.mul(two_n, l))).collect();
+        two.x.iter().zip(&lambda.x).map(|(&x, &l)| big.sub(recast(ring, &big, x), big.shl(l, n as u32))).collect();
     let part = |j: usize| Add3::new(big, lifted[j * len..(j + 1) * len].to_vec());
     let (u2, v2) = (part(0), part(1));
-    let c0 = part(2).scale(big.shl(big.one(), (f - n) as u32));
+    let c0 = Add3::new(big, part(2).x.iter().map(|&x| big.shl(x, (f - n) as u32)).collect());
     // Line 9: N_0 = u·c_0, D_0 = v·c_0 (f fraction bits).
     let nd = mul_by(p, &[&u2, &v2], &c0)?;
     let n0 = nd[0].clone();
     // Lines 10-11: F_1 = κ - 2D_0, the first step.
     let kappa = big.from_u128(isqrt_pow2(2 * f as u32 + 3));
-    let mut nd = goldschmidt_step(p, &nd[0], &nd[1], kappa, 2, true)?;
+    let mut nd = goldschmidt_step(p, &nd[0], &nd[1], kappa, true, true)?;
     // Lines 12-16: truncate (N up, D down), F = 2 - D, multiply; the ring narrows by f each time.
     for step in 1..=prm.k {
         let nt = truncate(&nd[0], f, true)?;
         let dt = truncate(&nd[1], f, false)?;
         let r = *dt.ring();
-        nd = goldschmidt_step(p, &nt, &dt, r.shl(r.one(), (f + 1) as u32), 1, step < prm.k)?;
+        nd = goldschmidt_step(p, &nt, &dt, r.shl(r.one(), (f + 1) as u32), false, step < prm.k)?;
     }
     // Line 17: R = N + Δ, Δ = N_0·2^(1-p) rounded up, in Z_2^(n+f).
     let last = truncate(&nd[0], f, true)?;
