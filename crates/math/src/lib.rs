@@ -17,6 +17,8 @@ pub mod galois;
 pub mod kernels;
 mod pow2;
 mod ring;
+#[cfg(test)]
+mod testing;
 mod wide;
 mod wire;
 mod z2m;

@@ -36,11 +36,6 @@ pub fn connect(parties: usize, backend: Backend, cfg: NetConfig) -> Result<Vec<N
     })
 }
 
-/// Connects three parties over `backend`.
-pub fn connect3(backend: Backend, cfg: NetConfig) -> Result<Vec<Network>> {
-    connect(3, backend, cfg)
-}
-
 /// Runs `f` as each of `parties` parties on its own thread and returns the results in party
 /// order. The first error (by party index) wins.
 pub fn run<T, F>(parties: usize, backend: Backend, cfg: NetConfig, f: F) -> Result<Vec<T>>

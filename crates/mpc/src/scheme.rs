@@ -117,30 +117,20 @@ pub trait Compare: Scheme {
 pub trait Divide: Scheme {
     /// `floor(x_i / d_i)` for public divisors `d_i ≥ 1`.
     fn div_public(&mut self, x: &Self::Share, d: &[u128]) -> Result<Self::Share>;
-    /// `floor(x_i / y_i)` for secret divisors (the value for `y_i = 0` is the scheme's own:
-    /// [`div_by_zero`](Divide::div_by_zero)).
+    /// `floor(x_i / y_i)` for secret divisors; `x / 0` is 0.
     fn div(&mut self, x: &Self::Share, y: &Self::Share) -> Result<Self::Share>;
-    /// What [`div`](Divide::div) returns for `x / 0` (the plaintext twin must agree).
-    fn div_by_zero(&self, x: u128) -> u128;
 }
 
 /// The plaintext twin: shares are the clear values, every operation is the ring's own.
 #[derive(Clone, Debug)]
 pub struct Plain<R: Ring> {
     ring: R,
-    /// What [`Divide::div`] gives for a zero divisor (as the scheme it stands in for).
-    div_by_zero: fn(u128) -> u128,
 }
 
 impl<R: Ring> Plain<R> {
-    /// The twin over `ring`; a division by zero gives 0 unless [`Plain::dividing_by_zero_as`] says.
+    /// The twin over `ring`.
     pub fn new(ring: R) -> Self {
-        Plain { ring, div_by_zero: |_| 0 }
-    }
-    /// The twin of a scheme whose `x / 0` is `f(x)`.
-    pub fn dividing_by_zero_as(mut self, f: fn(u128) -> u128) -> Self {
-        self.div_by_zero = f;
-        self
+        Plain { ring }
     }
 }
 
@@ -253,14 +243,7 @@ impl<R: Ring> Divide for Plain<R> {
     }
     fn div(&mut self, x: &Vec<R::El>, y: &Vec<R::El>) -> Result<Vec<R::El>> {
         let r = &self.ring;
-        let by_zero = self.div_by_zero;
-        zip::<R>(x, y, |a, b| match unsigned(r, b) {
-            0 => r.from_u128(by_zero(unsigned(r, a))),
-            b => r.from_u128(unsigned(r, a) / b),
-        })
-    }
-    fn div_by_zero(&self, x: u128) -> u128 {
-        (self.div_by_zero)(x)
+        zip::<R>(x, y, |a, b| r.from_u128(unsigned(r, a).checked_div(unsigned(r, b)).unwrap_or(0)))
     }
 }
 
@@ -433,10 +416,6 @@ impl<M: CostModel> Cost<M> {
     pub fn rounds(&self) -> Vec<u64> {
         self.counters.iter().map(|c| c.rounds).collect()
     }
-    /// The most any party has sent.
-    pub fn max_bytes(&self) -> u64 {
-        self.bytes.iter().copied().max().unwrap_or(0)
-    }
 }
 
 impl<M: CostModel> Scheme for Cost<M> {
@@ -546,9 +525,6 @@ impl<M: CostModel> Divide for Cost<M> {
         let n = same(*x, *y)?;
         self.count(Op::Div, n);
         Ok(n)
-    }
-    fn div_by_zero(&self, _x: u128) -> u128 {
-        0
     }
 }
 

@@ -447,7 +447,8 @@ fn print_table(records: &[Record]) {
     }
 }
 
-fn human(x: f64) -> String {
+/// `12.34 M` and the like.
+pub(super) fn human(x: f64) -> String {
     if x >= 1e9 {
         format!("{:.2} G", x / 1e9)
     } else if x >= 1e6 {

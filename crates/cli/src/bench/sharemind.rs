@@ -716,17 +716,9 @@ fn fmt_time(s: f64) -> String {
     }
 }
 
-/// `12.3 M/s` and the like.
+/// `12.34 M/s` and the like.
 fn fmt_rate(x: f64) -> String {
-    if x >= 1e9 {
-        format!("{:.2} G/s", x / 1e9)
-    } else if x >= 1e6 {
-        format!("{:.2} M/s", x / 1e6)
-    } else if x >= 1e3 {
-        format!("{:.1} k/s", x / 1e3)
-    } else {
-        format!("{x:.1} /s")
-    }
+    format!("{}/s", super::core::human(x))
 }
 
 fn fmt_batch(n: usize) -> String {

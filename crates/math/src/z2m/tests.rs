@@ -1,8 +1,8 @@
 use super::*;
+use crate::testing::Counter;
 use crate::{Zt, Z128, Z16, Z64};
 use num_bigint::BigUint;
 use proptest::prelude::*;
-use rand_core::RngCore; // named: proptest's prelude exports another RngCore
 
 /// The widths the arithmetic is checked at (those up to 64·L for each L).
 const WIDTHS: [u32; 12] = [1, 63, 64, 65, 128, 129, 200, 254, 256, 511, 554, 576];
@@ -262,29 +262,6 @@ fn u128_conversions() {
     check::<1>();
     check::<2>();
     check::<5>();
-}
-
-/// A byte stream whose output does not depend on how it is requested (as the PRG's).
-struct Counter(u64);
-impl RngCore for Counter {
-    fn next_u32(&mut self) -> u32 {
-        self.next_u64() as u32
-    }
-    fn next_u64(&mut self) -> u64 {
-        let mut b = [0u8; 8];
-        self.fill_bytes(&mut b);
-        u64::from_le_bytes(b)
-    }
-    fn fill_bytes(&mut self, dest: &mut [u8]) {
-        for d in dest {
-            self.0 += 1;
-            *d = (self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as u8;
-        }
-    }
-    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core::Error> {
-        self.fill_bytes(dest);
-        Ok(())
-    }
 }
 
 /// Samples are canonical, vary, reach the top bit, and read `byte_len` bytes of the stream each

@@ -106,7 +106,4 @@ impl<R: Pow2> Divide for Additive3<'_, R> {
     fn div(&mut self, x: &Add3<R>, y: &Add3<R>) -> Result<Add3<R>> {
         divide::div(self.party, x, y)
     }
-    fn div_by_zero(&self, _x: u128) -> u128 {
-        0
-    }
 }
