@@ -56,6 +56,8 @@ unsafe impl<const L: usize> bytemuck::Pod for Limbs<L> {}
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Z2m<const L: usize> {
     bits: u32,
+    /// Limb i's bits below m (a function of `bits`, kept so that reducing is one AND per limb).
+    mask: Limbs<L>,
 }
 
 impl<const L: usize> Debug for Z2m<L> {
@@ -72,7 +74,12 @@ impl<const L: usize> Z2m<L> {
                 reason: format!("Z2m<{L}> needs 1 <= m <= {}, got {bits}", 64 * L),
             });
         }
-        Ok(Z2m { bits })
+        let mut mask = Limbs::ZERO;
+        for (i, x) in mask.0.iter_mut().enumerate() {
+            let keep = (bits as usize).saturating_sub(64 * i).min(64) as u32;
+            *x = if keep == 64 { u64::MAX } else { (1u64 << keep) - 1 };
+        }
+        Ok(Z2m { bits, mask })
     }
 
     /// Limbs that hold bits below m: `ceil(m / 64)`, at least 1 and at most `L`.
@@ -90,17 +97,7 @@ impl<const L: usize> Z2m<L> {
     /// `a mod 2^m`: clears the bits at and above m.
     #[inline(always)]
     fn canon(&self, mut a: Limbs<L>) -> Limbs<L> {
-        // A loop over all `L` limbs, unrolled, rather than a fill of a run-time range (a call).
-        let (n, top) = (self.used(), self.top_mask());
-        for (i, x) in a.0.iter_mut().enumerate() {
-            *x &= if i + 1 < n {
-                u64::MAX
-            } else if i + 1 == n {
-                top
-            } else {
-                0
-            };
-        }
+        a.0.iter_mut().zip(&self.mask.0).for_each(|(x, m)| *x &= m);
         a
     }
 
@@ -237,9 +234,22 @@ impl<const L: usize> Ring for Z2m<L> {
     }
     #[inline]
     fn mul(&self, a: Limbs<L>, b: Limbs<L>) -> Limbs<L> {
-        // At the full limb count the loop bounds are constants (an unrolled product).
-        let n = self.used();
-        let out = if n == L { mul_low(&a.0, &b.0, L) } else { mul_low(&a.0, &b.0, n) };
+        // The loop bounds are constants at every used limb count (an unrolled product): the
+        // division's rings narrow step by step inside one limb count `L`.
+        let (a, b) = (&a.0, &b.0);
+        let out = match self.used() {
+            1 => mul_low::<L, 1>(a, b),
+            2 => mul_low::<L, 2>(a, b),
+            3 => mul_low::<L, 3>(a, b),
+            4 => mul_low::<L, 4>(a, b),
+            5 => mul_low::<L, 5>(a, b),
+            6 => mul_low::<L, 6>(a, b),
+            7 => mul_low::<L, 7>(a, b),
+            8 => mul_low::<L, 8>(a, b),
+            9 => mul_low::<L, 9>(a, b),
+            10 => mul_low::<L, 10>(a, b),
+            _ => mul_low::<L, L>(a, b),
+        };
         self.canon(Limbs(out))
     }
     fn from_u128(&self, x: u128) -> Limbs<L> {
@@ -379,12 +389,12 @@ impl<const L: usize> Ring for Z2m<L> {
     }
 }
 
-/// The low `n <= L` limbs of `a · b` (limbs of `a` and `b` at and above `n` ignored), by the
-/// truncated schoolbook product: only the partial products below limb `n`, carries in `u128`
+/// The low `min(N, L)` limbs of `a · b` (limbs of `a` and `b` at and above them ignored), by the
+/// truncated schoolbook product: only the partial products below limb `N`, carries in `u128`
 /// (`(2^64−1)^2 + 2·(2^64−1) < 2^128`, so a step cannot overflow).
 #[inline(always)]
-fn mul_low<const L: usize>(a: &[u64; L], b: &[u64; L], n: usize) -> [u64; L] {
-    let n = n.min(L);
+fn mul_low<const L: usize, const N: usize>(a: &[u64; L], b: &[u64; L]) -> [u64; L] {
+    let n = N.min(L);
     let mut out = [0u64; L];
     for i in 0..n {
         let x = a[i] as u128;

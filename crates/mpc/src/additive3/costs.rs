@@ -143,9 +143,12 @@ pub(crate) fn div_public(n: usize, width: usize) -> OpCost {
 /// [`super::div`] of `n` values of Z_2^width.
 pub(crate) fn div(n: usize, width: usize) -> OpCost {
     let prm = DivParams::for_bits(width).expect("division parameters");
+    let exp_bits = usize::BITS - (width.max(2) - 1).leading_zeros();
+    let w = 1usize << exp_bits.div_ceil(2);
     let mut c = bit_extr(n, width);
     c.then(&prefix_or(width, n))
-        .then(&share_conv(width * n, width))
+        .then(&share_conv((w + width.div_ceil(w)) * n, width))
+        .then(&products(2, n, width))
         .then(&reshare_to_two(3 * n, width))
         .then(&overflow(3 * n, width, prm.m))
         .then(&products(3, n, prm.m))
@@ -153,7 +156,7 @@ pub(crate) fn div(n: usize, width: usize) -> OpCost {
     for step in 1..=prm.k {
         c.then(&products(2, n, prm.m - step * prm.f));
     }
-    c.then(&shift_r(n, width + prm.f));
+    c.then(&reshare_to_two(n, width + prm.f)).then(&overflow(n, prm.f, width));
     c
 }
 

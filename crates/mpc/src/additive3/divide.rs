@@ -1,6 +1,6 @@
 //! Division: by public divisors (PubDiv, Alg. 8) and by secret divisors (Div, Alg. 9).
 
-use argus_math::{Ring, Z2m};
+use argus_math::{Limbs, Ring, Z2m};
 
 use super::shift::{overflow, reshare_to_two};
 use super::{arith, width, Add3, Pow2};
@@ -173,40 +173,57 @@ fn mul_by<R: Ring>(p: &mut Party, xs: &[&Add3<R>], y: &Add3<R>) -> Result<Vec<Ad
     (0..xs.len()).map(|j| passed.product(ring, j, xs.len())).collect()
 }
 
-/// One Goldschmidt step: `F = c - D` (`c - 2D` if `double`) and the products `N·F` (and `D·F` if `both`). `F` is
-/// linear in `D`, so only `N` and `D` are passed (Alg. 2's lines 3–5) and the replicated `F` is
-/// made locally from the replicated `D`: two elements per party instead of three.
-fn goldschmidt_step<R: Ring>(
+/// One Goldschmidt step, in place: `F = c - D` (`c - 2D` if `double`), `N ← N·F` and, if
+/// `both`, `D ← D·F` (else `D` is left as it was: the last step needs only `N`). `F` is linear in
+/// `D`, so only `N` and `D` are passed (Alg. 2's lines 3–5) and the replicated `F` is made locally
+/// from the replicated `D`: two elements per party instead of three.
+fn goldschmidt_step<const L: usize>(
     p: &mut Party,
-    n: &Add3<R>,
-    d: &Add3<R>,
-    c: R::El,
+    ring: &Z2m<L>,
+    n: &mut [Limbs<L>],
+    d: &mut [Limbs<L>],
+    c: Limbs<L>,
     double: bool,
     both: bool,
-) -> Result<Vec<Add3<R>>> {
-    let ring = d.ring();
+) -> Result<()> {
     let me = p.id();
-    let passed = arith::Passed::new(p, ring, &[&n.x, &d.x])?;
-    let (na, nb) = (&passed.own[0], passed.prev(ring, 0)?);
-    let (da, db) = (&passed.own[1], passed.prev(ring, 1)?);
+    let len = n.len();
+    let mut msg = Vec::with_capacity(2 * ring.wire_len(len));
+    for x in [&mut *n, &mut *d] {
+        p.prg.add_zero_share(ring, x);
+        ring.wire_encode(x, &mut msg);
+    }
+    let peer = p.prev();
+    let got = p.pass_next(msg)?;
+    let half = ring.wire_len(len);
+    if got.len() != 2 * half {
+        return Err(MpcError::Malformed { peer, reason: format!("expected {} bytes, got {}", 2 * half, got.len()) });
+    }
+    let nb = crate::party::decode_exact(ring, peer, &got[..half], len)?;
+    let db = crate::party::decode_exact(ring, peer, &got[half..], len)?;
     // the constant is component x_0: party 0's own, party 1's previous
     let (ca, cb) = (if me == 0 { c } else { ring.zero() }, if me == 1 { c } else { ring.zero() });
-    let times = |x: R::El| if double { ring.add(x, x) } else { x };
-    let fa: Vec<R::El> = da.iter().map(|&x| ring.sub(ca, times(x))).collect();
-    let fb: Vec<R::El> = db.iter().map(|&x| ring.sub(cb, times(x))).collect();
+    let f_of = |c: Limbs<L>, x: Limbs<L>| ring.sub(c, if double { ring.add(x, x) } else { x });
     // x_i (F_i + F_{i-1}) + x_{i-1} F_i
-    let times_f = |xa: &[R::El], xb: &[R::El]| -> Vec<R::El> {
-        xa.iter()
-            .zip(xb)
-            .zip(fa.iter().zip(&fb))
-            .map(|((&xa, &xb), (&fa, &fb))| ring.add(ring.mul(xa, ring.add(fa, fb)), ring.mul(xb, fa)))
-            .collect()
-    };
-    let mut out = vec![Add3::new(ring.clone(), times_f(na, &nb))];
-    if both {
-        out.push(Add3::new(ring.clone(), times_f(da, &db)));
+    for (((na, da), nb), db) in n.iter_mut().zip(d.iter_mut()).zip(&nb).zip(&db) {
+        let (fa, fb) = (f_of(ca, *da), f_of(cb, *db));
+        let sum = ring.add(fa, fb);
+        *na = ring.add(ring.mul(*na, sum), ring.mul(*nb, fa));
+        if both {
+            *da = ring.add(ring.mul(*da, sum), ring.mul(*db, fa));
+        }
     }
-    Ok(out)
+    Ok(())
+}
+
+/// Each share shifted right by `f` (the local, inexact truncation of section 7.2), in place, now
+/// read in the ring `f` bits narrower (returned), plus `up` (1 to round up: three parties add 3
+/// in all).
+fn truncate_in_place<const L: usize>(from: &Z2m<L>, x: &mut [Limbs<L>], f: usize, up: bool) -> Result<Z2m<L>> {
+    let to = ring_of::<L>(from.bits() as usize - f)?;
+    let one = if up { to.one() } else { to.zero() };
+    x.iter_mut().for_each(|v| *v = to.add(from.shr(*v, f as u32), one));
+    Ok(to)
 }
 
 /// Each party's share shifted right by `f` (the local, inexact truncation of section 7.2) and
@@ -218,14 +235,61 @@ fn truncate<const L: usize>(x: &Add3<Z2m<L>>, f: usize, up: bool) -> Result<Add3
     Ok(Add3::new(to, x.x.iter().map(|&v| to.add(recast(from, &to, from.shr(v, f as u32)), one)).collect()))
 }
 
+/// `2^e` in Z_2^n for the exponent `e = n - 1 - j` of the set plane `j` of a one-hot vector
+/// (0 where none is set). The exponent is split into its low and high bits, `e = a + w·b`:
+/// the one-hot planes of `a` and of `b` are XORs of the given planes (local), their
+/// ShareConvs give `2^a` and `2^(w·b)` as sums of weighted bits, and one product joins them.
+/// For n = 64 that is 16 ShareConvs and a product (one more round) instead of 64 ShareConvs.
+fn pow2_of_onehot<R: Pow2>(p: &mut Party, ring: &R, onehot: &[crate::rep3::Rep3Bits]) -> Result<Add3<R>> {
+    let n = onehot.len();
+    let exp_bits = usize::BITS - (n.max(2) - 1).leading_zeros();
+    let lo_bits = exp_bits.div_ceil(2);
+    let w = 1usize << lo_bits;
+    let hi = n.div_ceil(w);
+    let len = onehot.first().map_or(0, |b| b.a.len());
+    let mut planes = vec![crate::rep3::Rep3Bits::zeros(len); w + hi];
+    for (j, s) in onehot.iter().enumerate() {
+        let e = n - 1 - j;
+        planes[e % w] = planes[e % w].xor(s)?;
+        planes[w + e / w] = planes[w + e / w].xor(s)?;
+    }
+    let own: Vec<&argus_math::BitVec> = planes.iter().map(|b| &b.a).collect();
+    let conv = super::share_conv(p, ring, &own)?;
+    let weighted = |parts: &[Add3<R>], step: usize| {
+        let mut acc = vec![ring.zero(); len];
+        for (i, c) in parts.iter().enumerate() {
+            let at = (i * step) as u32;
+            acc.iter_mut().zip(&c.x).for_each(|(g, &b)| *g = ring.add(*g, ring.shl(b, at)));
+        }
+        Add3::new(ring.clone(), acc)
+    };
+    let (low, high) = (weighted(&conv[..w], 1), weighted(&conv[w..], w));
+    arith::mul(p, &low, &high)
+}
+
+/// `floor(x / 2^f) mod 2^n` for `x` in Z_2^(n+f), exactly: as two shares `a + b = x + λ·2^(n+f)`
+/// (ReshareToTwo), it is `(a >> f) + (b >> f) + c` with `c` the carry out of the low `f` bits
+/// (one [`overflow`] of `f`-bit values); the wrap `λ` lands on `2^n` and vanishes. ShiftR
+/// would also find `λ`, an overflow of twice as many, twice as wide values.
+fn floor_shift<const L: usize, R: Pow2>(p: &mut Party, x: &Add3<Z2m<L>>, f: usize, ring: &R) -> Result<Add3<R>> {
+    let from = x.ring();
+    let two = reshare_to_two(p, x)?;
+    let low = ring_of::<L>(f)?;
+    let carry = overflow(p, &Add3::new(low, two.x.iter().map(|&a| from.reduce_to(a, &low)).collect()), ring)?;
+    let out =
+        two.x.iter().zip(&carry.x).map(|(&a, &c)| ring.add(recast(from, ring, from.shr(a, f as u32)), c)).collect();
+    Ok(Add3::new(ring.clone(), out))
+}
+
 /// Div (Alg. 9): `floor(u_i / v_i)` for secret divisors, by Goldschmidt's iteration with the
 /// paper's first step `F_1 = 2√2 - 2D_0` and its exact-floor correction `Δ` ([`DivParams`]).
 /// `x / 0` is 0.
 ///
-/// Beyond the paper: the initial scale `c_0 = 2^(-h-1)` is found as `γ = 2^(n-1-h)`, the MSNZB's
-/// one-hot bits converted (ShareConv) into Z_2^n, where the paper converts each into the wide
-/// ring; `γ`, `u` and `v` are then lifted to the wide ring together (ReshareToTwo, one Overflow of
-/// all three into it), and products that share a factor send it once.
+/// Beyond the paper: the initial scale `c_0 = 2^(-h-1)` is found as `γ = 2^(n-1-h)` in Z_2^n
+/// from the MSNZB's one-hot bits ([`pow2_of_onehot`]), where the paper converts each bit into the
+/// wide ring; `γ`, `u` and `v` are then lifted to the wide ring together (ReshareToTwo, one
+/// Overflow of all three into it); products that share a factor send it once; and the final
+/// shift needs only the carry of its low bits ([`floor_shift`]).
 pub fn div<R: Pow2>(p: &mut Party, u: &Add3<R>, v: &Add3<R>) -> Result<Add3<R>> {
     u.check_compatible(v)?;
     let n = width(u.ring())?;
@@ -248,13 +312,7 @@ fn div_in<R: Pow2, const L: usize>(p: &mut Party, u: &Add3<R>, v: &Add3<R>, prm:
     // Lines 1-4: the most significant bit h of v, as γ = 2^(n-1-h) in Z_2^n.
     let bits = super::bit_extr(p, v)?;
     let onehot = super::msnzb(p, &bits)?;
-    let own: Vec<&argus_math::BitVec> = onehot.iter().map(|b| &b.a).collect();
-    let conv = super::share_conv(p, ring, &own)?;
-    let mut gamma = Add3::new(ring.clone(), vec![ring.zero(); len]);
-    for (i, c) in conv.iter().enumerate() {
-        let at = (n - 1 - i) as u32;
-        gamma.x.iter_mut().zip(&c.x).for_each(|(g, &b)| *g = ring.add(*g, ring.shl(b, at)));
-    }
+    let gamma = pow2_of_onehot(p, ring, &onehot)?;
     // Lines 5-8: u, v and γ into the wide ring Z_2^m, exactly (shares lifted, minus 2^n·overflow).
     let big = ring_of::<L>(prm.m)?;
     let two = reshare_to_two(p, &Add3::concat(&[u, v, &gamma])?)?;
@@ -265,22 +323,23 @@ fn div_in<R: Pow2, const L: usize>(p: &mut Party, u: &Add3<R>, v: &Add3<R>, prm:
     let (u2, v2) = (part(0), part(1));
     let c0 = Add3::new(big, part(2).x.iter().map(|&x| big.shl(x, (f - n) as u32)).collect());
     // Line 9: N_0 = u·c_0, D_0 = v·c_0 (f fraction bits).
-    let nd = mul_by(p, &[&u2, &v2], &c0)?;
-    let n0 = nd[0].clone();
+    let mut nd = mul_by(p, &[&u2, &v2], &c0)?.into_iter();
+    let (mut nx, mut dx) = (nd.next().expect("N_0").x, nd.next().expect("D_0").x);
+    // Δ = N_0·2^(1-p) rounded up, for line 17.
+    let delta = truncate(&Add3::new(big, nx.clone()), prm.p - 1, true)?;
     // Lines 10-11: F_1 = κ - 2D_0, the first step.
     let kappa = big.from_u128(isqrt_pow2(2 * f as u32 + 3));
-    let mut nd = goldschmidt_step(p, &nd[0], &nd[1], kappa, true, true)?;
+    goldschmidt_step(p, &big, &mut nx, &mut dx, kappa, true, true)?;
     // Lines 12-16: truncate (N up, D down), F = 2 - D, multiply; the ring narrows by f each time.
+    let mut r = big;
     for step in 1..=prm.k {
-        let nt = truncate(&nd[0], f, true)?;
-        let dt = truncate(&nd[1], f, false)?;
-        let r = *dt.ring();
-        nd = goldschmidt_step(p, &nt, &dt, r.shl(r.one(), (f + 1) as u32), false, step < prm.k)?;
+        truncate_in_place(&r, &mut dx, f, false)?;
+        r = truncate_in_place(&r, &mut nx, f, true)?;
+        goldschmidt_step(p, &r, &mut nx, &mut dx, r.shl(r.one(), (f + 1) as u32), false, step < prm.k)?;
     }
-    // Line 17: R = N + Δ, Δ = N_0·2^(1-p) rounded up, in Z_2^(n+f).
-    let last = truncate(&nd[0], f, true)?;
+    // Line 17: R = N + Δ in Z_2^(n+f).
+    let last = truncate(&Add3::new(r, nx), f, true)?;
     let out_ring = ring_of::<L>(n + f)?;
-    let delta = truncate(&n0, prm.p - 1, true)?;
     let r_hat = Add3::new(
         out_ring,
         last.x
@@ -289,7 +348,6 @@ fn div_in<R: Pow2, const L: usize>(p: &mut Party, u: &Add3<R>, v: &Add3<R>, prm:
             .map(|(&a, &b)| out_ring.add(recast(last.ring(), &out_ring, a), recast(delta.ring(), &out_ring, b)))
             .collect(),
     );
-    // Line 18: w = R >> f, exactly, then mod 2^n.
-    let w = super::shift_r(p, &r_hat, f as u32)?;
-    Ok(Add3::new(ring.clone(), w.x.iter().map(|&x| recast(&out_ring, ring, x)).collect()))
+    // Line 18: w = R >> f, exactly, mod 2^n.
+    floor_shift(p, &r_hat, f, ring)
 }
