@@ -109,6 +109,18 @@ impl<const L: usize> Z2m<L> {
         self.canon(a)
     }
 
+    /// The element of the bytes from `at` (little-endian), reduced mod 2^m: `at + 8·L` bytes
+    /// must exist (the bytes past the element's `byte_len` are masked off), so that the load is
+    /// `L` whole words and not a copy of a run-time length.
+    #[inline(always)]
+    fn load(&self, bytes: &[u8], at: usize) -> Limbs<L> {
+        let mut a = Limbs::ZERO;
+        for (x, w) in a.0.iter_mut().zip(bytes[at..at + 8 * L].chunks_exact(8)) {
+            *x = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        }
+        self.canon(a)
+    }
+
     /// `x mod 2^m`.
     #[allow(clippy::wrong_self_convention)]
     pub fn from_u64(&self, x: u64) -> Limbs<L> {
@@ -275,12 +287,13 @@ impl<const L: usize> Ring for Z2m<L> {
     fn sample_vec<R: RngCore + ?Sized>(&self, rng: &mut R, n: usize) -> Vec<Limbs<L>> {
         const BLOCK: usize = 256;
         let w = self.byte_len();
-        let mut buf = vec![0u8; w * BLOCK.min(n.max(1))];
+        // `8·L` spare bytes for the whole-word loads of the block's last elements
+        let mut buf = vec![0u8; w * BLOCK.min(n.max(1)) + 8 * L];
         let mut v = Vec::with_capacity(n);
         while v.len() < n {
             let k = (n - v.len()).min(BLOCK);
             rng.fill_bytes(&mut buf[..k * w]);
-            v.extend(buf[..k * w].chunks_exact(w).map(|c| self.of_chunk(c)));
+            v.extend((0..k).map(|i| self.load(&buf, i * w)));
         }
         v
     }
@@ -352,10 +365,15 @@ impl<const L: usize> Ring for Z2m<L> {
             // Little-endian targets (see ring.rs): the in-memory form is the wire form.
             return out.extend_from_slice(bytemuck::cast_slice(xs));
         }
-        out.reserve(xs.len() * w);
-        for x in xs {
-            out.extend_from_slice(&bytemuck::bytes_of(x)[..w]);
+        // Whole elements written `w` bytes apart, each over the (zero) tail of the one before,
+        // with `8·L` spare bytes for the last, then cut.
+        let start = out.len();
+        out.resize(start + xs.len() * w + 8 * L, 0);
+        for (i, x) in xs.iter().enumerate() {
+            let at = start + i * w;
+            out[at..at + 8 * L].copy_from_slice(bytemuck::bytes_of(&self.canon(*x)));
         }
+        out.truncate(start + xs.len() * w);
     }
     fn wire_view<'a>(&self, bytes: &'a [u8]) -> Option<&'a [Limbs<L>]> {
         // Only at the full width is every bit pattern of `8·L` bytes an element.
@@ -373,10 +391,18 @@ impl<const L: usize> Ring for Z2m<L> {
         if self.bits as usize == 64 * L {
             return Ok(bytemuck::pod_collect_to_vec(bytes));
         }
+        let count = bytes.len() / w;
+        let mut out = Vec::with_capacity(count);
+        if self.bits.is_multiple_of(8) {
+            // Every pattern of `w` bytes is an element: whole-word loads while `8·L` bytes remain.
+            let fast = bytes.len().checked_sub(8 * L).map_or(0, |slack| (slack / w + 1).min(count));
+            out.extend((0..fast).map(|i| self.load(bytes, i * w)));
+            out.extend(bytes[fast * w..].chunks_exact(w).map(|c| self.of_chunk(c)));
+            return Ok(out);
+        }
         // Below the full width an element's top byte may carry bits at or above m: refused.
         let n = self.used();
         let mask = self.top_mask();
-        let mut out = Vec::with_capacity(bytes.len() / w);
         for (index, c) in bytes.chunks_exact(w).enumerate() {
             let mut x = Limbs::ZERO;
             bytemuck::bytes_of_mut(&mut x)[..w].copy_from_slice(c);
