@@ -173,57 +173,68 @@ fn mul_by<R: Ring>(p: &mut Party, xs: &[&Add3<R>], y: &Add3<R>) -> Result<Vec<Ad
     (0..xs.len()).map(|j| passed.product(ring, j, xs.len())).collect()
 }
 
-/// One Goldschmidt step, in place: `F = c - D` (`c - 2D` if `double`), `N ← N·F` and, if
-/// `both`, `D ← D·F` (else `D` is left as it was: the last step needs only `N`). `F` is linear in
-/// `D`, so only `N` and `D` are passed (Alg. 2's lines 3–5) and the replicated `F` is made locally
-/// from the replicated `D`: two elements per party instead of three.
+/// Elements per chunk of the Goldschmidt steps' passes: small enough that a chunk's operands
+/// stay in cache between the passes over it, and a multiple of 8 (so a chunk of any width is
+/// whole bytes on the wire).
+const CHUNK: usize = 2048;
+
+/// One Goldschmidt step, in place, in the ring `shift` bits narrower than `from` (the shares
+/// first truncated locally, section 7.2: `N` rounded up, `D` down, three parties adding at most
+/// 3): `F = c - D` (`c - 2D` if `double`), `N ← N·F` and, if `both`, `D ← D·F` (else `D` is left
+/// as it was: the last step needs only `N`). `F` is linear in `D`, so only `N` and `D` are
+/// passed (Alg. 2's lines 3–5) and the replicated `F` is made locally from the replicated `D`:
+/// two elements per party instead of three. Returns the step's ring.
+#[allow(clippy::too_many_arguments)]
 fn goldschmidt_step<const L: usize>(
     p: &mut Party,
-    ring: &Z2m<L>,
+    from: &Z2m<L>,
+    shift: usize,
     n: &mut [Limbs<L>],
     d: &mut [Limbs<L>],
-    c: Limbs<L>,
+    c: impl Fn(&Z2m<L>) -> Limbs<L>,
     double: bool,
     both: bool,
-) -> Result<()> {
-    let me = p.id();
-    let len = n.len();
-    let mut msg = Vec::with_capacity(2 * ring.wire_len(len));
-    for x in [&mut *n, &mut *d] {
-        p.prg.add_zero_share(ring, x);
-        ring.wire_encode(x, &mut msg);
+) -> Result<Z2m<L>> {
+    let ring = ring_of::<L>(from.bits() as usize - shift)?;
+    let (me, len) = (p.id(), n.len());
+    let half = ring.wire_len(len);
+    // Truncate, re-randomise and encode, chunk by chunk: N's bytes, then D's.
+    let mut msg = Vec::with_capacity(2 * half);
+    for (x, up) in [(&mut *n, true), (&mut *d, false)] {
+        let one = if up { ring.one() } else { ring.zero() };
+        for chunk in x.chunks_mut(CHUNK) {
+            if shift > 0 {
+                chunk.iter_mut().for_each(|v| *v = ring.add(from.shr(*v, shift as u32), one));
+            }
+            p.prg.add_zero_share(&ring, chunk);
+            ring.wire_encode(chunk, &mut msg);
+        }
     }
     let peer = p.prev();
     let got = p.pass_next(msg)?;
-    let half = ring.wire_len(len);
     if got.len() != 2 * half {
         return Err(MpcError::Malformed { peer, reason: format!("expected {} bytes, got {}", 2 * half, got.len()) });
     }
-    let nb = crate::party::decode_exact(ring, peer, &got[..half], len)?;
-    let db = crate::party::decode_exact(ring, peer, &got[half..], len)?;
+    let c = c(&ring);
     // the constant is component x_0: party 0's own, party 1's previous
     let (ca, cb) = (if me == 0 { c } else { ring.zero() }, if me == 1 { c } else { ring.zero() });
     let f_of = |c: Limbs<L>, x: Limbs<L>| ring.sub(c, if double { ring.add(x, x) } else { x });
-    // x_i (F_i + F_{i-1}) + x_{i-1} F_i
-    for (((na, da), nb), db) in n.iter_mut().zip(d.iter_mut()).zip(&nb).zip(&db) {
-        let (fa, fb) = (f_of(ca, *da), f_of(cb, *db));
-        let sum = ring.add(fa, fb);
-        *na = ring.add(ring.mul(*na, sum), ring.mul(*nb, fa));
-        if both {
-            *da = ring.add(ring.mul(*da, sum), ring.mul(*db, fa));
+    let step = ring.wire_len(CHUNK);
+    for (k, (nc, dc)) in n.chunks_mut(CHUNK).zip(d.chunks_mut(CHUNK)).enumerate() {
+        let bytes = |base: usize| &got[base + k * step..base + k * step + ring.wire_len(nc.len())];
+        let nb = crate::party::decode_exact(&ring, peer, bytes(0), nc.len())?;
+        let db = crate::party::decode_exact(&ring, peer, bytes(half), nc.len())?;
+        // x_i (F_i + F_{i-1}) + x_{i-1} F_i
+        for (((na, da), nb), db) in nc.iter_mut().zip(dc.iter_mut()).zip(&nb).zip(&db) {
+            let (fa, fb) = (f_of(ca, *da), f_of(cb, *db));
+            let sum = ring.add(fa, fb);
+            *na = ring.add(ring.mul(*na, sum), ring.mul(*nb, fa));
+            if both {
+                *da = ring.add(ring.mul(*da, sum), ring.mul(*db, fa));
+            }
         }
     }
-    Ok(())
-}
-
-/// Each share shifted right by `f` (the local, inexact truncation of section 7.2), in place, now
-/// read in the ring `f` bits narrower (returned), plus `up` (1 to round up: three parties add 3
-/// in all).
-fn truncate_in_place<const L: usize>(from: &Z2m<L>, x: &mut [Limbs<L>], f: usize, up: bool) -> Result<Z2m<L>> {
-    let to = ring_of::<L>(from.bits() as usize - f)?;
-    let one = if up { to.one() } else { to.zero() };
-    x.iter_mut().for_each(|v| *v = to.add(from.shr(*v, f as u32), one));
-    Ok(to)
+    Ok(ring)
 }
 
 /// Each party's share shifted right by `f` (the local, inexact truncation of section 7.2) and
@@ -329,13 +340,11 @@ fn div_in<R: Pow2, const L: usize>(p: &mut Party, u: &Add3<R>, v: &Add3<R>, prm:
     let delta = truncate(&Add3::new(big, nx.clone()), prm.p - 1, true)?;
     // Lines 10-11: F_1 = κ - 2D_0, the first step.
     let kappa = big.from_u128(isqrt_pow2(2 * f as u32 + 3));
-    goldschmidt_step(p, &big, &mut nx, &mut dx, kappa, true, true)?;
+    let mut r = goldschmidt_step(p, &big, 0, &mut nx, &mut dx, |_| kappa, true, true)?;
     // Lines 12-16: truncate (N up, D down), F = 2 - D, multiply; the ring narrows by f each time.
-    let mut r = big;
+    let two = |r: &Z2m<L>| r.shl(r.one(), (f + 1) as u32);
     for step in 1..=prm.k {
-        truncate_in_place(&r, &mut dx, f, false)?;
-        r = truncate_in_place(&r, &mut nx, f, true)?;
-        goldschmidt_step(p, &r, &mut nx, &mut dx, r.shl(r.one(), (f + 1) as u32), false, step < prm.k)?;
+        r = goldschmidt_step(p, &r, f, &mut nx, &mut dx, two, false, step < prm.k)?;
     }
     // Line 17: R = N + Δ in Z_2^(n+f).
     let last = truncate(&Add3::new(r, nx), f, true)?;

@@ -410,6 +410,21 @@ fn div_is_the_exact_floor() {
     check_div(Z64::new(), 64, 42);
 }
 
+/// More values than one chunk of the Goldschmidt steps' passes (the last chunk partial).
+#[test]
+fn div_over_several_chunks() {
+    let ring = Z64::new();
+    let mut rng = StdRng::seed_from_u64(43);
+    let n = 2 * 2048 + 101;
+    let us: Vec<u128> = (0..n).map(|_| rng.gen::<u64>() as u128).collect();
+    let vs: Vec<u128> = (0..n).map(|_| (rng.gen::<u64>() >> rng.gen_range(0..64)) as u128).collect();
+    let out = run(|p| div(p, &share(&ring, &us, 7)[p.id()], &share(&ring, &vs, 8)[p.id()]));
+    let got = open(&ring, &out);
+    for i in 0..n {
+        assert_eq!(got[i], us[i].checked_div(vs[i]).unwrap_or(0), "{} / {}", us[i], vs[i]);
+    }
+}
+
 /// Byte histogram of everything party `id` received while running `f` on fresh shares of `xs`.
 fn view_histogram(
     xs: &[u128],
