@@ -173,6 +173,29 @@ fn mul_by<R: Ring>(p: &mut Party, xs: &[&Add3<R>], y: &Add3<R>) -> Result<Vec<Ad
     (0..xs.len()).map(|j| passed.product(ring, j, xs.len())).collect()
 }
 
+/// A public constant of a Goldschmidt step: `2^k` (a product is a shift), or any value.
+#[derive(Clone, Copy)]
+enum Constant<const L: usize> {
+    Pow2(u32),
+    Value(Limbs<L>),
+}
+
+impl<const L: usize> Constant<L> {
+    fn value(&self, ring: &Z2m<L>) -> Limbs<L> {
+        match *self {
+            Constant::Pow2(k) => ring.shl(ring.one(), k),
+            Constant::Value(v) => ring.reduce_to(v, ring),
+        }
+    }
+    #[inline(always)]
+    fn times(&self, ring: &Z2m<L>, x: Limbs<L>) -> Limbs<L> {
+        match *self {
+            Constant::Pow2(k) => ring.shl(x, k),
+            Constant::Value(v) => ring.mul(x, v),
+        }
+    }
+}
+
 /// Elements per chunk of the Goldschmidt steps' passes: small enough that a chunk's operands
 /// stay in cache between the passes over it, and a multiple of 8 (so a chunk of any width is
 /// whole bytes on the wire).
@@ -191,7 +214,7 @@ fn goldschmidt_step<const L: usize>(
     shift: usize,
     n: &mut [Limbs<L>],
     d: &mut [Limbs<L>],
-    c: impl Fn(&Z2m<L>) -> Limbs<L>,
+    c: Constant<L>,
     double: bool,
     both: bool,
 ) -> Result<Z2m<L>> {
@@ -215,22 +238,24 @@ fn goldschmidt_step<const L: usize>(
     if got.len() != 2 * half {
         return Err(MpcError::Malformed { peer, reason: format!("expected {} bytes, got {}", 2 * half, got.len()) });
     }
-    let c = c(&ring);
+    let cv = c.value(&ring);
     // the constant is component x_0: party 0's own, party 1's previous
-    let (ca, cb) = (if me == 0 { c } else { ring.zero() }, if me == 1 { c } else { ring.zero() });
-    let f_of = |c: Limbs<L>, x: Limbs<L>| ring.sub(c, if double { ring.add(x, x) } else { x });
+    let (ca, cb) = (if me == 0 { cv } else { ring.zero() }, if me == 1 { cv } else { ring.zero() });
+    let times = |x: Limbs<L>| if double { ring.add(x, x) } else { x };
+    let f_of = |c: Limbs<L>, x: Limbs<L>| ring.sub(c, times(x));
     let step = ring.wire_len(CHUNK);
     for (k, (nc, dc)) in n.chunks_mut(CHUNK).zip(d.chunks_mut(CHUNK)).enumerate() {
         let bytes = |base: usize| &got[base + k * step..base + k * step + ring.wire_len(nc.len())];
         let nb = crate::party::decode_exact(&ring, peer, bytes(0), nc.len())?;
         let db = crate::party::decode_exact(&ring, peer, bytes(half), nc.len())?;
-        // x_i (F_i + F_{i-1}) + x_{i-1} F_i
+        // N·F: x_i (F_i + F_{i-1}) + x_{i-1} F_i. D·F = c·D - D² (2D² if doubled), with D²'s
+        // component d_i (d_i + 2 d_{i-1}): one product, not two.
         for (((na, da), nb), db) in nc.iter_mut().zip(dc.iter_mut()).zip(&nb).zip(&db) {
             let (fa, fb) = (f_of(ca, *da), f_of(cb, *db));
-            let sum = ring.add(fa, fb);
-            *na = ring.add(ring.mul(*na, sum), ring.mul(*nb, fa));
+            *na = ring.add(ring.mul(*na, ring.add(fa, fb)), ring.mul(*nb, fa));
             if both {
-                *da = ring.add(ring.mul(*da, sum), ring.mul(*db, fa));
+                let square = ring.mul(*da, ring.add(*da, ring.add(*db, *db)));
+                *da = ring.sub(c.times(&ring, *da), times(square));
             }
         }
     }
@@ -340,9 +365,9 @@ fn div_in<R: Pow2, const L: usize>(p: &mut Party, u: &Add3<R>, v: &Add3<R>, prm:
     let delta = truncate(&Add3::new(big, nx.clone()), prm.p - 1, true)?;
     // Lines 10-11: F_1 = κ - 2D_0, the first step.
     let kappa = big.from_u128(isqrt_pow2(2 * f as u32 + 3));
-    let mut r = goldschmidt_step(p, &big, 0, &mut nx, &mut dx, |_| kappa, true, true)?;
+    let mut r = goldschmidt_step(p, &big, 0, &mut nx, &mut dx, Constant::Value(kappa), true, true)?;
     // Lines 12-16: truncate (N up, D down), F = 2 - D, multiply; the ring narrows by f each time.
-    let two = |r: &Z2m<L>| r.shl(r.one(), (f + 1) as u32);
+    let two = Constant::Pow2((f + 1) as u32);
     for step in 1..=prm.k {
         r = goldschmidt_step(p, &r, f, &mut nx, &mut dx, two, false, step < prm.k)?;
     }
