@@ -149,9 +149,10 @@ pub(crate) fn div(n: usize, width: usize) -> OpCost {
     c.then(&prefix_or(width, n))
         .then(&share_conv((w + width.div_ceil(w)) * n, width))
         .then(&products(2, n, width))
+        .then(&products(2, n, width))
         .then(&reshare_to_two(3 * n, width))
         .then(&overflow(3 * n, width, prm.m))
-        .then(&products(3, n, prm.m))
+        .then(&products(2, n, prm.m))
         .then(&products(2, n, prm.m));
     for step in 1..=prm.k {
         c.then(&products(2, n, prm.m - step * prm.f));

@@ -164,15 +164,6 @@ fn isqrt_pow2(e: u32) -> u128 {
     r
 }
 
-/// Products of several vectors with one common factor in one round, the factor sent once.
-fn mul_by<R: Ring>(p: &mut Party, xs: &[&Add3<R>], y: &Add3<R>) -> Result<Vec<Add3<R>>> {
-    let ring = y.ring();
-    let mut parts: Vec<&[R::El]> = xs.iter().map(|x| &x.x[..]).collect();
-    parts.push(&y.x);
-    let passed = arith::Passed::new(p, ring, &parts)?;
-    (0..xs.len()).map(|j| passed.product(ring, j, xs.len())).collect()
-}
-
 /// A public constant of a Goldschmidt step: `2^k` (a product is a shift), or any value.
 #[derive(Clone, Copy)]
 enum Constant<const L: usize> {
@@ -323,8 +314,9 @@ fn floor_shift<const L: usize, R: Pow2>(p: &mut Party, x: &Add3<Z2m<L>>, f: usiz
 ///
 /// Beyond the paper: the initial scale `c_0 = 2^(-h-1)` is found as `γ = 2^(n-1-h)` in Z_2^n
 /// from the MSNZB's one-hot bits ([`pow2_of_onehot`]), where the paper converts each bit into the
-/// wide ring; `γ`, `u` and `v` are then lifted to the wide ring together (ReshareToTwo, one
-/// Overflow of all three into it); products that share a factor send it once; and the final
+/// wide ring; `D_0 = v·c_0` is `v·γ` (a product in Z_2^n, where it is exact: `v·γ < 2^n`) shifted;
+/// `u`, `γ` and `v·γ` are lifted to the wide ring together (ReshareToTwo, one Overflow of all
+/// three into it), so that the only wide product before the iteration is `u·c_0`; and the final
 /// shift needs only the carry of its low bits ([`floor_shift`]).
 pub fn div<R: Pow2>(p: &mut Party, u: &Add3<R>, v: &Add3<R>) -> Result<Add3<R>> {
     u.check_compatible(v)?;
@@ -349,18 +341,21 @@ fn div_in<R: Pow2, const L: usize>(p: &mut Party, u: &Add3<R>, v: &Add3<R>, prm:
     let bits = super::bit_extr(p, v)?;
     let onehot = super::msnzb(p, &bits)?;
     let gamma = pow2_of_onehot(p, ring, &onehot)?;
-    // Lines 5-8: u, v and γ into the wide ring Z_2^m, exactly (shares lifted, minus 2^n·overflow).
+    // v·γ lies in [2^(n-1), 2^n) (0 for v = 0): exact in Z_2^n, one product of n-bit values.
+    let vg = arith::mul(p, v, &gamma)?;
+    // Lines 5-8: u, γ and v·γ into the wide ring Z_2^m, exactly (shares lifted, minus 2^n·overflow).
     let big = ring_of::<L>(prm.m)?;
-    let two = reshare_to_two(p, &Add3::concat(&[u, v, &gamma])?)?;
+    let two = reshare_to_two(p, &Add3::concat(&[u, &gamma, &vg])?)?;
     let lambda = overflow(p, &two, &big)?;
-    let lifted: Vec<_> =
-        two.x.iter().zip(&lambda.x).map(|(&x, &l)| big.sub(recast(ring, &big, x), big.shl(l, n as u32))).collect();
-    let part = |j: usize| Add3::new(big, lifted[j * len..(j + 1) * len].to_vec());
-    let (u2, v2) = (part(0), part(1));
-    let c0 = Add3::new(big, part(2).x.iter().map(|&x| big.shl(x, (f - n) as u32)).collect());
-    // Line 9: N_0 = u·c_0, D_0 = v·c_0 (f fraction bits).
-    let mut nd = mul_by(p, &[&u2, &v2], &c0)?.into_iter();
-    let (mut nx, mut dx) = (nd.next().expect("N_0").x, nd.next().expect("D_0").x);
+    let lifted = |j: usize, shift: usize| -> Vec<Limbs<L>> {
+        let (x, l) = (&two.x[j * len..(j + 1) * len], &lambda.x[j * len..(j + 1) * len]);
+        x.iter().zip(l).map(|(&x, &l)| big.shl(big.sub(recast(ring, &big, x), big.shl(l, n as u32)), shift as u32)).collect()
+    };
+    // Line 9: N_0 = u·c_0 with c_0 = γ·2^(f-n), and D_0 = v·c_0 = (v·γ)·2^(f-n) (f fraction bits).
+    let u2 = Add3::new(big, lifted(0, 0));
+    let c0 = Add3::new(big, lifted(1, f - n));
+    let mut nx = arith::mul(p, &u2, &c0)?.x;
+    let mut dx = lifted(2, f - n);
     // Δ = N_0·2^(1-p) rounded up, for line 17.
     let delta = truncate(&Add3::new(big, nx.clone()), prm.p - 1, true)?;
     // Lines 10-11: F_1 = κ - 2D_0, the first step.
