@@ -166,23 +166,16 @@ fn isqrt_pow2(e: u32) -> u128 {
 
 /// A public constant of a Goldschmidt step: `2^k` (a product is a shift), or any value.
 #[derive(Clone, Copy)]
-enum Constant<const L: usize> {
+enum Constant {
     Pow2(u32),
-    Value(Limbs<L>),
+    Value(u128),
 }
 
-impl<const L: usize> Constant<L> {
-    fn value(&self, ring: &Z2m<L>) -> Limbs<L> {
+impl Constant {
+    fn value<const L: usize>(&self, ring: &Z2m<L>) -> Limbs<L> {
         match *self {
             Constant::Pow2(k) => ring.shl(ring.one(), k),
-            Constant::Value(v) => ring.reduce_to(v, ring),
-        }
-    }
-    #[inline(always)]
-    fn times(&self, ring: &Z2m<L>, x: Limbs<L>) -> Limbs<L> {
-        match *self {
-            Constant::Pow2(k) => ring.shl(x, k),
-            Constant::Value(v) => ring.mul(x, v),
+            Constant::Value(v) => ring.from_u128(v),
         }
     }
 }
@@ -192,36 +185,72 @@ impl<const L: usize> Constant<L> {
 /// whole bytes on the wire).
 const CHUNK: usize = 2048;
 
-/// One Goldschmidt step, in place, in the ring `shift` bits narrower than `from` (the shares
-/// first truncated locally, section 7.2: `N` rounded up, `D` down, three parties adding at most
-/// 3): `F = c - D` (`c - 2D` if `double`), `N ← N·F` and, if `both`, `D ← D·F` (else `D` is left
-/// as it was: the last step needs only `N`). `F` is linear in `D`, so only `N` and `D` are
+/// The shares of the Goldschmidt iteration between steps: `N` and `D` in Z_2^bits, as the
+/// 64-bit words of `ceil(bits / 64)`-limb elements. Each step runs in the limb count of its own
+/// ring (see [`step`]), so the narrowing rings are not carried in the widest one's.
+struct Iterates {
+    bits: usize,
+    n: Vec<u64>,
+    d: Vec<u64>,
+}
+
+/// Runs `$f::<A, B>($args)` for the run-time limb counts `A` (at most 10) and `B` (`A` to
+/// `A − 2`: a truncation drops at most 88 bits).
+macro_rules! by_limbs {
+    ($a:expr, $b:expr, $f:ident $args:tt) => {
+        by_limbs!(@arms $a, $b, $f $args;
+            (1,1) (2,2) (2,1) (3,3) (3,2) (3,1) (4,4) (4,3) (4,2) (5,5) (5,4) (5,3) (6,6) (6,5) (6,4)
+            (7,7) (7,6) (7,5) (8,8) (8,7) (8,6) (9,9) (9,8) (9,7) (10,10) (10,9) (10,8))
+    };
+    (@arms $a:expr, $b:expr, $f:ident $args:tt; $(($x:literal, $y:literal))*) => {
+        match ($a, $b) {
+            $(($x, $y) => $f::<$x, $y> $args,)*
+            (a, b) => Err(MpcError::InvalidParameter(format!("a Goldschmidt step from {a} to {b} limbs"))),
+        }
+    };
+}
+
+/// One Goldschmidt step of the iterates `it`, in the ring `shift` bits narrower than theirs (the
+/// shares first truncated locally, section 7.2: `N` rounded up, `D` down, three parties adding at
+/// most 3): `F = c - D` (`c - 2D` if `double`), `N ← N·F` and, if `both`, `D ← D·F` (else `D` is
+/// left empty: the last step needs only `N`). `F` is linear in `D`, so only `N` and `D` are
 /// passed (Alg. 2's lines 3–5) and the replicated `F` is made locally from the replicated `D`:
-/// two elements per party instead of three. Returns the step's ring.
-#[allow(clippy::too_many_arguments)]
-fn goldschmidt_step<const L: usize>(
+/// two elements per party instead of three.
+fn step(p: &mut Party, it: &Iterates, shift: usize, c: Constant, double: bool, both: bool) -> Result<Iterates> {
+    let bits = it.bits - shift;
+    by_limbs!(it.bits.div_ceil(64), bits.div_ceil(64), step_in(p, it, shift, c, double, both))
+}
+
+fn step_in<const A: usize, const B: usize>(
     p: &mut Party,
-    from: &Z2m<L>,
+    it: &Iterates,
     shift: usize,
-    n: &mut [Limbs<L>],
-    d: &mut [Limbs<L>],
-    c: Constant<L>,
+    c: Constant,
     double: bool,
     both: bool,
-) -> Result<Z2m<L>> {
-    let ring = ring_of::<L>(from.bits() as usize - shift)?;
+) -> Result<Iterates> {
+    let from = ring_of::<A>(it.bits)?;
+    let ring = ring_of::<B>(it.bits - shift)?;
+    let (n, d): (&[Limbs<A>], &[Limbs<A>]) = (bytemuck::cast_slice(&it.n), bytemuck::cast_slice(&it.d));
     let (me, len) = (p.id(), n.len());
     let half = ring.wire_len(len);
     // Truncate, re-randomise and encode, chunk by chunk: N's bytes, then D's.
     let mut msg = Vec::with_capacity(2 * half);
-    for (x, up) in [(&mut *n, true), (&mut *d, false)] {
+    let mut own = [Vec::with_capacity(len), Vec::with_capacity(len)];
+    for ((x, up), out) in [(n, true), (d, false)].into_iter().zip(&mut own) {
         let one = if up { ring.one() } else { ring.zero() };
-        for chunk in x.chunks_mut(CHUNK) {
-            if shift > 0 {
-                chunk.iter_mut().for_each(|v| *v = ring.add(from.shr(*v, shift as u32), one));
-            }
-            p.prg.add_zero_share(&ring, chunk);
-            ring.wire_encode(chunk, &mut msg);
+        for chunk in x.chunks(CHUNK) {
+            let at = out.len();
+            out.extend(chunk.iter().map(|&v| {
+                let t = ring.from_limbs(from.shr(v, shift as u32).as_array());
+                if shift > 0 {
+                    ring.add(t, one)
+                } else {
+                    t
+                }
+            }));
+            p.prg.add_zero_share(&ring, &mut out[at..]);
+            ring.wire_encode(&out[at..], &mut msg);
         }
     }
     let peer = p.prev();
@@ -229,14 +258,19 @@ fn goldschmidt_step<const L: usize>(
     if got.len() != 2 * half {
         return Err(MpcError::Malformed { peer, reason: format!("expected {} bytes, got {}", 2 * half, got.len()) });
     }
+    let [mut n, mut d] = own;
     let cv = c.value(&ring);
     // the constant is component x_0: party 0's own, party 1's previous
     let (ca, cb) = (if me == 0 { cv } else { ring.zero() }, if me == 1 { cv } else { ring.zero() });
-    let times = |x: Limbs<L>| if double { ring.add(x, x) } else { x };
-    let f_of = |c: Limbs<L>, x: Limbs<L>| ring.sub(c, times(x));
-    let step = ring.wire_len(CHUNK);
+    let times = |x: Limbs<B>| if double { ring.add(x, x) } else { x };
+    let f_of = |c: Limbs<B>, x: Limbs<B>| ring.sub(c, times(x));
+    let c_times = |x: Limbs<B>| match c {
+        Constant::Pow2(k) => ring.shl(x, k),
+        Constant::Value(_) => ring.mul(x, cv),
+    };
+    let stride = ring.wire_len(CHUNK);
     for (k, (nc, dc)) in n.chunks_mut(CHUNK).zip(d.chunks_mut(CHUNK)).enumerate() {
-        let bytes = |base: usize| &got[base + k * step..base + k * step + ring.wire_len(nc.len())];
+        let bytes = |base: usize| &got[base + k * stride..base + k * stride + ring.wire_len(nc.len())];
         let nb = crate::party::decode_exact(&ring, peer, bytes(0), nc.len())?;
         let db = crate::party::decode_exact(&ring, peer, bytes(half), nc.len())?;
         // N·F: x_i (F_i + F_{i-1}) + x_{i-1} F_i. D·F = c·D - D² (2D² if doubled), with D²'s
@@ -246,11 +280,18 @@ fn goldschmidt_step<const L: usize>(
             *na = ring.add(ring.mul(*na, ring.add(fa, fb)), ring.mul(*nb, fa));
             if both {
                 let square = ring.mul(*da, ring.add(*da, ring.add(*db, *db)));
-                *da = ring.sub(c.times(&ring, *da), times(square));
+                *da = ring.sub(c_times(*da), times(square));
             }
         }
     }
-    Ok(ring)
+    if !both {
+        d = Vec::new();
+    }
+    Ok(Iterates {
+        bits: ring.bits() as usize,
+        n: bytemuck::allocation::cast_vec(n),
+        d: bytemuck::allocation::cast_vec(d),
+    })
 }
 
 /// Each party's share shifted right by `f` (the local, inexact truncation of section 7.2) and
@@ -349,24 +390,30 @@ fn div_in<R: Pow2, const L: usize>(p: &mut Party, u: &Add3<R>, v: &Add3<R>, prm:
     let lambda = overflow(p, &two, &big)?;
     let lifted = |j: usize, shift: usize| -> Vec<Limbs<L>> {
         let (x, l) = (&two.x[j * len..(j + 1) * len], &lambda.x[j * len..(j + 1) * len]);
-        x.iter().zip(l).map(|(&x, &l)| big.shl(big.sub(recast(ring, &big, x), big.shl(l, n as u32)), shift as u32)).collect()
+        x.iter()
+            .zip(l)
+            .map(|(&x, &l)| big.shl(big.sub(recast(ring, &big, x), big.shl(l, n as u32)), shift as u32))
+            .collect()
     };
     // Line 9: N_0 = u·c_0 with c_0 = γ·2^(f-n), and D_0 = v·c_0 = (v·γ)·2^(f-n) (f fraction bits).
     let u2 = Add3::new(big, lifted(0, 0));
     let c0 = Add3::new(big, lifted(1, f - n));
-    let mut nx = arith::mul(p, &u2, &c0)?.x;
-    let mut dx = lifted(2, f - n);
+    let nx = arith::mul(p, &u2, &c0)?.x;
+    let dx = lifted(2, f - n);
     // Δ = N_0·2^(1-p) rounded up, for line 17.
     let delta = truncate(&Add3::new(big, nx.clone()), prm.p - 1, true)?;
+    let words = |x: Vec<Limbs<L>>| -> Vec<u64> { bytemuck::allocation::cast_vec(x) };
+    let mut it = Iterates { bits: prm.m, n: words(nx), d: words(dx) };
     // Lines 10-11: F_1 = κ - 2D_0, the first step.
-    let kappa = big.from_u128(isqrt_pow2(2 * f as u32 + 3));
-    let mut r = goldschmidt_step(p, &big, 0, &mut nx, &mut dx, Constant::Value(kappa), true, true)?;
+    it = step(p, &it, 0, Constant::Value(isqrt_pow2(2 * f as u32 + 3)), true, true)?;
     // Lines 12-16: truncate (N up, D down), F = 2 - D, multiply; the ring narrows by f each time.
-    let two = Constant::Pow2((f + 1) as u32);
-    for step in 1..=prm.k {
-        r = goldschmidt_step(p, &r, f, &mut nx, &mut dx, two, false, step < prm.k)?;
+    for k in 1..=prm.k {
+        it = step(p, &it, f, Constant::Pow2((f + 1) as u32), false, k < prm.k)?;
     }
     // Line 17: R = N + Δ in Z_2^(n+f).
+    let limbs = it.bits.div_ceil(64);
+    let r = ring_of::<L>(it.bits)?;
+    let nx = it.n.chunks_exact(limbs).map(|w| r.from_limbs(w)).collect();
     let last = truncate(&Add3::new(r, nx), f, true)?;
     let out_ring = ring_of::<L>(n + f)?;
     let r_hat = Add3::new(
