@@ -354,11 +354,11 @@ fn floor_shift<const L: usize, R: Pow2>(p: &mut Party, x: &Add3<Z2m<L>>, f: usiz
 /// `x / 0` is 0.
 ///
 /// Beyond the paper: the initial scale `c_0 = 2^(-h-1)` is found as `γ = 2^(n-1-h)` in Z_2^n
-/// from the MSNZB's one-hot bits ([`pow2_of_onehot`]), where the paper converts each bit into the
+/// from the MSNZB's one-hot bits (`pow2_of_onehot`), where the paper converts each bit into the
 /// wide ring; `D_0 = v·c_0` is `v·γ` (a product in Z_2^n, where it is exact: `v·γ < 2^n`) shifted;
 /// `u`, `γ` and `v·γ` are lifted to the wide ring together (ReshareToTwo, one Overflow of all
 /// three into it), so that the only wide product before the iteration is `u·c_0`; and the final
-/// shift needs only the carry of its low bits ([`floor_shift`]).
+/// shift needs only the carry of its low bits (`floor_shift`).
 pub fn div<R: Pow2>(p: &mut Party, u: &Add3<R>, v: &Add3<R>) -> Result<Add3<R>> {
     u.check_compatible(v)?;
     let n = width(u.ring())?;
