@@ -1,0 +1,108 @@
+//! Base OT: Chou–Orlandi, "The Simplest Protocol for Oblivious Transfer" (CO15), on the Ristretto
+//! group, `n` OTs in two messages (semi-honest).
+//!
+//! The sender draws `a` and sends `A = a·G`. For each choice bit `c_i` the receiver draws `b_i`
+//! and sends `B_i = b_i·G + c_i·A`, chosen in constant time. Both hash the Diffie–Hellman point
+//! they share, together with the index and the transcript (`A`, `B_i`): the sender gets
+//! `k_0 = H(a·B_i)` and `k_1 = H(a·(B_i − A))`, the receiver `k_{c_i} = H(b_i·A)`; the other key
+//! would need the discrete logarithm of `A`. Points are decoded strictly (Ristretto's canonical
+//! encoding): anything else is a typed error, not a panic.
+
+use argus_net::{Network, PartyId};
+use curve25519_dalek::constants::RISTRETTO_BASEPOINT_TABLE;
+use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoPoint};
+use curve25519_dalek::scalar::Scalar;
+use rand_core::{CryptoRng, RngCore};
+use sha2::{Digest, Sha256};
+use subtle::{Choice, ConditionallySelectable};
+
+use crate::{Block, OtError};
+
+const POINT: usize = 32;
+
+/// The sender's side: `n` pairs of keys `(k_0, k_1)`, the receiver learning one of each pair.
+pub fn send<R: RngCore + CryptoRng>(
+    net: &Network,
+    peer: PartyId,
+    n: usize,
+    rng: &mut R,
+) -> Result<Vec<[Block; 2]>, OtError> {
+    check_peer(net, peer)?;
+    let a = Scalar::random(rng);
+    let big_a = &a * RISTRETTO_BASEPOINT_TABLE;
+    let a_bytes = big_a.compress();
+    net.send(peer, a_bytes.as_bytes().to_vec())?;
+    let got = net.recv(peer)?;
+    let points = decode_points(peer, &got, n)?;
+    Ok(points
+        .iter()
+        .enumerate()
+        .map(|(i, (b, b_bytes))| {
+            let k0 = key(i, &a_bytes, b_bytes, &(a * b));
+            let k1 = key(i, &a_bytes, b_bytes, &(a * (b - big_a)));
+            [k0, k1]
+        })
+        .collect())
+}
+
+/// The receiver's side: the key `k_{c_i}` of each pair, for its choice bits `c_i`.
+pub fn receive<R: RngCore + CryptoRng>(
+    net: &Network,
+    peer: PartyId,
+    choices: &[bool],
+    rng: &mut R,
+) -> Result<Vec<Block>, OtError> {
+    check_peer(net, peer)?;
+    let got = net.recv(peer)?;
+    let (big_a, a_bytes) = decode_points(peer, &got, 1)?.pop().expect("one point");
+    let mut msg = Vec::with_capacity(choices.len() * POINT);
+    let mut keys = Vec::with_capacity(choices.len());
+    for (i, &c) in choices.iter().enumerate() {
+        let b = Scalar::random(rng);
+        let bg = &b * RISTRETTO_BASEPOINT_TABLE;
+        let big_b = RistrettoPoint::conditional_select(&bg, &(bg + big_a), Choice::from(u8::from(c)));
+        let b_bytes = big_b.compress();
+        msg.extend_from_slice(b_bytes.as_bytes());
+        keys.push(key(i, &a_bytes, &b_bytes, &(b * big_a)));
+    }
+    net.send(peer, msg)?;
+    Ok(keys)
+}
+
+fn check_peer(net: &Network, peer: PartyId) -> Result<(), OtError> {
+    if peer == net.id() || peer >= net.n() {
+        return Err(OtError::BadPeer { me: net.id(), peer, n: net.n() });
+    }
+    Ok(())
+}
+
+/// `n` points in canonical encoding, with their encodings.
+fn decode_points(peer: PartyId, bytes: &[u8], n: usize) -> Result<Vec<(RistrettoPoint, CompressedRistretto)>, OtError> {
+    if bytes.len() != n * POINT {
+        return Err(OtError::Malformed { peer, got: bytes.len(), want: n * POINT });
+    }
+    bytes
+        .chunks_exact(POINT)
+        .enumerate()
+        .map(|(index, c)| {
+            let enc = CompressedRistretto::from_slice(c).map_err(|_| OtError::BadPoint { peer, index })?;
+            let p = enc.decompress().ok_or(OtError::BadPoint { peer, index })?;
+            Ok((p, enc))
+        })
+        .collect()
+}
+
+/// `H(i, A, B_i, P)`: the first 128 bits of SHA-256 over a domain tag, the index and the points.
+fn key(i: usize, a: &CompressedRistretto, b: &CompressedRistretto, shared: &RistrettoPoint) -> Block {
+    let mut h = Sha256::new();
+    h.update(b"argus base OT (CO15, Ristretto)");
+    h.update((i as u64).to_le_bytes());
+    h.update(a.as_bytes());
+    h.update(b.as_bytes());
+    h.update(shared.compress().as_bytes());
+    let d = h.finalize();
+    u128::from_le_bytes(d[..16].try_into().expect("16 bytes"))
+}
+
+#[cfg(test)]
+mod tests;

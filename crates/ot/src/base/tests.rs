@@ -1,0 +1,85 @@
+use std::thread;
+
+use argus_net::{mem, NetConfig};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::*;
+
+/// What the sender and the receiver return.
+type Both = (Result<Vec<[Block; 2]>, OtError>, Result<Vec<Block>, OtError>);
+
+/// Runs the sender as party 0 and the receiver as party 1 of an in-memory pair.
+fn pair(choices: &[bool], seed: u64) -> Both {
+    let mut nets = mem::connect(2, NetConfig::default()).into_iter();
+    let (s, r) = (nets.next().unwrap(), nets.next().unwrap());
+    let n = choices.len();
+    let choices = choices.to_vec();
+    thread::scope(|sc| {
+        let a = sc.spawn(move || send(&s, 1, n, &mut StdRng::seed_from_u64(seed)));
+        let b = sc.spawn(move || receive(&r, 0, &choices, &mut StdRng::seed_from_u64(seed + 1)));
+        (a.join().unwrap(), b.join().unwrap())
+    })
+}
+
+#[test]
+fn the_receiver_gets_the_chosen_key_and_not_the_other() {
+    let mut rng = StdRng::seed_from_u64(1);
+    let choices: Vec<bool> = (0..256).map(|_| rng.gen()).collect();
+    let (sent, got) = pair(&choices, 7);
+    let (sent, got) = (sent.unwrap(), got.unwrap());
+    assert_eq!(sent.len(), 256);
+    for ((pair, &k), &c) in sent.iter().zip(&got).zip(&choices) {
+        assert_eq!(k, pair[usize::from(c)]);
+        assert_ne!(k, pair[usize::from(!c)]);
+    }
+    // keys differ across OTs (the index is hashed in)
+    let mut all: Vec<Block> = sent.iter().flatten().copied().collect();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), 512);
+}
+
+#[test]
+fn no_choices_is_no_ots() {
+    let (sent, got) = pair(&[], 3);
+    assert!(sent.unwrap().is_empty() && got.unwrap().is_empty());
+}
+
+#[test]
+fn a_point_off_the_group_is_a_typed_error() {
+    let mut nets = mem::connect(2, NetConfig::default()).into_iter();
+    let (s, r) = (nets.next().unwrap(), nets.next().unwrap());
+    thread::scope(|sc| {
+        let a = sc.spawn(move || send(&s, 1, 2, &mut StdRng::seed_from_u64(5)));
+        // a receiver that sends one valid encoding and one that is not canonical (all 0xff)
+        let b = sc.spawn(move || {
+            r.recv(0).unwrap();
+            let mut msg = RistrettoPoint::default().compress().as_bytes().to_vec();
+            msg.extend_from_slice(&[0xff; 32]);
+            r.send(0, msg).unwrap();
+        });
+        b.join().unwrap();
+        assert!(matches!(a.join().unwrap(), Err(OtError::BadPoint { peer: 1, index: 1 })));
+    });
+}
+
+#[test]
+fn a_wrong_length_and_a_vanished_peer_are_typed_errors() {
+    let mut nets = mem::connect(2, NetConfig::default()).into_iter();
+    let (s, r) = (nets.next().unwrap(), nets.next().unwrap());
+    thread::scope(|sc| {
+        let a = sc.spawn(move || send(&s, 1, 3, &mut StdRng::seed_from_u64(5)));
+        let b = sc.spawn(move || {
+            r.recv(0).unwrap();
+            r.send(0, vec![0; 40]).unwrap();
+        });
+        b.join().unwrap();
+        assert!(matches!(a.join().unwrap(), Err(OtError::Malformed { peer: 1, got: 40, want: 96 })));
+    });
+    let mut nets = mem::connect(2, NetConfig::with_timeout(std::time::Duration::from_millis(300))).into_iter();
+    let (s, r) = (nets.next().unwrap(), nets.next().unwrap());
+    drop(r);
+    assert!(matches!(send(&s, 1, 4, &mut StdRng::seed_from_u64(5)), Err(OtError::Net(_))));
+    assert!(matches!(send(&s, 0, 4, &mut StdRng::seed_from_u64(5)), Err(OtError::BadPeer { .. })));
+}
