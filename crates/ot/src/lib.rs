@@ -6,6 +6,7 @@
 //! TCP with mutual TLS.
 
 pub mod base;
+pub mod iknp;
 
 use argus_net::{NetError, PartyId};
 
