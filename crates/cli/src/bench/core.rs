@@ -84,6 +84,18 @@ fn random_bits(p: &mut Party, n: usize) -> Rep3Bits {
 
 /// Runs `reps` timed repetitions of `f` on fresh inputs of size `n`; a barrier (one empty message
 /// to each peer) lines the parties up before each start. Returns (seconds, stats) per repetition.
+/// An empty message to each neighbour and one from each: all three parties start the clock
+/// together.
+pub(super) fn barrier(p: &mut Party) -> Result<(), MpcError> {
+    for peer in [p.next(), p.prev()] {
+        p.net().send(peer, Vec::new())?;
+    }
+    for peer in [p.next(), p.prev()] {
+        p.net().recv(peer)?;
+    }
+    Ok(())
+}
+
 pub(super) fn timed(
     p: &mut Party,
     reps: usize,
@@ -92,12 +104,7 @@ pub(super) fn timed(
     let mut out = Vec::with_capacity(reps);
     for _ in 0..reps {
         let f = prepare(p);
-        for peer in [p.next(), p.prev()] {
-            p.net().send(peer, Vec::new())?;
-        }
-        for peer in [p.next(), p.prev()] {
-            p.net().recv(peer)?;
-        }
+        barrier(p)?;
         let before = p.stats();
         let t0 = Instant::now();
         f(p)?;

@@ -47,7 +47,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::core::{timed, Timed};
+use super::core::{barrier, timed, Timed};
 use super::{median, write_json, Record};
 
 /// Arguments of `argus bench sharemind`.
@@ -618,12 +618,7 @@ fn huge(backend: Backend) -> Result<HugeResult, String> {
     bar.set_message("mult 64-bit x10^8 in batches of 10^6");
     let ring = Z64::new();
     let per_party = run3(backend, cfg(), |p| {
-        for peer in [p.next(), p.prev()] {
-            p.net().send(peer, Vec::new())?;
-        }
-        for peer in [p.next(), p.prev()] {
-            p.net().recv(peer)?;
-        }
+        barrier(p)?;
         let before = p.stats();
         let start = Instant::now();
         let mut busy = 0.0;

@@ -296,11 +296,10 @@ fn step_in<const A: usize, const B: usize>(
 
 /// Each party's share shifted right by `f` (the local, inexact truncation of section 7.2) and
 /// read in the ring `f` bits narrower, plus `up` (1 to round up: three parties add 3 in all).
-fn truncate<const L: usize>(x: &Add3<Z2m<L>>, f: usize, up: bool) -> Result<Add3<Z2m<L>>> {
-    let from = x.ring();
+fn truncate<const L: usize>(from: &Z2m<L>, xs: &[Limbs<L>], f: usize, up: bool) -> Result<Add3<Z2m<L>>> {
     let to = ring_of::<L>(from.bits() as usize - f)?;
     let one = if up { to.one() } else { to.zero() };
-    Ok(Add3::new(to, x.x.iter().map(|&v| to.add(recast(from, &to, from.shr(v, f as u32)), one)).collect()))
+    Ok(Add3::new(to, xs.iter().map(|&v| to.add(recast(from, &to, from.shr(v, f as u32)), one)).collect()))
 }
 
 /// `2^e` in Z_2^n for the exponent `e = n - 1 - j` of the set plane `j` of a one-hot vector
@@ -401,7 +400,7 @@ fn div_in<R: Pow2, const L: usize>(p: &mut Party, u: &Add3<R>, v: &Add3<R>, prm:
     let nx = arith::mul(p, &u2, &c0)?.x;
     let dx = lifted(2, f - n);
     // Δ = N_0·2^(1-p) rounded up, for line 17.
-    let delta = truncate(&Add3::new(big, nx.clone()), prm.p - 1, true)?;
+    let delta = truncate(&big, &nx, prm.p - 1, true)?;
     let words = |x: Vec<Limbs<L>>| -> Vec<u64> { bytemuck::allocation::cast_vec(x) };
     let mut it = Iterates { bits: prm.m, n: words(nx), d: words(dx) };
     // Lines 10-11: F_1 = κ - 2D_0, the first step.
@@ -413,8 +412,8 @@ fn div_in<R: Pow2, const L: usize>(p: &mut Party, u: &Add3<R>, v: &Add3<R>, prm:
     // Line 17: R = N + Δ in Z_2^(n+f).
     let limbs = it.bits.div_ceil(64);
     let r = ring_of::<L>(it.bits)?;
-    let nx = it.n.chunks_exact(limbs).map(|w| r.from_limbs(w)).collect();
-    let last = truncate(&Add3::new(r, nx), f, true)?;
+    let nx: Vec<_> = it.n.chunks_exact(limbs).map(|w| r.from_limbs(w)).collect();
+    let last = truncate(&r, &nx, f, true)?;
     let out_ring = ring_of::<L>(n + f)?;
     let r_hat = Add3::new(
         out_ring,

@@ -6,8 +6,8 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 
-/// What the sender and the receiver return.
-type Both = (Result<Vec<[Block; 2]>, OtError>, Result<Vec<Block>, OtError>);
+/// What the sender and the receiver return, and the bytes each sent.
+type Both = (Result<Vec<[Block; 2]>, OtError>, Result<Vec<Block>, OtError>, [u64; 2]);
 
 /// Runs the sender as party 0 and the receiver as party 1 of an in-memory pair.
 fn pair(choices: &[bool], seed: u64) -> Both {
@@ -16,9 +16,11 @@ fn pair(choices: &[bool], seed: u64) -> Both {
     let n = choices.len();
     let choices = choices.to_vec();
     thread::scope(|sc| {
-        let a = sc.spawn(move || send(&s, 1, n, &mut StdRng::seed_from_u64(seed)));
-        let b = sc.spawn(move || receive(&r, 0, &choices, &mut StdRng::seed_from_u64(seed + 1)));
-        (a.join().unwrap(), b.join().unwrap())
+        let a = sc.spawn(move || (send(&s, 1, n, &mut StdRng::seed_from_u64(seed)), s.stats().bytes_sent));
+        let b =
+            sc.spawn(move || (receive(&r, 0, &choices, &mut StdRng::seed_from_u64(seed + 1)), r.stats().bytes_sent));
+        let ((sent, sb), (got, rb)) = (a.join().unwrap(), b.join().unwrap());
+        (sent, got, [sb, rb])
     })
 }
 
@@ -26,9 +28,11 @@ fn pair(choices: &[bool], seed: u64) -> Both {
 fn the_receiver_gets_the_chosen_key_and_not_the_other() {
     let mut rng = StdRng::seed_from_u64(1);
     let choices: Vec<bool> = (0..256).map(|_| rng.gen()).collect();
-    let (sent, got) = pair(&choices, 7);
+    let (sent, got, bytes) = pair(&choices, 7);
     let (sent, got) = (sent.unwrap(), got.unwrap());
     assert_eq!(sent.len(), 256);
+    // one point from the sender, one per OT from the receiver
+    assert_eq!(bytes, [32, 32 * 256]);
     for ((pair, &k), &c) in sent.iter().zip(&got).zip(&choices) {
         assert_eq!(k, pair[usize::from(c)]);
         assert_ne!(k, pair[usize::from(!c)]);
@@ -42,41 +46,33 @@ fn the_receiver_gets_the_chosen_key_and_not_the_other() {
 
 #[test]
 fn no_choices_is_no_ots() {
-    let (sent, got) = pair(&[], 3);
+    let (sent, got, _) = pair(&[], 3);
     assert!(sent.unwrap().is_empty() && got.unwrap().is_empty());
+}
+
+/// The sender's result for `n` OTs against a receiver that reads `A` and answers `reply`.
+fn against_reply(n: usize, reply: Vec<u8>) -> Result<Vec<[Block; 2]>, OtError> {
+    let mut nets = mem::connect(2, NetConfig::default()).into_iter();
+    let (s, r) = (nets.next().unwrap(), nets.next().unwrap());
+    thread::scope(|sc| {
+        let a = sc.spawn(move || send(&s, 1, n, &mut StdRng::seed_from_u64(5)));
+        r.recv(0).unwrap();
+        r.send(0, reply).unwrap();
+        a.join().unwrap()
+    })
 }
 
 #[test]
 fn a_point_off_the_group_is_a_typed_error() {
-    let mut nets = mem::connect(2, NetConfig::default()).into_iter();
-    let (s, r) = (nets.next().unwrap(), nets.next().unwrap());
-    thread::scope(|sc| {
-        let a = sc.spawn(move || send(&s, 1, 2, &mut StdRng::seed_from_u64(5)));
-        // a receiver that sends one valid encoding and one that is not canonical (all 0xff)
-        let b = sc.spawn(move || {
-            r.recv(0).unwrap();
-            let mut msg = RistrettoPoint::default().compress().as_bytes().to_vec();
-            msg.extend_from_slice(&[0xff; 32]);
-            r.send(0, msg).unwrap();
-        });
-        b.join().unwrap();
-        assert!(matches!(a.join().unwrap(), Err(OtError::BadPoint { peer: 1, index: 1 })));
-    });
+    // one valid encoding and one that is not canonical (all 0xff)
+    let mut msg = RistrettoPoint::default().compress().as_bytes().to_vec();
+    msg.extend_from_slice(&[0xff; 32]);
+    assert!(matches!(against_reply(2, msg), Err(OtError::BadPoint { peer: 1, index: 1 })));
 }
 
 #[test]
 fn a_wrong_length_and_a_vanished_peer_are_typed_errors() {
-    let mut nets = mem::connect(2, NetConfig::default()).into_iter();
-    let (s, r) = (nets.next().unwrap(), nets.next().unwrap());
-    thread::scope(|sc| {
-        let a = sc.spawn(move || send(&s, 1, 3, &mut StdRng::seed_from_u64(5)));
-        let b = sc.spawn(move || {
-            r.recv(0).unwrap();
-            r.send(0, vec![0; 40]).unwrap();
-        });
-        b.join().unwrap();
-        assert!(matches!(a.join().unwrap(), Err(OtError::Malformed { peer: 1, got: 40, want: 96 })));
-    });
+    assert!(matches!(against_reply(3, vec![0; 40]), Err(OtError::Malformed { peer: 1, got: 40, want: 96 })));
     let mut nets = mem::connect(2, NetConfig::with_timeout(std::time::Duration::from_millis(300))).into_iter();
     let (s, r) = (nets.next().unwrap(), nets.next().unwrap());
     drop(r);

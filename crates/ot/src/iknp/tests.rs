@@ -35,7 +35,15 @@ fn random_ots_agree_with_the_choices() {
         let bs = batches.clone();
         let b = sc.spawn(move || {
             let mut x = Receiver::setup(&r, 0, &mut StdRng::seed_from_u64(4)).unwrap();
-            bs.iter().map(|b| x.random(&r, 0, b).unwrap()).collect::<Vec<_>>()
+            bs.iter()
+                .map(|b| {
+                    let before = r.stats().bytes_sent;
+                    let keys = x.random(&r, 0, b).unwrap();
+                    // κ bits per OT, each row padded to whole 128-bit blocks
+                    assert_eq!(r.stats().bytes_sent - before, (KAPPA * b.len().div_ceil(128) * 16) as u64);
+                    keys
+                })
+                .collect::<Vec<_>>()
         });
         (a.join().unwrap(), b.join().unwrap())
     });
