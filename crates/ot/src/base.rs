@@ -69,7 +69,7 @@ pub fn receive<R: RngCore + CryptoRng>(
     Ok(keys)
 }
 
-fn check_peer(net: &Network, peer: PartyId) -> Result<(), OtError> {
+pub(crate) fn check_peer(net: &Network, peer: PartyId) -> Result<(), OtError> {
     if peer == net.id() || peer >= net.n() {
         return Err(OtError::BadPeer { me: net.id(), peer, n: net.n() });
     }

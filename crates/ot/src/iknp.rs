@@ -9,6 +9,12 @@
 //! key `H(i, T_i)` is the one of its choice. `G` is the engine's PRG (AES-CTR), `H` a fixed-key
 //! AES hash that is correlation robust (`π(π(x) ⊕ i) ⊕ π(x)`, Guo et al. 2020). The OT index
 //! runs on across calls, so each batch's keys are fresh.
+//!
+//! On the random OTs: [`Sender::correlated`] (a correlation chosen per OT, one block per OT back)
+//! and [`Sender::send_strings`] (chosen strings of any length, both masked), the receiver's
+//! choices being the random OTs' own; [`Sender::correlated_raw`] gives the unhashed rows, whose
+//! correlation is the global [`Sender::delta`]. Random OTs made ahead of time are derandomised by
+//! [`crate::derand`].
 
 use aes::cipher::{BlockEncrypt, KeyInit};
 use aes::Aes128;
@@ -16,7 +22,7 @@ use argus_net::{Network, PartyId};
 use argus_prg::{Prg, Seed};
 use rand_core::{CryptoRng, RngCore};
 
-use crate::{base, Block, OtError};
+use crate::{base, derand, Block, OtError};
 
 /// The base OTs per extension (the computational security parameter).
 pub const KAPPA: usize = 128;
@@ -45,8 +51,33 @@ impl Sender {
         Ok(Sender { s, seeds: keys.into_iter().map(prg).collect(), hash: Hash::new(), index: 0 })
     }
 
-    /// `m` random OTs: pairs `(x_0, x_1)`, of which the receiver learns `x_{r_i}`. One message.
+    /// `m` random OTs: pairs `(x_0, x_1)`, of which the receiver learns `x_{r_i}`. One message,
+    /// from the receiver: `κ·⌈m/128⌉·16` bytes (κ bits per OT, rows padded to whole blocks).
+    ///
+    /// This is the precomputation: it needs no inputs, and [`crate::derand`] turns its output
+    /// into chosen-message or correlated OTs once the inputs are known.
     pub fn random(&mut self, net: &Network, peer: PartyId, m: usize) -> Result<Vec<[Block; 2]>, OtError> {
+        let rows = self.correlated_raw(net, peer, m)?;
+        let start = self.index;
+        self.index += m as u64;
+        let x0 = self.hash.many(start, &rows, 0);
+        let x1 = self.hash.many(start, &rows, self.s);
+        Ok(x0.into_iter().zip(x1).map(|(a, b)| [a, b]).collect())
+    }
+
+    /// The global correlation `s` of the raw rows: [`correlated_raw`](Self::correlated_raw)'s
+    /// `Q_i` and the receiver's `T_i` satisfy `Q_i = T_i ⊕ r_i·s`. The same for every batch of
+    /// this session.
+    pub fn delta(&self) -> Block {
+        self.s
+    }
+
+    /// `m` correlated OTs with the global `Δ = `[`delta`](Self::delta): the rows `Q_i`, of which
+    /// the receiver gets `T_i = Q_i ⊕ r_i·Δ`. Same message as [`random`](Self::random).
+    ///
+    /// NOT hashed: the rows of one session share `Δ`, so they are only for protocols that hash
+    /// them themselves with a correlation-robust hash (as [`random`](Self::random) does).
+    pub fn correlated_raw(&mut self, net: &Network, peer: PartyId, m: usize) -> Result<Vec<Block>, OtError> {
         let words = m.div_ceil(128) * 2;
         let got = net.recv(peer)?;
         if got.len() != KAPPA * words * 8 {
@@ -61,12 +92,39 @@ impl Sender {
                 }
             }
         }
-        let rows = transpose(&q, words, m);
-        let start = self.index;
-        self.index += m as u64;
-        let x0 = self.hash.many(start, &rows, 0);
-        let x1 = self.hash.many(start, &rows, self.s);
-        Ok(x0.into_iter().zip(x1).map(|(a, b)| [a, b]).collect())
+        Ok(transpose(&q, words, m))
+    }
+
+    /// `delta.len()` correlated OTs, the correlation chosen per OT: returns `x_i`, the receiver
+    /// gets `x_i ⊕ r_i·delta[i]` (hashed, so independent across OTs). Random OTs on the receiver's
+    /// choices and one message back: `y_i = x_{0,i} ⊕ x_{1,i} ⊕ Δ_i`. Bytes: receiver → sender
+    /// `κ·⌈m/128⌉·16`, sender → receiver `16·m`. For one global `Δ`, pass it `m` times.
+    pub fn correlated(&mut self, net: &Network, peer: PartyId, delta: &[Block]) -> Result<Vec<Block>, OtError> {
+        let keys = self.random(net, peer, delta.len())?;
+        derand::answer_correlated(net, peer, &keys, None, delta)
+    }
+
+    /// Chosen-message OT of `len`-byte strings: the receiver learns the `i`-th string of `m0` or
+    /// of `m1` (`m = m0.len() / len` of each). Random OTs on the receiver's choices, then both
+    /// strings of each pair masked by the expansions of their keys (IKNP 2003's chosen-message
+    /// step). Bytes: receiver → sender `κ·⌈m/128⌉·16`, sender → receiver `2·len·m`.
+    ///
+    /// # Panics
+    /// If `len` is 0, or `m0` and `m1` are not the same whole number of `len`-byte strings.
+    pub fn send_strings(
+        &mut self,
+        net: &Network,
+        peer: PartyId,
+        m0: &[u8],
+        m1: &[u8],
+        len: usize,
+    ) -> Result<(), OtError> {
+        assert!(
+            len > 0 && m0.len() == m1.len() && m0.len().is_multiple_of(len),
+            "m0, m1: the same number of len-byte strings"
+        );
+        let keys = self.random(net, peer, m0.len() / len)?;
+        derand::answer_strings(net, peer, &keys, None, m0, m1, len)
     }
 }
 
@@ -77,8 +135,18 @@ impl Receiver {
         Ok(Receiver { seeds: pairs.into_iter().map(|[a, b]| (prg(a), prg(b))).collect(), hash: Hash::new(), index: 0 })
     }
 
-    /// The keys `x_{r_i}` of `m = choices.len()` random OTs. One message.
+    /// The keys `x_{r_i}` of `m = choices.len()` random OTs. One message (see
+    /// [`Sender::random`]).
     pub fn random(&mut self, net: &Network, peer: PartyId, choices: &[bool]) -> Result<Vec<Block>, OtError> {
+        let rows = self.correlated_raw(net, peer, choices)?;
+        let start = self.index;
+        self.index += choices.len() as u64;
+        Ok(self.hash.many(start, &rows, 0))
+    }
+
+    /// The rows `T_i = Q_i ⊕ r_i·Δ` of [`Sender::correlated_raw`]: NOT hashed, only for
+    /// protocols that hash them themselves.
+    pub fn correlated_raw(&mut self, net: &Network, peer: PartyId, choices: &[bool]) -> Result<Vec<Block>, OtError> {
         let m = choices.len();
         let words = m.div_ceil(128) * 2;
         let mut r = vec![0u64; words];
@@ -96,10 +164,30 @@ impl Receiver {
             }
         }
         net.send(peer, msg)?;
-        let rows = transpose(&t, words, m);
-        let start = self.index;
-        self.index += m as u64;
-        Ok(self.hash.many(start, &rows, 0))
+        Ok(transpose(&t, words, m))
+    }
+
+    /// The receiver's side of [`Sender::correlated`]: `x_i ⊕ choices[i]·Δ_i`.
+    pub fn correlated(&mut self, net: &Network, peer: PartyId, choices: &[bool]) -> Result<Vec<Block>, OtError> {
+        let keys = self.random(net, peer, choices)?;
+        derand::finish_correlated(net, peer, &keys, choices)
+    }
+
+    /// The receiver's side of [`Sender::send_strings`]: the chosen `len`-byte string of each
+    /// pair, concatenated.
+    ///
+    /// # Panics
+    /// If `len` is 0.
+    pub fn receive_strings(
+        &mut self,
+        net: &Network,
+        peer: PartyId,
+        choices: &[bool],
+        len: usize,
+    ) -> Result<Vec<u8>, OtError> {
+        assert!(len > 0, "strings of at least one byte");
+        let keys = self.random(net, peer, choices)?;
+        derand::finish_strings(net, peer, &keys, choices, len)
     }
 }
 

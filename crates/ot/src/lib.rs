@@ -1,12 +1,17 @@
 //! Oblivious transfer for the engine's dishonest-majority families (GMW, tensor triples, SPDZ-style
-//! preprocessing). This first part is the base OT every extension starts from:
-//! [`base`], Chou–Orlandi's "simplest OT" on the Ristretto group, batched, semi-honest.
+//! preprocessing). At the bottom is the base OT every extension starts from:
+//! [`base`], Chou–Orlandi's "simplest OT" on the Ristretto group, batched, semi-honest. On it,
+//! [`iknp`] extends κ base OTs to any number of random, correlated or chosen-string OTs, and
+//! [`derand`] turns random OTs precomputed before the inputs are known into chosen ones.
 //!
 //! Messages travel over the engine's one transport ([`argus_net::Network`]): in memory or over
 //! TCP with mutual TLS.
 
 pub mod base;
+pub mod derand;
 pub mod iknp;
+#[cfg(test)]
+mod testing;
 
 use argus_net::{NetError, PartyId};
 

@@ -1,6 +1,6 @@
 use std::thread;
 
-use argus_net::{mem, NetConfig};
+use argus_net::{mem, NetConfig, Network};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -60,4 +60,201 @@ fn random_ots_agree_with_the_choices() {
     all.sort_unstable();
     all.dedup();
     assert_eq!(all.len(), n, "every key distinct");
+}
+
+/// Bytes of the receiver's one message for `m` OTs: κ bits per OT, rows padded to whole blocks.
+fn u_bytes(m: usize) -> u64 {
+    (KAPPA * m.div_ceil(128) * 16) as u64
+}
+
+fn random_bits(m: usize, seed: u64) -> Vec<bool> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..m).map(|_| rng.gen()).collect()
+}
+
+/// Runs the set-up on both sides, then `sender` and `receiver` on the ready parties.
+fn session<A: Send, B: Send>(
+    sender: impl FnOnce(&mut Sender, &Network) -> A + Send,
+    receiver: impl FnOnce(&mut Receiver, &Network) -> B + Send,
+) -> (A, B) {
+    seeded_session(10, sender, receiver)
+}
+
+/// [`session`] with the set-up's randomness drawn from `seed` (view tests compare independent
+/// runs: with the same seeds, two views would be the same pads under different inputs).
+fn seeded_session<A: Send, B: Send>(
+    seed: u64,
+    sender: impl FnOnce(&mut Sender, &Network) -> A + Send,
+    receiver: impl FnOnce(&mut Receiver, &Network) -> B + Send,
+) -> (A, B) {
+    crate::testing::run_pair(
+        |net| sender(&mut Sender::setup(net, 1, &mut StdRng::seed_from_u64(seed)).unwrap(), net),
+        |net| receiver(&mut Receiver::setup(net, 0, &mut StdRng::seed_from_u64(seed + 1)).unwrap(), net),
+    )
+}
+
+#[test]
+fn a_million_random_ots_in_one_call_agree_with_the_choices() {
+    const M: usize = 1_000_000;
+    let choices = random_bits(M, 5);
+    let (pairs, (keys, sent)) = session(
+        |x, net| x.random(net, 1, M).unwrap(),
+        |x, net| {
+            let before = net.stats().bytes_sent;
+            let keys = x.random(net, 0, &choices).unwrap();
+            (keys, net.stats().bytes_sent - before)
+        },
+    );
+    assert_eq!(sent, u_bytes(M));
+    assert_eq!((pairs.len(), keys.len()), (M, M));
+    let mut wrong = 0;
+    for ((p, &k), &c) in pairs.iter().zip(&keys).zip(&choices) {
+        wrong += usize::from(k != p[usize::from(c)] || k == p[usize::from(!c)]);
+    }
+    assert_eq!(wrong, 0, "OTs whose key is not the chosen one");
+    let mut all: Vec<Block> = pairs.iter().flatten().copied().collect();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), 2 * M, "every key distinct");
+}
+
+#[test]
+fn raw_rows_differ_by_the_global_delta_on_the_ones() {
+    let choices = random_bits(1000, 6);
+    let ((q, delta), t) = session(
+        |x, net| (x.correlated_raw(net, 1, 1000).unwrap(), x.delta()),
+        |x, net| x.correlated_raw(net, 0, &choices).unwrap(),
+    );
+    assert_ne!(delta, 0);
+    for ((&q, &t), &c) in q.iter().zip(&t).zip(&choices) {
+        assert_eq!(q ^ t, if c { delta } else { 0 });
+    }
+}
+
+#[test]
+fn correlated_ots_give_the_receiver_x_plus_its_choice_times_delta() {
+    const M: usize = 1000;
+    let choices = random_bits(M, 7);
+    let mut rng = StdRng::seed_from_u64(8);
+    let per_ot: Vec<Block> = (0..M).map(|_| rng.gen()).collect();
+    let global = vec![rng.gen::<Block>(); M];
+    let deltas = [per_ot, global];
+    let (sent, got) = session(
+        |x, net| {
+            deltas
+                .iter()
+                .map(|d| {
+                    let before = net.stats().bytes_sent;
+                    let out = x.correlated(net, 1, d).unwrap();
+                    // one block per OT back
+                    assert_eq!(net.stats().bytes_sent - before, 16 * M as u64);
+                    out
+                })
+                .collect::<Vec<_>>()
+        },
+        |x, net| {
+            (0..2)
+                .map(|_| {
+                    let before = net.stats().bytes_sent;
+                    let out = x.correlated(net, 0, &choices).unwrap();
+                    assert_eq!(net.stats().bytes_sent - before, u_bytes(M));
+                    out
+                })
+                .collect::<Vec<_>>()
+        },
+    );
+    for ((xs, ys), delta) in sent.iter().zip(&got).zip(&deltas) {
+        for (((&x, &y), &c), &d) in xs.iter().zip(ys).zip(&choices).zip(delta) {
+            assert_eq!(y, if c { x ^ d } else { x });
+        }
+    }
+    // hashed: the sender's x_i do not share a correlation (unlike the raw rows)
+    let mut all = sent.concat();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), 2 * M);
+}
+
+#[test]
+fn string_ots_of_any_length_give_the_chosen_strings() {
+    const M: usize = 300;
+    let choices = random_bits(M, 9);
+    for len in [1, 16, 17, 1000] {
+        let mut rng = StdRng::seed_from_u64(len as u64);
+        let m0: Vec<u8> = (0..M * len).map(|_| rng.gen()).collect();
+        let m1: Vec<u8> = (0..M * len).map(|_| rng.gen()).collect();
+        let (sent, (got, received)) = session(
+            |x, net| {
+                let before = net.stats().bytes_sent;
+                x.send_strings(net, 1, &m0, &m1, len).unwrap();
+                net.stats().bytes_sent - before
+            },
+            |x, net| {
+                let before = net.stats().bytes_sent;
+                let out = x.receive_strings(net, 0, &choices, len).unwrap();
+                (out, net.stats().bytes_sent - before)
+            },
+        );
+        // the u-matrix one way, both strings of each pair back
+        assert_eq!(sent, 2 * (len * M) as u64, "len {len}");
+        assert_eq!(received, u_bytes(M), "len {len}");
+        assert_eq!(got.len(), M * len);
+        for (i, &c) in choices.iter().enumerate() {
+            let want = if c { &m1 } else { &m0 };
+            assert_eq!(got[i * len..(i + 1) * len], want[i * len..(i + 1) * len], "len {len}, OT {i}");
+        }
+    }
+}
+
+#[test]
+fn a_short_derandomising_message_is_a_typed_error() {
+    let (_, got) = session(
+        |x, net| {
+            x.random(net, 1, 10).unwrap();
+            net.send(1, vec![0; 5]).unwrap();
+        },
+        |x, net| x.correlated(net, 0, &[true; 10]),
+    );
+    assert!(matches!(got, Err(OtError::Malformed { peer: 0, got: 5, want: 160 })));
+}
+
+/// The bytes each side receives after the set-up, for `choices` and the sender's inputs made of
+/// `fill`: a correlated batch (Δ_i all `fill`) then a string batch (17-byte strings all `fill`).
+/// The set-up's randomness is drawn from `fill`, so each input set is an independent run.
+fn extension_views(choices: &[bool], fill: u8) -> (Vec<u8>, Vec<u8>) {
+    const LEN: usize = 17;
+    let m = choices.len();
+    let delta = vec![u128::from_le_bytes([fill; 16]); m];
+    let strings = vec![fill; m * LEN];
+    seeded_session(
+        100 + u64::from(fill),
+        |x, net| {
+            net.record_view();
+            x.correlated(net, 1, &delta).unwrap();
+            x.send_strings(net, 1, &strings, &strings, LEN).unwrap();
+            crate::testing::view_bytes(&net.take_view())
+        },
+        |x, net| {
+            net.record_view();
+            x.correlated(net, 0, choices).unwrap();
+            x.receive_strings(net, 0, choices, LEN).unwrap();
+            crate::testing::view_bytes(&net.take_view())
+        },
+    )
+}
+
+#[test]
+fn views_are_independent_of_the_choices_and_the_messages() {
+    // m not a multiple of 128: the u-matrix padding is in the sender's view too
+    const M: usize = 10_000;
+    let (s0, r0) = extension_views(&[false; M], 0x00);
+    let (s1, r1) = extension_views(&[true; M], 0xff);
+    let mixed: Vec<bool> = random_bits(M, 12);
+    let (s2, r2) = extension_views(&mixed, 0x5a);
+    // the sender sees the u-matrices, κ bits per OT and batch
+    assert_eq!(s0.len() as u64, 2 * u_bytes(M));
+    crate::testing::assert_views_uniform("IKNP sender's view (u)", &[s0, s1, s2]);
+    // the receiver sees y (16 bytes per OT) and both masked strings (2·17 bytes per OT)
+    assert_eq!(r0.len(), M * (16 + 2 * 17));
+    crate::testing::assert_views_uniform("IKNP receiver's view (y, e)", &[r0, r1, r2]);
 }
