@@ -79,3 +79,49 @@ fn a_wrong_length_and_a_vanished_peer_are_typed_errors() {
     assert!(matches!(send(&s, 1, 4, &mut StdRng::seed_from_u64(5)), Err(OtError::Net(_))));
     assert!(matches!(send(&s, 0, 4, &mut StdRng::seed_from_u64(5)), Err(OtError::BadPeer { .. })));
 }
+
+/// The sender's view (the receiver's `B_i`, 32 bytes each) for `n` OTs all on `choice`.
+fn sender_view(n: usize, choice: bool, seed: u64) -> Vec<u8> {
+    let choices = vec![choice; n];
+    let (view, _) = crate::testing::run_pair(
+        |net| {
+            net.record_view();
+            send(net, 1, n, &mut StdRng::seed_from_u64(seed)).unwrap();
+            crate::testing::view_bytes(&net.take_view())
+        },
+        |net| receive(net, 0, &choices, &mut StdRng::seed_from_u64(seed + 1)).unwrap(),
+    );
+    view
+}
+
+#[test]
+fn the_senders_view_is_valid_distinct_points_alike_for_both_choices() {
+    use crate::testing::{assert_balanced, byte_histogram, chi2_same, CHI2_LIMIT};
+    const N: usize = 4096;
+    let views = [sender_view(N, false, 20), sender_view(N, true, 30)];
+    for (c, view) in views.iter().enumerate() {
+        assert_eq!(view.len(), N * POINT);
+        // every B_i a valid point in canonical encoding, and all distinct
+        for (i, enc) in view.chunks_exact(POINT).enumerate() {
+            assert!(CompressedRistretto::from_slice(enc).unwrap().decompress().is_some(), "choice {c}, point {i}");
+        }
+        let mut encs: Vec<&[u8]> = view.chunks_exact(POINT).collect();
+        encs.sort_unstable();
+        encs.dedup();
+        assert_eq!(encs.len(), N, "choice {c}: points repeat");
+        // a canonical encoding is an even field element below 2^255 - 19: bits 0 and 255 are
+        // zero, every other bit fair (N samples per bit, 254·N bits in all)
+        let bit = |k: usize| view.chunks_exact(POINT).filter(|e| e[k / 8] >> (k % 8) & 1 == 1).count() as u64;
+        assert_eq!((bit(0), bit(255)), (0, 0), "choice {c}");
+        let mut ones = 0;
+        for k in 1..255 {
+            assert_balanced(&format!("choice {c}, bit {k} of B_i"), bit(k), N as u64);
+            ones += bit(k);
+        }
+        assert_balanced(&format!("choice {c}, all bits of B_i"), ones, 254 * N as u64);
+    }
+    // bytes 1..=30 hold only fair bits: their distribution is the same for either choice
+    let inner = |v: &[u8]| -> Vec<u8> { v.chunks_exact(POINT).flat_map(|e| e[1..31].iter().copied()).collect() };
+    let c = chi2_same(&byte_histogram(&inner(&views[0])), &byte_histogram(&inner(&views[1])));
+    assert!(c < CHI2_LIMIT, "B_i bytes differ between choice 0 and 1 (chi2 = {c:.0})");
+}
