@@ -24,6 +24,9 @@ use rand_core::{CryptoRng, RngCore};
 
 use crate::{base, derand, Block, OtError};
 
+#[cfg(target_arch = "x86_64")]
+mod vaes;
+
 /// The base OTs per extension (the computational security parameter).
 pub const KAPPA: usize = 128;
 
@@ -38,6 +41,9 @@ pub struct Sender {
 /// The extension's receiver, after the base OTs.
 pub struct Receiver {
     seeds: Vec<(Prg, Prg)>,
+    /// The matrix `T` of the last batch (16 bytes per OT), kept for the next one: a fresh one
+    /// would cost a page fault per 256 OTs.
+    t: Vec<u64>,
     hash: Hash,
     index: u64,
 }
@@ -57,12 +63,20 @@ impl Sender {
     /// This is the precomputation: it needs no inputs, and [`crate::derand`] turns its output
     /// into chosen-message or correlated OTs once the inputs are known.
     pub fn random(&mut self, net: &Network, peer: PartyId, m: usize) -> Result<Vec<[Block; 2]>, OtError> {
-        let rows = self.correlated_raw(net, peer, m)?;
+        let mut out = vec![[0; 2]; m];
+        self.random_into(net, peer, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`random`](Self::random) for `out.len()` OTs, written into `out` (a buffer the caller
+    /// reuses across batches: no allocation of the result). The same message and keys.
+    pub fn random_into(&mut self, net: &Network, peer: PartyId, out: &mut [[Block; 2]]) -> Result<(), OtError> {
         let start = self.index;
-        self.index += m as u64;
-        let x0 = self.hash.many(start, &rows, 0);
-        let x1 = self.hash.many(start, &rows, self.s);
-        Ok(x0.into_iter().zip(x1).map(|(a, b)| [a, b]).collect())
+        self.index += out.len() as u64;
+        let (hash, s) = (&self.hash, self.s);
+        sender_rows(&mut self.seeds, s, net, peer, out.len(), |first, rows| {
+            hash.pairs(start + first as u64, rows, s, &mut out[first..first + rows.len()]);
+        })
     }
 
     /// The global correlation `s` of the raw rows: [`correlated_raw`](Self::correlated_raw)'s
@@ -78,21 +92,9 @@ impl Sender {
     /// NOT hashed: the rows of one session share `Δ`, so they are only for protocols that hash
     /// them themselves with a correlation-robust hash (as [`random`](Self::random) does).
     pub fn correlated_raw(&mut self, net: &Network, peer: PartyId, m: usize) -> Result<Vec<Block>, OtError> {
-        let words = m.div_ceil(128) * 2;
-        let got = net.recv(peer)?;
-        if got.len() != KAPPA * words * 8 {
-            return Err(OtError::Malformed { peer, got: got.len(), want: KAPPA * words * 8 });
-        }
-        let mut q = vec![0u64; KAPPA * words];
-        for (j, (row, seed)) in q.chunks_exact_mut(words).zip(&mut self.seeds).enumerate() {
-            fill(seed, row);
-            if self.s >> j & 1 == 1 {
-                for (x, u) in row.iter_mut().zip(got[j * words * 8..].chunks_exact(8)) {
-                    *x ^= u64::from_le_bytes(u.try_into().expect("8 bytes"));
-                }
-            }
-        }
-        Ok(transpose(&q, words, m))
+        let mut out = Vec::with_capacity(m);
+        sender_rows(&mut self.seeds, self.s, net, peer, m, |_, rows| out.extend_from_slice(rows))?;
+        Ok(out)
     }
 
     /// `delta.len()` correlated OTs, the correlation chosen per OT: returns `x_i`, the receiver
@@ -132,39 +134,48 @@ impl Receiver {
     /// Runs the base OTs with `peer` (as their sender).
     pub fn setup<R: RngCore + CryptoRng>(net: &Network, peer: PartyId, rng: &mut R) -> Result<Self, OtError> {
         let pairs = base::send(net, peer, KAPPA, rng)?;
-        Ok(Receiver { seeds: pairs.into_iter().map(|[a, b]| (prg(a), prg(b))).collect(), hash: Hash::new(), index: 0 })
+        Ok(Receiver {
+            seeds: pairs.into_iter().map(|[a, b]| (prg(a), prg(b))).collect(),
+            hash: Hash::new(),
+            index: 0,
+            t: Vec::new(),
+        })
     }
 
     /// The keys `x_{r_i}` of `m = choices.len()` random OTs. One message (see
     /// [`Sender::random`]).
     pub fn random(&mut self, net: &Network, peer: PartyId, choices: &[bool]) -> Result<Vec<Block>, OtError> {
-        let rows = self.correlated_raw(net, peer, choices)?;
+        let mut out = vec![0; choices.len()];
+        self.random_into(net, peer, choices, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`random`](Self::random) written into `out` (one key per choice).
+    ///
+    /// # Panics
+    /// If `out` and `choices` differ in length.
+    pub fn random_into(
+        &mut self,
+        net: &Network,
+        peer: PartyId,
+        choices: &[bool],
+        out: &mut [Block],
+    ) -> Result<(), OtError> {
+        assert_eq!(out.len(), choices.len(), "one key per choice");
         let start = self.index;
-        self.index += choices.len() as u64;
-        Ok(self.hash.many(start, &rows, 0))
+        self.index += out.len() as u64;
+        let hash = &self.hash;
+        receiver_rows(&mut self.seeds, &mut self.t, net, peer, choices, |first, rows| {
+            hash.many(start + first as u64, rows, &mut out[first..first + rows.len()]);
+        })
     }
 
     /// The rows `T_i = Q_i ⊕ r_i·Δ` of [`Sender::correlated_raw`]: NOT hashed, only for
     /// protocols that hash them themselves.
     pub fn correlated_raw(&mut self, net: &Network, peer: PartyId, choices: &[bool]) -> Result<Vec<Block>, OtError> {
-        let m = choices.len();
-        let words = m.div_ceil(128) * 2;
-        let mut r = vec![0u64; words];
-        for (i, &c) in choices.iter().enumerate() {
-            r[i / 64] |= u64::from(c) << (i % 64);
-        }
-        let mut t = vec![0u64; KAPPA * words];
-        let mut msg = Vec::with_capacity(KAPPA * words * 8);
-        let mut g1 = vec![0u64; words];
-        for (row, (s0, s1)) in t.chunks_exact_mut(words).zip(&mut self.seeds) {
-            fill(s0, row);
-            fill(s1, &mut g1);
-            for ((x, g), r) in row.iter().zip(&g1).zip(&r) {
-                msg.extend_from_slice(&(x ^ g ^ r).to_le_bytes());
-            }
-        }
-        net.send(peer, msg)?;
-        Ok(transpose(&t, words, m))
+        let mut out = Vec::with_capacity(choices.len());
+        receiver_rows(&mut self.seeds, &mut self.t, net, peer, choices, |_, rows| out.extend_from_slice(rows))?;
+        Ok(out)
     }
 
     /// The receiver's side of [`Sender::correlated`]: `x_i ⊕ choices[i]·Δ_i`.
@@ -200,28 +211,180 @@ fn fill(seed: &mut Prg, row: &mut [u64]) {
     seed.fill_bytes(bytemuck::cast_slice_mut(row));
 }
 
-/// Row `i < m` of the κ × (64·words) bit matrix `cols` (κ rows of `words` words, bit `i` of row `j`
-/// at word `i / 64`, bit `i % 64`), read down the column: bit `j` of the result is bit `i` of row `j`.
-fn transpose(cols: &[u64], words: usize, m: usize) -> Vec<u128> {
-    let mut out = vec![0u128; words * 64];
-    let mut block = [0u64; 64];
-    for w in 0..words {
-        for half in 0..2 {
-            for (k, b) in block.iter_mut().enumerate() {
-                *b = cols[(64 * half + k) * words + w];
+/// OTs per chunk of the sender's pipeline: the chunk's κ × CHUNK bit matrix (32 KiB) is filled,
+/// corrected, transposed and hashed while it is in cache.
+const CHUNK: usize = 2048;
+const CHUNK_WORDS: usize = CHUNK / 64;
+
+/// The sender's rows `Q_i = T_i ⊕ r_i·s` of `m` OTs from the receiver's message, handed to
+/// `each(first OT, rows)` a chunk at a time, in order. The seeds' streams advance by the padded
+/// width (`⌈m/128⌉` blocks each), as the receiver's do.
+fn sender_rows(
+    seeds: &mut [Prg],
+    s: u128,
+    net: &Network,
+    peer: PartyId,
+    m: usize,
+    mut each: impl FnMut(usize, &[Block]),
+) -> Result<(), OtError> {
+    let words = m.div_ceil(128) * 2;
+    let got = net.recv(peer)?;
+    if got.len() != KAPPA * words * 8 {
+        return Err(OtError::Malformed { peer, got: got.len(), want: KAPPA * words * 8 });
+    }
+    let mut q = vec![0u64; KAPPA * CHUNK_WORDS];
+    let mut rows = vec![0u128; CHUNK];
+    for c in (0..words).step_by(CHUNK_WORDS) {
+        let w = CHUNK_WORDS.min(words - c);
+        for (j, (row, seed)) in q.chunks_exact_mut(w).zip(seeds.iter_mut()).enumerate() {
+            fill(seed, row);
+            if s >> j & 1 == 1 {
+                let u = &got[(j * words + c) * 8..(j * words + c + w) * 8];
+                for (x, u) in row.iter_mut().zip(u.chunks_exact(8)) {
+                    *x ^= u64::from_le_bytes(u.try_into().expect("8 bytes"));
+                }
             }
-            transpose64(&mut block);
-            for (k, &b) in block.iter().enumerate() {
-                out[64 * w + k] |= u128::from(b) << (64 * half);
+        }
+        transpose(&q, w, w, &mut rows[..64 * w]);
+        let n = (64 * w).min(m - 64 * c);
+        each(64 * c, &rows[..n]);
+    }
+    Ok(())
+}
+
+/// The receiver's side: sends `u_j = G(k0_j) ⊕ G(k1_j) ⊕ r` (the whole message first, so the
+/// sender starts at once), then hands the rows `T_i` to `each` a chunk at a time, in order.
+fn receiver_rows(
+    seeds: &mut [(Prg, Prg)],
+    t: &mut Vec<u64>,
+    net: &Network,
+    peer: PartyId,
+    choices: &[bool],
+    mut each: impl FnMut(usize, &[Block]),
+) -> Result<(), OtError> {
+    let m = choices.len();
+    let words = m.div_ceil(128) * 2;
+    let mut r = vec![0u64; words];
+    for (i, &c) in choices.iter().enumerate() {
+        r[i / 64] |= u64::from(c) << (i % 64);
+    }
+    if m == 0 {
+        net.send(peer, Vec::new())?;
+        return Ok(());
+    }
+    if t.len() < KAPPA * words {
+        t.resize(KAPPA * words, 0);
+    }
+    let t = &mut t[..KAPPA * words];
+    let mut msg = vec![0u8; KAPPA * words * 8];
+    let mut g1 = vec![0u64; words];
+    for ((row, (s0, s1)), out) in t.chunks_exact_mut(words).zip(seeds.iter_mut()).zip(msg.chunks_exact_mut(words * 8)) {
+        fill(s0, row);
+        fill(s1, &mut g1);
+        for (((x, g), r), o) in row.iter().zip(&g1).zip(&r).zip(out.chunks_exact_mut(8)) {
+            o.copy_from_slice(&(x ^ g ^ r).to_le_bytes());
+        }
+    }
+    net.send(peer, msg)?;
+    let mut rows = vec![0u128; CHUNK];
+    for c in (0..words).step_by(CHUNK_WORDS) {
+        let w = CHUNK_WORDS.min(words - c);
+        transpose(&t[c..], words, w, &mut rows[..64 * w]);
+        let n = (64 * w).min(m - 64 * c);
+        each(64 * c, &rows[..n]);
+    }
+    Ok(())
+}
+
+/// The transpose of a κ × 64·w bit matrix (row `j` the `w` words at `cols[j·stride..]`, bit `i`
+/// of a row at word `i / 64`, bit `i % 64`) into `out` (64·w rows): bit `j` of `out[i]` is bit
+/// `i` of row `j`. Runs on AVX-512 or AVX2 where the CPU has them (the same code, vectorised by the
+/// compiler), else portably.
+fn transpose(cols: &[u64], stride: usize, w: usize, out: &mut [u128]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (checked just above).
+            return unsafe { transpose_avx512(cols, stride, w, out) };
+        }
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { transpose_avx2(cols, stride, w, out) };
+        }
+    }
+    transpose_lanes(cols, stride, w, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn transpose_avx512(cols: &[u64], stride: usize, w: usize, out: &mut [u128]) {
+    transpose_lanes(cols, stride, w, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn transpose_avx2(cols: &[u64], stride: usize, w: usize, out: &mut [u128]) {
+    transpose_lanes(cols, stride, w, out)
+}
+
+/// Word columns transposed side by side: each of the 64×64 blocks of [`LANES`] neighbouring
+/// columns in one lane, so the masked swaps of [`transpose64`] run on vectors.
+const LANES: usize = 8;
+
+#[inline(always)]
+fn transpose_lanes(cols: &[u64], stride: usize, w: usize, out: &mut [u128]) {
+    debug_assert!(out.len() == 64 * w && cols.len() >= (KAPPA - 1) * stride + w);
+    let mut lo = [[0u64; LANES]; 64];
+    let mut hi = [[0u64; LANES]; 64];
+    for w0 in (0..w).step_by(LANES) {
+        let lanes = LANES.min(w - w0);
+        for k in 0..64 {
+            let (a, b) = (k * stride + w0, (64 + k) * stride + w0);
+            if lanes == LANES {
+                lo[k] = cols[a..a + LANES].try_into().expect("LANES words");
+                hi[k] = cols[b..b + LANES].try_into().expect("LANES words");
+            } else {
+                lo[k][..lanes].copy_from_slice(&cols[a..a + lanes]);
+                hi[k][..lanes].copy_from_slice(&cols[b..b + lanes]);
+            }
+        }
+        swaps(&mut lo);
+        swaps(&mut hi);
+        for l in 0..lanes {
+            let o = &mut out[64 * (w0 + l)..64 * (w0 + l + 1)];
+            for (k, x) in o.iter_mut().enumerate() {
+                *x = u128::from(lo[k][l]) | u128::from(hi[k][l]) << 64;
             }
         }
     }
-    out.truncate(m);
-    out
+}
+
+/// [`transpose64`] on every lane at once.
+#[inline(always)]
+fn swaps(a: &mut [[u64; LANES]; 64]) {
+    let mut j = 32;
+    let mut mask: u64 = 0x0000_0000_FFFF_FFFF;
+    while j != 0 {
+        let mut k = 0;
+        while k < 64 {
+            let (mut x, mut y) = (a[k], a[k + j]);
+            for l in 0..LANES {
+                let t = ((x[l] >> j) ^ y[l]) & mask;
+                x[l] ^= t << j;
+                y[l] ^= t;
+            }
+            (a[k], a[k + j]) = (x, y);
+            k = (k + j + 1) & !j;
+        }
+        j >>= 1;
+        mask ^= mask << j;
+    }
 }
 
 /// In place: bit `c` of word `r` becomes bit `r` of word `c` (LSB first), by the recursive
-/// exchange of off-diagonal blocks (6 rounds of masked swaps).
+/// exchange of off-diagonal blocks (6 rounds of masked swaps). The one-lane reference for
+/// [`swaps`].
+#[cfg(test)]
 fn transpose64(a: &mut [u64; 64]) {
     let mut j = 32;
     let mut mask: u64 = 0x0000_0000_FFFF_FFFF;
@@ -239,39 +402,81 @@ fn transpose64(a: &mut [u64; 64]) {
 }
 
 /// `H(i, x) = π(π(x) ⊕ i) ⊕ π(x)` with π fixed-key AES-128: a tweakable correlation-robust hash.
-struct Hash(Aes128);
+/// π runs on VAES where the CPU has it, else on the `aes` crate (AES-NI or portable).
+struct Hash {
+    aes: Aes128,
+    #[cfg(target_arch = "x86_64")]
+    vaes: Option<vaes::Keys>,
+}
 
 impl Hash {
     fn new() -> Self {
         // Any fixed, public key: the digits of π.
-        Hash(Aes128::new(&0x243F_6A88_85A3_08D3_1319_8A2E_0370_7344u128.to_le_bytes().into()))
-    }
-    /// `H(start + i, x_i ⊕ mask)` for every `x_i`, the permutation run on blocks of 64 at a time
-    /// (the AES units pipelined, not one block per call).
-    fn many(&self, start: u64, xs: &[u128], mask: u128) -> Vec<u128> {
-        const AT_ONCE: usize = 64;
-        let mut out = Vec::with_capacity(xs.len());
-        let mut p = [aes::Block::default(); AT_ONCE];
-        let mut q = [aes::Block::default(); AT_ONCE];
-        for (c, chunk) in xs.chunks(AT_ONCE).enumerate() {
-            let k = chunk.len();
-            for (b, &x) in p.iter_mut().zip(chunk) {
-                *b = (x ^ mask).to_le_bytes().into();
-            }
-            self.0.encrypt_blocks(&mut p[..k]);
-            let base = start + (c * AT_ONCE) as u64;
-            for (i, (d, b)) in q.iter_mut().zip(&p[..k]).enumerate() {
-                *d = (u128::from_le_bytes((*b).into()) ^ u128::from(base + i as u64)).to_le_bytes().into();
-            }
-            self.0.encrypt_blocks(&mut q[..k]);
-            out.extend(
-                p[..k]
-                    .iter()
-                    .zip(&q[..k])
-                    .map(|(a, b)| u128::from_le_bytes((*a).into()) ^ u128::from_le_bytes((*b).into())),
-            );
+        const KEY: u128 = 0x243F_6A88_85A3_08D3_1319_8A2E_0370_7344;
+        Hash {
+            aes: Aes128::new(&KEY.to_le_bytes().into()),
+            #[cfg(target_arch = "x86_64")]
+            vaes: vaes::Keys::new(KEY),
         }
-        out
+    }
+
+    /// `x = π(x)` for every block (little-endian bytes), at most 64 at a time.
+    fn permute(&self, xs: &mut [u128]) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(k) = &self.vaes {
+            return k.encrypt(xs);
+        }
+        self.permute_portable(xs);
+    }
+
+    /// [`permute`](Self::permute) on the `aes` crate.
+    fn permute_portable(&self, xs: &mut [u128]) {
+        let mut p = [aes::Block::default(); 64];
+        let n = xs.len();
+        for (b, &x) in p.iter_mut().zip(xs.iter()) {
+            *b = x.to_le_bytes().into();
+        }
+        self.aes.encrypt_blocks(&mut p[..n]);
+        for (x, b) in xs.iter_mut().zip(&p) {
+            *x = u128::from_le_bytes((*b).into());
+        }
+    }
+
+    /// `out[i] = H(start + i, xs[i])`.
+    fn many(&self, start: u64, xs: &[u128], out: &mut [u128]) {
+        self.apply(start, xs, [0], |i, [h]| out[i] = h);
+    }
+
+    /// `out[i] = [H(start + i, xs[i]), H(start + i, xs[i] ⊕ s)]`.
+    fn pairs(&self, start: u64, xs: &[u128], s: u128, out: &mut [[u128; 2]]) {
+        self.apply(start, xs, [0, s], |i, h| out[i] = h);
+    }
+
+    /// `emit(i, [H(start + i, x_i ⊕ masks[k]) for each k])` for every `x_i`, the permutation
+    /// run on 64 blocks at a time (the AES units pipelined, not one block per call).
+    #[inline(always)]
+    fn apply<const K: usize>(&self, start: u64, xs: &[u128], masks: [u128; K], mut emit: impl FnMut(usize, [u128; K])) {
+        const AT_ONCE: usize = 64;
+        let per = AT_ONCE / K;
+        let mut p = [0u128; AT_ONCE];
+        let mut q = [0u128; AT_ONCE];
+        for (c, chunk) in xs.chunks(per).enumerate() {
+            let n = chunk.len() * K;
+            for (i, &x) in chunk.iter().enumerate() {
+                for (k, &mask) in masks.iter().enumerate() {
+                    p[K * i + k] = x ^ mask;
+                }
+            }
+            self.permute(&mut p[..n]);
+            let base = start + (c * per) as u64;
+            for (b, (d, &e)) in q.iter_mut().zip(&p[..n]).enumerate() {
+                *d = e ^ u128::from(base + (b / K) as u64);
+            }
+            self.permute(&mut q[..n]);
+            for i in 0..chunk.len() {
+                emit(c * per + i, std::array::from_fn(|k| p[K * i + k] ^ q[K * i + k]));
+            }
+        }
     }
 }
 

@@ -258,3 +258,87 @@ fn views_are_independent_of_the_choices_and_the_messages() {
     assert_eq!(r0.len(), M * (16 + 2 * 17));
     crate::testing::assert_views_uniform("IKNP receiver's view (y, e)", &[r0, r1, r2]);
 }
+
+#[test]
+fn every_transpose_path_agrees_with_the_definition() {
+    let mut rng = StdRng::seed_from_u64(13);
+    // widths: one block column, an odd number of lanes, a whole chunk; strided rows
+    for (w, stride) in [(2, 2), (6, 10), (CHUNK_WORDS, CHUNK_WORDS), (18, 40)] {
+        let cols: Vec<u64> = (0..KAPPA * stride).map(|_| rng.gen()).collect();
+        let mut want = vec![0u128; 64 * w];
+        for (j, row) in cols.chunks_exact(stride).enumerate() {
+            for (i, x) in want.iter_mut().enumerate() {
+                *x |= u128::from(row[i / 64] >> (i % 64) & 1) << j;
+            }
+        }
+        let mut got = vec![0u128; 64 * w];
+        transpose_lanes(&cols, stride, w, &mut got);
+        assert_eq!(got, want, "portable, w = {w}");
+        let mut got = vec![0u128; 64 * w];
+        transpose(&cols, stride, w, &mut got);
+        assert_eq!(got, want, "dispatched, w = {w}");
+        #[cfg(target_arch = "x86_64")]
+        for (name, have, f) in [
+            ("avx2", is_x86_feature_detected!("avx2"), transpose_avx2 as unsafe fn(&[u64], usize, usize, &mut [u128])),
+            ("avx512", is_x86_feature_detected!("avx512f"), transpose_avx512),
+        ] {
+            if have {
+                let mut got = vec![0u128; 64 * w];
+                // SAFETY: the CPU has the feature (checked).
+                unsafe { f(&cols, stride, w, &mut got) };
+                assert_eq!(got, want, "{name}, w = {w}");
+            }
+        }
+    }
+}
+
+#[test]
+fn random_into_matches_random_and_empty_batches_work() {
+    let choices = random_bits(3000, 14);
+    let ((a, b, e), (ka, kb, ke)) = session(
+        |x, net| {
+            let a = x.random(net, 1, 3000).unwrap();
+            let mut b = vec![[0; 2]; 3000];
+            x.random_into(net, 1, &mut b).unwrap();
+            (a, b, x.random(net, 1, 0).unwrap())
+        },
+        |x, net| {
+            let ka = x.random(net, 0, &choices).unwrap();
+            let mut kb = vec![0; 3000];
+            x.random_into(net, 0, &choices, &mut kb).unwrap();
+            (ka, kb, x.random(net, 0, &[]).unwrap())
+        },
+    );
+    assert!(e.is_empty() && ke.is_empty());
+    for (pairs, keys) in [(a, ka), (b, kb)] {
+        for ((p, &k), &c) in pairs.iter().zip(&keys).zip(&choices) {
+            assert_eq!(k, p[usize::from(c)]);
+        }
+    }
+}
+
+#[test]
+fn the_hash_permutes_alike_on_every_path() {
+    let h = Hash::new();
+    #[cfg(target_arch = "x86_64")]
+    assert_eq!(
+        h.vaes.is_some(),
+        is_x86_feature_detected!("aes") && is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("vaes")
+    );
+    let mut rng = StdRng::seed_from_u64(15);
+    for n in [1, 3, 4, 5, 31, 32, 33, 64] {
+        let xs: Vec<u128> = (0..n).map(|_| rng.gen()).collect();
+        let mut want = xs.clone();
+        for x in &mut want {
+            let mut b = aes::Block::from(x.to_le_bytes());
+            h.aes.encrypt_block(&mut b);
+            *x = u128::from_le_bytes(b.into());
+        }
+        let mut got = xs.clone();
+        h.permute_portable(&mut got);
+        assert_eq!(got, want, "portable, {n} blocks");
+        let mut got = xs.clone();
+        h.permute(&mut got);
+        assert_eq!(got, want, "dispatched, {n} blocks");
+    }
+}
