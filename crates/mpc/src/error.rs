@@ -9,6 +9,9 @@ pub enum MpcError {
     /// The network failed (peer closed, timeout, TLS, ...).
     #[error(transparent)]
     Net(#[from] NetError),
+    /// An oblivious transfer failed (a bad base-OT point, a malformed extension message).
+    #[error(transparent)]
+    Ot(#[from] argus_ot::OtError),
     /// Bad arithmetic input (value out of range, bad encoding, ...).
     #[error(transparent)]
     Math(#[from] MathError),

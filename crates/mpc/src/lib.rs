@@ -18,6 +18,7 @@ pub mod additive3;
 pub mod audit;
 mod error;
 pub mod galois;
+pub mod gmw;
 pub mod local;
 mod party;
 pub mod recovery;
