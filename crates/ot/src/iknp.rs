@@ -16,16 +16,11 @@
 //! correlation is the global [`Sender::delta`]. Random OTs made ahead of time are derandomised by
 //! [`crate::derand`].
 
-use aes::cipher::{BlockEncrypt, KeyInit};
-use aes::Aes128;
 use argus_net::{Network, PartyId};
-use argus_prg::{Prg, Seed};
+use argus_prg::{Permutation, Prg, Seed};
 use rand_core::{CryptoRng, RngCore};
 
 use crate::{base, derand, Block, OtError};
-
-#[cfg(target_arch = "x86_64")]
-mod vaes;
 
 /// The base OTs per extension (the computational security parameter).
 pub const KAPPA: usize = 128;
@@ -298,17 +293,20 @@ fn receiver_rows(
 
 /// The transpose of a κ × 64·w bit matrix (row `j` the `w` words at `cols[j·stride..]`, bit `i`
 /// of a row at word `i / 64`, bit `i % 64`) into `out` (64·w rows): bit `j` of `out[i]` is bit
-/// `i` of row `j`. Runs on AVX-512 or AVX2 where the CPU has them (the same code, vectorised by the
-/// compiler), else portably.
+/// `i` of row `j`. Runs on AVX-512 or AVX2 at the engine's kernel level
+/// ([`argus_math::kernels::detected`], lowered by `ARGUS_ISA`): the same code, vectorised by
+/// the compiler; else portably.
 fn transpose(cols: &[u64], stride: usize, w: usize, out: &mut [u128]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F (checked just above).
+        use argus_math::kernels::{detected, Isa};
+        let level = detected();
+        if level >= Isa::Avx512 {
+            // SAFETY: the level is only this high where the CPU has AVX-512F (and BW, DQ, VL).
             return unsafe { transpose_avx512(cols, stride, w, out) };
         }
-        if is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
+        if level >= Isa::Avx2 {
+            // SAFETY: the level is only this high where the CPU has AVX2.
             return unsafe { transpose_avx2(cols, stride, w, out) };
         }
     }
@@ -402,44 +400,16 @@ fn transpose64(a: &mut [u64; 64]) {
 }
 
 /// `H(i, x) = π(π(x) ⊕ i) ⊕ π(x)` with π fixed-key AES-128: a tweakable correlation-robust hash.
-/// π runs on VAES where the CPU has it, else on the `aes` crate (AES-NI or portable).
-struct Hash {
-    aes: Aes128,
-    #[cfg(target_arch = "x86_64")]
-    vaes: Option<vaes::Keys>,
-}
+struct Hash(Permutation);
 
 impl Hash {
     fn new() -> Self {
         // Any fixed, public key: the digits of π.
-        const KEY: u128 = 0x243F_6A88_85A3_08D3_1319_8A2E_0370_7344;
-        Hash {
-            aes: Aes128::new(&KEY.to_le_bytes().into()),
-            #[cfg(target_arch = "x86_64")]
-            vaes: vaes::Keys::new(KEY),
-        }
+        Hash(Permutation::new(0x243F_6A88_85A3_08D3_1319_8A2E_0370_7344))
     }
 
-    /// `x = π(x)` for every block (little-endian bytes), at most 64 at a time.
     fn permute(&self, xs: &mut [u128]) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(k) = &self.vaes {
-            return k.encrypt(xs);
-        }
-        self.permute_portable(xs);
-    }
-
-    /// [`permute`](Self::permute) on the `aes` crate.
-    fn permute_portable(&self, xs: &mut [u128]) {
-        let mut p = [aes::Block::default(); 64];
-        let n = xs.len();
-        for (b, &x) in p.iter_mut().zip(xs.iter()) {
-            *b = x.to_le_bytes().into();
-        }
-        self.aes.encrypt_blocks(&mut p[..n]);
-        for (x, b) in xs.iter_mut().zip(&p) {
-            *x = u128::from_le_bytes((*b).into());
-        }
+        self.0.permute(xs);
     }
 
     /// `out[i] = H(start + i, xs[i])`.

@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use aes::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
+use aes::cipher::{BlockEncrypt, KeyInit, KeyIvInit, StreamCipher, StreamCipherSeek};
 use argus_math::{BitVec, Ring};
 use argus_net::{NetError, Network, PartyId};
 use rand_core::{CryptoRng, RngCore};
@@ -80,6 +80,58 @@ impl Keystream {
             self.ctr.apply_keystream_b2b(&ZEROS[..chunk.len()], chunk).expect("equal lengths");
         }
         self.counter += blocks;
+    }
+}
+
+/// AES-128 under one key as a permutation of 128-bit blocks (little-endian bytes), many blocks
+/// per call: the fixed-key π of the OT extensions' correlation-robust hashes. VAES where the
+/// kernels' level allows it (as for [`Prg`], lowered by `ARGUS_ISA`), else the `aes` crate.
+pub struct Permutation {
+    aes: aes::Aes128,
+    #[cfg(target_arch = "x86_64")]
+    vaes: Option<vaes::Keys>,
+}
+
+impl fmt::Debug for Permutation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Permutation(..)")
+    }
+}
+
+impl Permutation {
+    /// The permutation keyed by `key` (a public constant where it is used as π).
+    pub fn new(key: u128) -> Self {
+        let bytes = key.to_le_bytes();
+        Permutation {
+            aes: aes::Aes128::new(&bytes.into()),
+            #[cfg(target_arch = "x86_64")]
+            vaes: vaes::Keys::new(&bytes),
+        }
+    }
+
+    /// `x = AES_k(x)` for every block.
+    pub fn permute(&self, xs: &mut [u128]) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(k) = &self.vaes {
+            return k.encrypt(xs);
+        }
+        self.permute_portable(xs);
+    }
+
+    /// [`permute`](Self::permute) on the `aes` crate, 64 blocks per call (its AES-NI path
+    /// pipelines them).
+    fn permute_portable(&self, xs: &mut [u128]) {
+        let mut p = [aes::Block::default(); 64];
+        for chunk in xs.chunks_mut(64) {
+            let n = chunk.len();
+            for (b, &x) in p.iter_mut().zip(chunk.iter()) {
+                *b = x.to_le_bytes().into();
+            }
+            self.aes.encrypt_blocks(&mut p[..n]);
+            for (x, b) in chunk.iter_mut().zip(&p) {
+                *x = u128::from_le_bytes((*b).into());
+            }
+        }
     }
 }
 
@@ -277,6 +329,40 @@ fn bytemuck_bytes(words: &mut [u64]) -> &mut [u8] {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_permutation_is_aes_on_every_path() {
+        use aes::cipher::{BlockEncrypt, KeyInit};
+        let key = 0x243F_6A88_85A3_08D3_1319_8A2E_0370_7344u128;
+        let pi = super::Permutation::new(key);
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(
+            pi.vaes.is_some(),
+            argus_math::kernels::detected() >= argus_math::kernels::Isa::Avx512
+                && is_x86_feature_detected!("aes")
+                && is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("vaes")
+        );
+        let aes = aes::Aes128::new(&key.to_le_bytes().into());
+        let mut prg = super::Prg::new(&super::Seed([9; 16]));
+        for n in [0usize, 1, 3, 4, 5, 31, 32, 33, 64, 65, 200] {
+            let xs: Vec<u128> = (0..n).map(|_| u128::from(prg.next_u64()) << 64 | u128::from(prg.next_u64())).collect();
+            let want: Vec<u128> = xs
+                .iter()
+                .map(|x| {
+                    let mut b = aes::Block::from(x.to_le_bytes());
+                    aes.encrypt_block(&mut b);
+                    u128::from_le_bytes(b.into())
+                })
+                .collect();
+            let mut got = xs.clone();
+            pi.permute_portable(&mut got);
+            assert_eq!(got, want, "portable, {n} blocks");
+            let mut got = xs.clone();
+            pi.permute(&mut got);
+            assert_eq!(got, want, "dispatched, {n} blocks");
+        }
+    }
+
     use super::*;
     use argus_math::Z64;
 

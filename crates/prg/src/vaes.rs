@@ -1,6 +1,7 @@
-//! AES-128-CTR keystream with VAES on AVX-512: four blocks per 512-bit register, eight
-//! registers in flight, so one core streams several times what AES-NI's one block per
-//! instruction gives. Selected at run time; [`crate::Prg`] falls back to the `aes` crate.
+//! AES-128 with VAES on AVX-512: four blocks per 512-bit register, eight registers in flight,
+//! so one core streams several times what AES-NI's one block per instruction gives. The CTR
+//! keystream of [`crate::Prg`] and the block-by-block permutation of [`crate::Permutation`];
+//! selected at run time, both fall back to the `aes` crate.
 //!
 //! The keystream is the same as `ctr::Ctr128LE<aes::Aes128>` with a zero IV: block `i` is
 //! `AES_k(i)` with `i` as a little-endian 128-bit integer (checked by the tests against that
@@ -31,6 +32,12 @@ impl Keys {
         debug_assert!((counter as u64).checked_add((out.len() / 16) as u64).is_some());
         // SAFETY: `Keys` exists only where `new` found AES-NI, AVX-512F and VAES.
         unsafe { ctr(self, counter, out) }
+    }
+
+    /// `x = AES_k(x)` for every block (as little-endian bytes).
+    pub(crate) fn encrypt(&self, xs: &mut [u128]) {
+        // SAFETY: `Keys` exists only where `new` found AES-NI, AVX-512F and VAES.
+        unsafe { ecb(self, xs) }
     }
 }
 
@@ -115,5 +122,29 @@ fn ctr(keys: &Keys, counter: u128, out: &mut [u8]) {
         let lanes = (1u32 << (part.len() / 4)) - 1;
         // SAFETY: the mask covers the `part.len()` (≤ 64, whole blocks) bytes of `part`.
         unsafe { _mm512_mask_storeu_epi32(part.as_mut_ptr().cast(), lanes as u16, e) };
+    }
+}
+
+#[target_feature(enable = "aes,avx512f,vaes")]
+fn ecb(keys: &Keys, xs: &mut [u128]) {
+    let rk: [__m512i; 11] = std::array::from_fn(|i| _mm512_broadcast_i32x4(keys.0[i]));
+    const WIDE: usize = 8; // registers in flight, as in `ctr`
+    let mut chunks = xs.chunks_exact_mut(4 * WIDE);
+    for chunk in &mut chunks {
+        let p = chunk.as_mut_ptr().cast::<u8>();
+        // SAFETY: `chunk` holds WIDE · 64 bytes; unaligned loads and stores of 64 bytes at 64·j.
+        let b: [__m512i; WIDE] = std::array::from_fn(|j| unsafe { _mm512_loadu_si512(p.add(64 * j).cast()) });
+        for (j, x) in b.iter().enumerate() {
+            let e = encrypt4(&rk, *x);
+            unsafe { _mm512_storeu_si512(p.add(64 * j).cast(), e) };
+        }
+    }
+    for part in chunks.into_remainder().chunks_mut(4) {
+        let lanes = ((1u32 << (4 * part.len())) - 1) as u16;
+        let p = part.as_mut_ptr().cast::<i32>();
+        // SAFETY: the mask covers the `part.len()` (≤ 4) blocks of `part`.
+        let x = unsafe { _mm512_maskz_loadu_epi32(lanes, p.cast()) };
+        let e = encrypt4(&rk, x);
+        unsafe { _mm512_mask_storeu_epi32(p.cast(), lanes, e) };
     }
 }

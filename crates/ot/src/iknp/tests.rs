@@ -316,29 +316,3 @@ fn random_into_matches_random_and_empty_batches_work() {
         }
     }
 }
-
-#[test]
-fn the_hash_permutes_alike_on_every_path() {
-    let h = Hash::new();
-    #[cfg(target_arch = "x86_64")]
-    assert_eq!(
-        h.vaes.is_some(),
-        is_x86_feature_detected!("aes") && is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("vaes")
-    );
-    let mut rng = StdRng::seed_from_u64(15);
-    for n in [1, 3, 4, 5, 31, 32, 33, 64] {
-        let xs: Vec<u128> = (0..n).map(|_| rng.gen()).collect();
-        let mut want = xs.clone();
-        for x in &mut want {
-            let mut b = aes::Block::from(x.to_le_bytes());
-            h.aes.encrypt_block(&mut b);
-            *x = u128::from_le_bytes(b.into());
-        }
-        let mut got = xs.clone();
-        h.permute_portable(&mut got);
-        assert_eq!(got, want, "portable, {n} blocks");
-        let mut got = xs.clone();
-        h.permute(&mut got);
-        assert_eq!(got, want, "dispatched, {n} blocks");
-    }
-}
