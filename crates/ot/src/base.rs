@@ -28,21 +28,9 @@ pub fn send<R: RngCore + CryptoRng>(
     rng: &mut R,
 ) -> Result<Vec<[Block; 2]>, OtError> {
     check_peer(net, peer)?;
-    let a = Scalar::random(rng);
-    let big_a = &a * RISTRETTO_BASEPOINT_TABLE;
-    let a_bytes = big_a.compress();
-    net.send(peer, a_bytes.as_bytes().to_vec())?;
-    let got = net.recv(peer)?;
-    let points = decode_points(peer, &got, n)?;
-    Ok(points
-        .iter()
-        .enumerate()
-        .map(|(i, (b, b_bytes))| {
-            let k0 = key(i, &a_bytes, b_bytes, &(a * b));
-            let k1 = key(i, &a_bytes, b_bytes, &(a * (b - big_a)));
-            [k0, k1]
-        })
-        .collect())
+    let (offer, msg) = Offer::new(rng);
+    net.send(peer, msg)?;
+    offer.keys(peer, &net.recv(peer)?, n)
 }
 
 /// The receiver's side: the key `k_{c_i}` of each pair, for its choice bits `c_i`.
@@ -53,8 +41,54 @@ pub fn receive<R: RngCore + CryptoRng>(
     rng: &mut R,
 ) -> Result<Vec<Block>, OtError> {
     check_peer(net, peer)?;
-    let got = net.recv(peer)?;
-    let (big_a, a_bytes) = decode_points(peer, &got, 1)?.pop().expect("one point");
+    let (reply, keys) = answer(peer, &net.recv(peer)?, choices, rng)?;
+    net.send(peer, reply)?;
+    Ok(keys)
+}
+
+/// The sender's half, split at its two messages so that many sessions (with several peers, in
+/// both directions) can run side by side: [`Offer::new`] gives the message `A`, and
+/// [`Offer::keys`] the key pairs from the receiver's [`answer`].
+pub struct Offer {
+    a: Scalar,
+    big_a: RistrettoPoint,
+    a_bytes: CompressedRistretto,
+}
+
+impl Offer {
+    /// A fresh `a` and the message `A = a·G` (32 bytes).
+    pub fn new<R: RngCore + CryptoRng>(rng: &mut R) -> (Offer, Vec<u8>) {
+        let a = Scalar::random(rng);
+        let big_a = &a * RISTRETTO_BASEPOINT_TABLE;
+        let a_bytes = big_a.compress();
+        (Offer { a, big_a, a_bytes }, a_bytes.as_bytes().to_vec())
+    }
+
+    /// The `n` key pairs, from `peer`'s answer (its `B_i`, 32 bytes each).
+    pub fn keys(&self, peer: PartyId, reply: &[u8], n: usize) -> Result<Vec<[Block; 2]>, OtError> {
+        let points = decode_points(peer, reply, n)?;
+        // a·(B − A) = a·B − a·A: one scalar product per OT
+        let a_a = self.a * self.big_a;
+        Ok(points
+            .iter()
+            .enumerate()
+            .map(|(i, (b, b_bytes))| {
+                let a_b = self.a * b;
+                [key(i, &self.a_bytes, b_bytes, &a_b), key(i, &self.a_bytes, b_bytes, &(a_b - a_a))]
+            })
+            .collect())
+    }
+}
+
+/// The receiver's half: to `peer`'s offer `A`, the answer `B_i` for each choice bit and the keys
+/// `k_{c_i}`.
+pub fn answer<R: RngCore + CryptoRng>(
+    peer: PartyId,
+    offer: &[u8],
+    choices: &[bool],
+    rng: &mut R,
+) -> Result<(Vec<u8>, Vec<Block>), OtError> {
+    let (big_a, a_bytes) = decode_points(peer, offer, 1)?.pop().expect("one point");
     let mut msg = Vec::with_capacity(choices.len() * POINT);
     let mut keys = Vec::with_capacity(choices.len());
     for (i, &c) in choices.iter().enumerate() {
@@ -65,8 +99,7 @@ pub fn receive<R: RngCore + CryptoRng>(
         msg.extend_from_slice(b_bytes.as_bytes());
         keys.push(key(i, &a_bytes, &b_bytes, &(b * big_a)));
     }
-    net.send(peer, msg)?;
-    Ok(keys)
+    Ok((msg, keys))
 }
 
 pub(crate) fn check_peer(net: &Network, peer: PartyId) -> Result<(), OtError> {

@@ -46,10 +46,13 @@ pub struct Receiver {
 impl Sender {
     /// Runs the base OTs with `peer` (as their receiver).
     pub fn setup<R: RngCore + CryptoRng>(net: &Network, peer: PartyId, rng: &mut R) -> Result<Self, OtError> {
-        let s = u128::from(rng.next_u64()) << 64 | u128::from(rng.next_u64());
-        let choices: Vec<bool> = (0..KAPPA).map(|j| s >> j & 1 == 1).collect();
-        let keys = base::receive(net, peer, &choices, rng)?;
-        Ok(Sender { s, seeds: keys.into_iter().map(prg).collect(), hash: Hash::new(), index: 0 })
+        let s = random_block(rng);
+        let keys = base::receive(net, peer, &bits_of(s), rng)?;
+        Ok(Sender::from_base(s, keys))
+    }
+
+    fn from_base(s: u128, keys: Vec<Block>) -> Self {
+        Sender { s, seeds: keys.into_iter().map(prg).collect(), hash: Hash::new(), index: 0 }
     }
 
     /// `m` random OTs: pairs `(x_0, x_1)`, of which the receiver learns `x_{r_i}`. One message,
@@ -128,13 +131,16 @@ impl Sender {
 impl Receiver {
     /// Runs the base OTs with `peer` (as their sender).
     pub fn setup<R: RngCore + CryptoRng>(net: &Network, peer: PartyId, rng: &mut R) -> Result<Self, OtError> {
-        let pairs = base::send(net, peer, KAPPA, rng)?;
-        Ok(Receiver {
+        Ok(Receiver::from_base(base::send(net, peer, KAPPA, rng)?))
+    }
+
+    fn from_base(pairs: Vec<[Block; 2]>) -> Self {
+        Receiver {
             seeds: pairs.into_iter().map(|[a, b]| (prg(a), prg(b))).collect(),
             hash: Hash::new(),
             index: 0,
             t: Vec::new(),
-        })
+        }
     }
 
     /// The keys `x_{r_i}` of `m = choices.len()` random OTs. One message (see
@@ -195,6 +201,46 @@ impl Receiver {
         let keys = self.random(net, peer, choices)?;
         derand::finish_strings(net, peer, &keys, choices, len)
     }
+}
+
+/// An extension in each direction with every one of `peers`, set up side by side: every base-OT
+/// offer goes out, then every answer, then the offers' keys are read (three waves of messages
+/// instead of two rounds per peer and direction one after another). Returns, per peer, this
+/// party's extension sender and receiver. All parties of the session call it with their peers.
+pub fn setup_with<R: RngCore + CryptoRng>(
+    net: &Network,
+    peers: &[PartyId],
+    rng: &mut R,
+) -> Result<Vec<(Sender, Receiver)>, OtError> {
+    let mut offers = Vec::with_capacity(peers.len());
+    for &peer in peers {
+        base::check_peer(net, peer)?;
+        let (offer, msg) = base::Offer::new(rng);
+        net.send(peer, msg)?;
+        offers.push(offer);
+    }
+    let mut senders = Vec::with_capacity(peers.len());
+    for &peer in peers {
+        let s = random_block(rng);
+        let (reply, keys) = base::answer(peer, &net.recv(peer)?, &bits_of(s), rng)?;
+        net.send(peer, reply)?;
+        senders.push(Sender::from_base(s, keys));
+    }
+    let mut out = Vec::with_capacity(peers.len());
+    for ((&peer, offer), sender) in peers.iter().zip(offers).zip(senders) {
+        let pairs = offer.keys(peer, &net.recv(peer)?, KAPPA)?;
+        out.push((sender, Receiver::from_base(pairs)));
+    }
+    Ok(out)
+}
+
+fn random_block<R: RngCore>(rng: &mut R) -> u128 {
+    u128::from(rng.next_u64()) << 64 | u128::from(rng.next_u64())
+}
+
+/// The κ bits of `s`, LSB first: the extension sender's base-OT choices.
+fn bits_of(s: u128) -> Vec<bool> {
+    (0..KAPPA).map(|j| s >> j & 1 == 1).collect()
 }
 
 fn prg(key: Block) -> Prg {

@@ -2,6 +2,7 @@
 
 mod compare;
 mod core;
+mod gmw;
 mod iris;
 mod sharemind;
 
@@ -20,6 +21,10 @@ pub enum Suite {
     /// Paper 001 (Sharemind): Table 2 (each protocol's single-op latency, saturation point and
     /// saturated cost, Z_2^32 and Z_2^64) and Table 3 (private k-means), the paper's figures beside.
     Sharemind(sharemind::SharemindArgs),
+    /// Paper 003 (GMW with VS gates): the branching string equality, standard GMW against VS,
+    /// for 2..5 parties under LAN, shared-LAN and WAN shaping; random OTs per second; AES-128
+    /// and SHA-256 from Bristol files.
+    Gmw(gmw::GmwArgs),
 }
 
 /// Runs a suite.
@@ -28,6 +33,7 @@ pub fn run(suite: Suite) -> Result<(), String> {
         Suite::Core(a) => core::run(a),
         Suite::Iris(a) => iris::run(a),
         Suite::Sharemind(a) => sharemind::run(a),
+        Suite::Gmw(a) => gmw::run_suite(a),
     }
 }
 

@@ -8,6 +8,9 @@ use std::fmt;
 /// A wire's index.
 pub type Wire = u32;
 
+/// The most parties a circuit may have.
+pub const MAX_PARTIES: usize = 16;
+
 /// One gate. AND is the one-element case of VS, kept apart because most circuits (Bristol
 /// files, standard GMW) are made of them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,12 +122,21 @@ pub struct Circuit {
     gates: Vec<Gate>,
     inputs: Vec<usize>,
     outputs: usize,
+    layers: Vec<Layer>,
+    /// Who may hold non-zero shares of each wire, and what an evaluation costs: worked out once.
+    pub(crate) plan: std::sync::OnceLock<crate::gmw::protocol::Plan>,
 }
 
 impl Circuit {
-    /// Checks the gate list (wire indices below `wires`, each set once and before it is read,
+    /// Checks the gate list (1 to [`MAX_PARTIES`] parties, wire indices below `wires`, each set once and before it is read,
     /// parties below `parties`, VS vectors as long as their outputs).
     pub fn new(parties: usize, wires: usize, gates: Vec<Gate>) -> Result<Circuit, CircuitError> {
+        if !(1..=MAX_PARTIES).contains(&parties) {
+            return Err(CircuitError {
+                gate: 0,
+                reason: format!("{parties} parties: a circuit has 1 to {MAX_PARTIES}"),
+            });
+        }
         let mut set = vec![false; wires];
         let mut inputs = vec![0; parties];
         let mut outputs = 0;
@@ -182,7 +194,8 @@ impl Circuit {
                 }
             }
         }
-        Ok(Circuit { parties, wires, gates, inputs, outputs })
+        let layers = layers_of(wires, &gates);
+        Ok(Circuit { parties, wires, gates, inputs, outputs, layers, plan: std::sync::OnceLock::new() })
     }
 
     /// Number of parties.
@@ -228,50 +241,8 @@ impl Circuit {
     /// The rounds of an evaluation: layer `k` holds the local gates at AND depth `k` and then the
     /// AND and VS gates at depth `k + 1`, so every gate's inputs are ready when its layer runs.
     /// The last layer has no nonlinear gates.
-    pub fn layers(&self) -> Vec<Layer> {
-        let mut depth = vec![0u32; self.wires];
-        let mut gate_depth = Vec::with_capacity(self.gates.len());
-        for g in &self.gates {
-            let d = match g {
-                Gate::Input { wire, .. } => {
-                    depth[*wire as usize] = 0;
-                    0
-                }
-                Gate::Xor { a, b, out } => {
-                    let d = depth[*a as usize].max(depth[*b as usize]);
-                    depth[*out as usize] = d;
-                    d
-                }
-                Gate::Inv { a, out } => {
-                    let d = depth[*a as usize];
-                    depth[*out as usize] = d;
-                    d
-                }
-                Gate::And { a, b, out } => {
-                    let d = depth[*a as usize].max(depth[*b as usize]) + 1;
-                    depth[*out as usize] = d;
-                    d
-                }
-                Gate::Vs { scalar, vector, out } => {
-                    let d = vector.iter().fold(depth[*scalar as usize], |m, &w| m.max(depth[w as usize])) + 1;
-                    for &w in out {
-                        depth[w as usize] = d;
-                    }
-                    d
-                }
-                Gate::Output { wire } => depth[*wire as usize],
-            };
-            gate_depth.push(d as usize);
-        }
-        let top = gate_depth.iter().copied().max().unwrap_or(0);
-        let mut layers = vec![Layer::default(); top + 1];
-        for (i, (g, &d)) in self.gates.iter().zip(&gate_depth).enumerate() {
-            match g {
-                Gate::And { .. } | Gate::Vs { .. } => layers[d - 1].nonlinear.push(i),
-                _ => layers[d].local.push(i),
-            }
-        }
-        layers
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
     }
 
     /// Fig. 2's `eval`: the outputs in the order of the OUTPUT gates, for each party's input bits
@@ -320,4 +291,51 @@ impl Circuit {
         }
         Ok(())
     }
+}
+
+/// The layers of a valid gate list (see [`Circuit::layers`]).
+fn layers_of(wires: usize, gates: &[Gate]) -> Vec<Layer> {
+    let mut depth = vec![0u32; wires];
+    let mut gate_depth = Vec::with_capacity(gates.len());
+    for g in gates {
+        let d = match g {
+            Gate::Input { wire, .. } => {
+                depth[*wire as usize] = 0;
+                0
+            }
+            Gate::Xor { a, b, out } => {
+                let d = depth[*a as usize].max(depth[*b as usize]);
+                depth[*out as usize] = d;
+                d
+            }
+            Gate::Inv { a, out } => {
+                let d = depth[*a as usize];
+                depth[*out as usize] = d;
+                d
+            }
+            Gate::And { a, b, out } => {
+                let d = depth[*a as usize].max(depth[*b as usize]) + 1;
+                depth[*out as usize] = d;
+                d
+            }
+            Gate::Vs { scalar, vector, out } => {
+                let d = vector.iter().fold(depth[*scalar as usize], |m, &w| m.max(depth[w as usize])) + 1;
+                for &w in out {
+                    depth[w as usize] = d;
+                }
+                d
+            }
+            Gate::Output { wire } => depth[*wire as usize],
+        };
+        gate_depth.push(d as usize);
+    }
+    let top = gate_depth.iter().copied().max().unwrap_or(0);
+    let mut layers = vec![Layer::default(); top + 1];
+    for (i, (g, &d)) in gates.iter().zip(&gate_depth).enumerate() {
+        match g {
+            Gate::And { .. } | Gate::Vs { .. } => layers[d - 1].nonlinear.push(i),
+            _ => layers[d].local.push(i),
+        }
+    }
+    layers
 }

@@ -7,16 +7,18 @@
 //! * [`bristol`]: Bristol Fashion import, errors with line numbers.
 //! * [`builder`]: circuits with IF/ELSE and SWITCH, VS-demultiplexed and merged (Fig. 1), or the
 //!   standard GMW form as the baseline.
+//! * [`circuits`]: the paper's benchmark circuit (branching log-depth string equality).
 //! * [`protocol`]: the evaluation (Figs. 3 and 4) on random OTs made beforehand.
 
 pub mod bristol;
 pub mod builder;
 pub mod circuit;
+pub mod circuits;
 pub mod protocol;
 
 pub use builder::{Branching, Builder};
 pub use circuit::{Circuit, CircuitError, Counts, Gate, Wire};
-pub use protocol::{evaluate, preprocess, Preprocessed};
+pub use protocol::{cost, evaluate, preprocess, Cost, Preprocessed};
 
 #[cfg(test)]
 mod tests;

@@ -1,10 +1,8 @@
 //! p-party GMW with VS gates (paper 003, Figs. 3 and 4), semi-honest, up to p − 1 corruptions.
 //!
-//! Wires carry XOR shares. INPUT: the owner's share is its bit XOR a pad drawn from the stream it
-//! shares with each other party, who take that pad as their share (no message). XOR and INV are
-//! local. An AND or VS gate `a·(x^1..x^n)` expands by Eq. (1) into `⊕_i ⊕_j a_i x_j`: the terms
-//! `a_i x_i` are local and each cross term `a_i x_j` (i ≠ j) is one 1-out-of-2 OT of n-bit
-//! strings, receiver `i`, sender `j`: `p(p − 1)` OTs per gate whatever n.
+//! Wires carry XOR shares. An AND or VS gate `a·(x^1..x^n)` expands by Eq. (1) into
+//! `⊕_i ⊕_j a_i x_j`: the terms `a_i x_i` are local and each cross term `a_i x_j` (i ≠ j) is one
+//! 1-out-of-2 OT of n-bit strings, receiver `i`, sender `j`: `p(p − 1)` OTs per gate whatever n.
 //!
 //! The OTs are random OTs made before the circuit's inputs are known ([`preprocess`], IKNP), then
 //! derandomised Beaver-style: a random OT `(k0, k1)` / `(c, k_c)` is a triple `c·R = G(k0) ⊕
@@ -12,6 +10,14 @@
 //! `e = a_i ⊕ c` (1 bit) and the sender `F = x_j ⊕ R` (n bits), both at once; then
 //! `a_i x_j = [a_i·F ⊕ G(k_c)] ⊕ [G(k_e)]`, the receiver's and the sender's share. One round per
 //! layer of AND/VS gates, `1 + n` bits per gate and ordered pair; plus one round for the outputs.
+//!
+//! Beyond the paper, shares known to be zero are not sent for. An INPUT is shared as the
+//! owner's bit and zeros (no message), and each wire keeps the set of parties that may hold a
+//! non-zero share of it (public). A cross term `a_i x_j` with `a_i` or all of `x_j`
+//! known zero needs no OT, the elements of `x_j` known zero no bits, and a gate whose inputs all
+//! belong to one party is that party's local product. Outputs are re-randomised by a
+//! zero-sharing from the pairwise streams before they are revealed. [`cost`] counts the OTs,
+//! bytes and rounds of an evaluation from the circuit alone.
 
 use argus_math::BitVec;
 use argus_ot::{iknp, Block};
@@ -26,7 +32,6 @@ use crate::party::Party;
 /// them are used. Each OT is used once: an evaluation consumes them from the front.
 pub struct Preprocessed {
     peers: Vec<Option<PeerOts>>,
-    used: usize,
     len: usize,
 }
 
@@ -37,6 +42,9 @@ struct PeerOts {
     /// This party as the receiver: its random choices and the keys it got.
     choices: BitVec,
     recv: Vec<Block>,
+    /// OTs used so far as the sender and as the receiver.
+    sent: usize,
+    received: usize,
 }
 
 impl Preprocessed {
@@ -48,44 +56,34 @@ impl Preprocessed {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
-    /// OTs used so far per ordered pair (AND and VS gates evaluated).
-    pub fn used(&self) -> usize {
-        self.used
+    /// OTs used so far with `peer`: (this party receiving, this party sending).
+    pub fn used(&self, peer: usize) -> (usize, usize) {
+        self.peers.get(peer).and_then(Option::as_ref).map_or((0, 0), |o| (o.received, o.sent))
     }
 }
 
 /// Makes `m` random OTs in each direction with every other party (IKNP: 128 base OTs per pair
-/// and direction, then κ = 128 bits per OT from the extension's receiver). Pairs take turns in
-/// one global order, so no two parties wait on each other.
+/// and direction, then κ = 128 bits per OT from the extension's receiver). All pairs and both
+/// directions at once: the base OTs in three waves of messages ([`iknp::setup_with`]), then
+/// every party's extension messages together.
 pub fn preprocess(p: &mut Party, m: usize) -> Result<Preprocessed> {
     let (me, n) = (p.id(), p.n());
     let mut rng = Prg::new(&p.prg.own().fork());
-    let mut peers: Vec<Option<PeerOts>> = (0..n).map(|_| None).collect();
-    for lo in 0..n {
-        for hi in lo + 1..n {
-            if me != lo && me != hi {
-                continue;
-            }
-            let peer = if me == lo { hi } else { lo };
-            let choices = BitVec::random(&mut rng, m);
-            let bools = choices.to_bools();
-            let net = p.net();
-            // lo sends first, then hi
-            let (send, recv) = if me == lo {
-                let mut s = iknp::Sender::setup(net, peer, &mut rng)?;
-                let send = s.random(net, peer, m)?;
-                let mut r = iknp::Receiver::setup(net, peer, &mut rng)?;
-                (send, r.random(net, peer, &bools)?)
-            } else {
-                let mut r = iknp::Receiver::setup(net, peer, &mut rng)?;
-                let recv = r.random(net, peer, &bools)?;
-                let mut s = iknp::Sender::setup(net, peer, &mut rng)?;
-                (s.random(net, peer, m)?, recv)
-            };
-            peers[peer] = Some(PeerOts { send, choices, recv });
-        }
+    let others: Vec<usize> = (0..n).filter(|&q| q != me).collect();
+    let net = p.net();
+    let mut ext = iknp::setup_with(net, &others, &mut rng)?;
+    // receivers only send, senders only receive: every receiver first, then every sender
+    let mut received = Vec::with_capacity(others.len());
+    for (&peer, (_, r)) in others.iter().zip(&mut ext) {
+        let choices = BitVec::random(&mut rng, m);
+        let keys = r.random(net, peer, &choices.to_bools())?;
+        received.push((choices, keys));
     }
-    Ok(Preprocessed { peers, used: 0, len: m })
+    let mut peers: Vec<Option<PeerOts>> = (0..n).map(|_| None).collect();
+    for ((&peer, (s, _)), (choices, recv)) in others.iter().zip(&mut ext).zip(received) {
+        peers[peer] = Some(PeerOts { send: s.random(net, peer, m)?, choices, recv, sent: 0, received: 0 });
+    }
+    Ok(Preprocessed { peers, len: m })
 }
 
 /// `n` bits of `G(key)` into `out` (whole words; bits past `n` are garbage): the key itself
@@ -135,6 +133,174 @@ fn parts(g: &Gate) -> (Wire, &[Wire], &[Wire]) {
     }
 }
 
+/// For each wire, the set of parties (a bit mask) whose shares of it may be non-zero: public, the
+/// same at every party. An input belongs to its owner, XOR joins the sets, INV adds party 0 (the
+/// one who flips), an AND/VS gate whose inputs all belong to one party keeps it (that party's
+/// local product), and every other gate's outputs may be anyone's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Owners(Vec<u16>);
+
+impl Owners {
+    /// Every wire's set, in one pass over the gates (each wire is set once, so the set a gate
+    /// gives its outputs is final).
+    fn of(c: &Circuit) -> Self {
+        let mut own = Owners(vec![u16::MAX; c.wires()]);
+        for g in c.gates() {
+            match g {
+                Gate::And { .. } | Gate::Vs { .. } => {
+                    let (a, x, out) = parts(g);
+                    own.set(out, own.sole(a, x));
+                }
+                g => own.local(g),
+            }
+        }
+        own
+    }
+    /// Whether party `q`'s share of `w` may be non-zero.
+    fn may(&self, w: Wire, q: usize) -> bool {
+        self.0[w as usize] >> q & 1 == 1
+    }
+    /// Updates the owners of a local gate's output.
+    fn local(&mut self, g: &Gate) {
+        let o = &mut self.0;
+        match g {
+            Gate::Input { party, wire } => o[*wire as usize] = 1 << party,
+            Gate::Xor { a, b, out } => o[*out as usize] = o[*a as usize] | o[*b as usize],
+            Gate::Inv { a, out } => o[*out as usize] = o[*a as usize] | 1,
+            _ => {}
+        }
+    }
+    /// The party that computes `a·x` alone, if all its inputs belong to one.
+    fn sole(&self, a: Wire, x: &[Wire]) -> Option<usize> {
+        let all = x.iter().fold(self.0[a as usize], |m, &w| m | self.0[w as usize]);
+        (all.count_ones() == 1).then_some(all.trailing_zeros() as usize)
+    }
+    /// The elements of `x` the cross term `a_i x_j` covers (0: no OT), receiver `i`, sender `j`.
+    fn covered(&self, a: Wire, x: &[Wire], i: usize, j: usize) -> usize {
+        if self.may(a, i) {
+            x.iter().filter(|&&w| self.may(w, j)).count()
+        } else {
+            0
+        }
+    }
+    fn set(&mut self, out: &[Wire], sole: Option<usize>) {
+        let o = sole.map_or(u16::MAX, |q| 1 << q);
+        for &w in out {
+            self.0[w as usize] = o;
+        }
+    }
+}
+
+/// What one evaluation of a circuit costs, from the circuit alone (the protocol's cost counter):
+/// OTs per ordered pair, bytes each party sends (online, after [`preprocess`]), rounds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cost {
+    /// `ots[i][j]`: OTs with receiver `i` and sender `j`.
+    pub ots: Vec<Vec<usize>>,
+    /// Bytes party `i` sends in the evaluation.
+    pub bytes_sent: Vec<u64>,
+    /// Rounds: one per layer with an OT, one for the outputs.
+    pub rounds: usize,
+}
+
+impl Cost {
+    /// The most OTs any ordered pair needs: what [`preprocess`] must make.
+    pub fn max_ots(&self) -> usize {
+        self.ots.iter().flatten().copied().max().unwrap_or(0)
+    }
+}
+
+/// What [`evaluate`] needs to know about a circuit beyond its gates, worked out once per circuit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Plan {
+    owners: Owners,
+    cost: Cost,
+    /// Per layer, its XOR and INV gates as `(a, b, out)` (`b = INV` for INV): a tight loop over
+    /// small records instead of a walk through the gate list.
+    local: Vec<Vec<[Wire; 3]>>,
+    /// Each party's input wires, and the output wires, in gate order.
+    inputs: Vec<Vec<Wire>>,
+    outputs: Vec<Wire>,
+}
+
+/// The `b` of an INV gate in [`Plan::local`].
+const INV: Wire = Wire::MAX;
+
+fn plan(c: &Circuit) -> &Plan {
+    c.plan.get_or_init(|| {
+        let owners = Owners::of(c);
+        let cost = count(c, &owners);
+        let local = c
+            .layers()
+            .iter()
+            .map(|l| {
+                l.local
+                    .iter()
+                    .filter_map(|&i| match c.gates()[i] {
+                        Gate::Xor { a, b, out } => Some([a, b, out]),
+                        Gate::Inv { a, out } => Some([a, INV, out]),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut inputs = vec![Vec::new(); c.parties()];
+        let mut outputs = Vec::with_capacity(c.outputs());
+        for g in c.gates() {
+            match *g {
+                Gate::Input { party, wire } => inputs[party].push(wire),
+                Gate::Output { wire } => outputs.push(wire),
+                _ => {}
+            }
+        }
+        Plan { owners, cost, local, inputs, outputs }
+    })
+}
+
+/// The OTs, bytes and rounds of [`evaluate`] on `c` (counted once per circuit).
+pub fn cost(c: &Circuit) -> &Cost {
+    &plan(c).cost
+}
+
+fn count(c: &Circuit, own: &Owners) -> Cost {
+    let p = c.parties();
+    let mut ots = vec![vec![0; p]; p];
+    let mut bytes = vec![0u64; p];
+    let mut rounds = 1;
+    for layer in c.layers() {
+        let mut bits = vec![vec![0usize; p]; p]; // bits[from][to]
+        let mut any = false;
+        for &gi in &layer.nonlinear {
+            let (a, x, _) = parts(&c.gates()[gi]);
+            if own.sole(a, x).is_some() {
+                continue;
+            }
+            any = true;
+            for i in 0..p {
+                for j in (0..p).filter(|&j| j != i) {
+                    let n = own.covered(a, x, i, j);
+                    if n > 0 {
+                        ots[i][j] += 1;
+                        bits[i][j] += 1;
+                        bits[j][i] += n;
+                    }
+                }
+            }
+        }
+        if any {
+            rounds += 1;
+            for (i, row) in bits.iter().enumerate() {
+                bytes[i] +=
+                    row.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, &b)| b.div_ceil(8) as u64).sum::<u64>();
+            }
+        }
+    }
+    for b in &mut bytes {
+        *b += (p as u64 - 1) * c.outputs().div_ceil(8) as u64;
+    }
+    Cost { ots, bytes_sent: bytes, rounds }
+}
+
 /// Evaluates `c` with this party's `input` bits (as many as the circuit's INPUT gates of this
 /// party), using OTs from `pre`; returns the outputs, revealed to every party.
 pub fn evaluate(p: &mut Party, c: &Circuit, pre: &mut Preprocessed, input: &[bool]) -> Result<Vec<bool>> {
@@ -149,123 +315,188 @@ pub fn evaluate(p: &mut Party, c: &Circuit, pre: &mut Preprocessed, input: &[boo
             c.inputs()[me]
         )));
     }
-    let counts = c.counts();
-    let need = counts.and + counts.vs;
-    if pre.len - pre.used < need {
-        return Err(MpcError::InvalidParameter(format!(
-            "the circuit needs {need} OTs per pair, {} are left",
-            pre.len - pre.used
-        )));
-    }
-    // INPUT: pads from the pairwise streams, drawn owner by owner in party order on both sides.
-    let mut pads: Vec<BitVec> = Vec::with_capacity(n);
-    for owner in 0..n {
-        let bits = c.inputs()[owner];
-        let mut mine = if owner == me { BitVec::from_bools(input) } else { BitVec::zeros(bits) };
-        for peer in (0..n).filter(|&q| q != me) {
-            if owner != me && owner != peer {
-                continue;
-            }
-            let stream = p.prg.with(peer).expect("a stream with every peer");
-            mine.xor_assign(&BitVec::random(stream, bits))?;
+    let Plan { owners: own, cost, local, inputs, outputs } = plan(c);
+    let need = &cost.ots;
+    for q in (0..n).filter(|&q| q != me) {
+        let o = pre.peers[q].as_ref().expect("OTs with every peer");
+        let (left_r, left_s) = (pre.len - o.received, pre.len - o.sent);
+        if need[me][q] > left_r || need[q][me] > left_s {
+            return Err(MpcError::InvalidParameter(format!(
+                "the circuit needs {} and {} OTs with party {q}, {left_r} and {left_s} are left",
+                need[me][q], need[q][me]
+            )));
         }
-        pads.push(mine);
     }
-    let mut next_input = vec![0usize; n];
+    let peers: Vec<usize> = (0..n).filter(|&q| q != me).collect();
     let mut w = vec![0u8; c.wires()];
-    // revealed at the end, in gate order (layers may visit them in another)
-    let outputs: Vec<Wire> =
-        c.gates().iter().filter_map(|g| if let Gate::Output { wire } = g { Some(*wire) } else { None }).collect();
+    // INPUT: the owner's bit, zeros elsewhere (no message)
+    for (&wire, &b) in inputs[me].iter().zip(input) {
+        w[wire as usize] = u8::from(b);
+    }
     let (mut ka, mut kb) = (Vec::new(), Vec::new());
-    for layer in c.layers() {
-        for &i in &layer.local {
-            match &c.gates()[i] {
-                Gate::Input { party, wire } => {
-                    w[*wire as usize] = u8::from(pads[*party].get(next_input[*party]));
-                    next_input[*party] += 1;
-                }
-                Gate::Xor { a, b, out } => w[*out as usize] = w[*a as usize] ^ w[*b as usize],
-                Gate::Inv { a, out } => w[*out as usize] = w[*a as usize] ^ u8::from(me == 0),
-                Gate::Output { .. } => {}
-                Gate::And { .. } | Gate::Vs { .. } => unreachable!("layers keep AND and VS apart"),
-            }
+    let flip = u8::from(me == 0);
+    for (layer, ops) in c.layers().iter().zip(local) {
+        for &[a, b, out] in ops {
+            w[out as usize] = if b == INV { w[a as usize] ^ flip } else { w[a as usize] ^ w[b as usize] };
         }
         if layer.nonlinear.is_empty() {
             continue;
         }
-        let gates: Vec<(Wire, &[Wire], &[Wire])> = layer.nonlinear.iter().map(|&i| parts(&c.gates()[i])).collect();
-        let first = pre.used;
-        // To each peer: e = a ⊕ c for every gate (this party receiving), then F = x ⊕ R.
-        for peer in (0..n).filter(|&q| q != me) {
-            let ots = pre.peers[peer].as_ref().expect("OTs with every peer");
-            let mut msg = BitWriter::default();
-            for (t, &(a, _, _)) in gates.iter().enumerate() {
-                msg.push(w[a as usize] ^ u8::from(ots.choices.get(first + t)));
-            }
-            for (t, &(_, x, _)) in gates.iter().enumerate() {
-                let [k0, k1] = ots.send[first + t];
-                stretch(k0, x.len(), &mut ka);
-                stretch(k1, x.len(), &mut kb);
-                for (k, &xw) in x.iter().enumerate() {
-                    msg.push(w[xw as usize] ^ bit(&ka, k) ^ bit(&kb, k));
-                }
-            }
-            p.net().send(peer, msg.into_bytes())?;
-        }
-        // a_me·x_me, then each peer's two cross terms
+        let gates: Vec<LayerGate> = layer
+            .nonlinear
+            .iter()
+            .map(|&i| {
+                let (a, x, out) = parts(&c.gates()[i]);
+                (a, x, out, own.sole(a, x))
+            })
+            .collect();
+        // the local term a_me·x_me of every gate (the whole product where this party owns it)
         let mut z: Vec<u8> = gates
             .iter()
-            .flat_map(|&(a, x, _)| x.iter().map(move |&xw| (a, xw)))
+            .flat_map(|&(a, x, _, _)| x.iter().map(move |&xw| (a, xw)))
             .map(|(a, xw)| w[a as usize] & w[xw as usize])
             .collect();
-        let elements = z.len();
-        for peer in (0..n).filter(|&q| q != me) {
-            let ots = pre.peers[peer].as_ref().expect("OTs with every peer");
-            let got = p.net().recv(peer)?;
-            let want = (gates.len() + elements).div_ceil(8);
-            if got.len() != want {
-                return Err(MpcError::Malformed { peer, reason: format!("{} bytes for a layer of {want}", got.len()) });
-            }
-            let got = BitVec::from_bytes(&got, gates.len() + elements)?;
-            let mut at = gates.len();
-            let mut zi = 0;
-            for (t, &(a, x, _)) in gates.iter().enumerate() {
-                // receiver part a·F ⊕ G(k_c); sender part G(k_e)
-                stretch(ots.recv[first + t], x.len(), &mut ka);
-                let e = got.get(t);
-                stretch(ots.send[first + t][usize::from(e)], x.len(), &mut kb);
-                let a = w[a as usize];
-                for k in 0..x.len() {
-                    z[zi] ^= (a & u8::from(got.get(at))) ^ bit(&ka, k) ^ bit(&kb, k);
-                    at += 1;
-                    zi += 1;
-                }
-            }
+        if gates.iter().any(|g| g.3.is_none()) {
+            exchange(p, pre, own, &w, &gates, &peers, &mut z, (&mut ka, &mut kb))?;
         }
         let mut zi = 0;
-        for &(_, _, out) in &gates {
+        for &(_, _, out, _) in &gates {
             for &o in out {
                 w[o as usize] = z[zi];
                 zi += 1;
             }
         }
-        pre.used += gates.len();
     }
-    // OUTPUT: every party sends its shares to every other and XORs what it gets.
-    let mine = BitVec::from_bools(&outputs.iter().map(|&o| w[o as usize] == 1).collect::<Vec<_>>());
-    for peer in (0..n).filter(|&q| q != me) {
-        p.net().send(peer, mine.to_bytes())?;
+    // OUTPUT: shares re-randomised by a zero-sharing (each pairwise stream's bits twice), then
+    // every party sends its shares to every other and XORs what it gets.
+    let mut mine = BitVec::from_bools(&outputs.iter().map(|&o| w[o as usize] == 1).collect::<Vec<_>>());
+    for &q in &peers {
+        let stream = p.prg.with(q).expect("a stream with every peer");
+        mine.xor_assign(&BitVec::random(stream, outputs.len()))?;
+    }
+    for &q in &peers {
+        p.net().send(q, mine.to_bytes())?;
     }
     let mut all = mine;
-    for peer in (0..n).filter(|&q| q != me) {
-        let got = p.net().recv(peer)?;
+    for &q in &peers {
+        let got = p.net().recv(q)?;
         if got.len() != outputs.len().div_ceil(8) {
             return Err(MpcError::Malformed {
-                peer,
+                peer: q,
                 reason: format!("{} bytes of {} output shares", got.len(), outputs.len()),
             });
         }
         all.xor_assign(&BitVec::from_bytes(&got, outputs.len())?)?;
     }
     Ok(all.to_bools())
+}
+
+/// An AND or VS gate of a layer: scalar, vector, outputs, and the party that computes it alone.
+type LayerGate<'a> = (Wire, &'a [Wire], &'a [Wire], Option<usize>);
+
+/// One layer's round: to each peer, `e = a ⊕ c` for every gate where this party receives and
+/// `F = x ⊕ R` where it sends; then each peer's two cross terms into `z`.
+#[allow(clippy::too_many_arguments)]
+fn exchange(
+    p: &mut Party,
+    pre: &mut Preprocessed,
+    own: &Owners,
+    w: &[u8],
+    gates: &[LayerGate],
+    peers: &[usize],
+    z: &mut [u8],
+    (ka, kb): (&mut Vec<u64>, &mut Vec<u64>),
+) -> Result<()> {
+    let me = p.id();
+    // per peer and gate: the elements this party sends for (q receiving) and receives for
+    let lens: Vec<Vec<(usize, usize)>> = peers
+        .iter()
+        .map(|&q| {
+            gates
+                .iter()
+                .map(
+                    |&(a, x, _, sole)| {
+                        if sole.is_some() {
+                            (0, 0)
+                        } else {
+                            (own.covered(a, x, q, me), own.covered(a, x, me, q))
+                        }
+                    },
+                )
+                .collect()
+        })
+        .collect();
+    for (&q, lens) in peers.iter().zip(&lens) {
+        let ots = pre.peers[q].as_ref().expect("OTs with every peer");
+        let (mut r, mut s) = (ots.received, ots.sent);
+        let mut msg = BitWriter::default();
+        for (&(a, _, _, _), &(_, receiving)) in gates.iter().zip(lens) {
+            if receiving > 0 {
+                msg.push(w[a as usize] ^ u8::from(ots.choices.get(r)));
+                r += 1;
+            }
+        }
+        for (&(_, x, _, _), &(sending, _)) in gates.iter().zip(lens) {
+            if sending == 0 {
+                continue;
+            }
+            let [k0, k1] = ots.send[s];
+            s += 1;
+            stretch(k0, sending, ka);
+            stretch(k1, sending, kb);
+            for (k, &xw) in x.iter().filter(|&&xw| own.may(xw, me)).enumerate() {
+                msg.push(w[xw as usize] ^ bit(ka, k) ^ bit(kb, k));
+            }
+        }
+        p.net().send(q, msg.into_bytes())?;
+    }
+    for (&q, lens) in peers.iter().zip(&lens) {
+        let ots = pre.peers[q].as_mut().expect("OTs with every peer");
+        let got = p.net().recv(q)?;
+        // from q: its e bits (q receiving from this party), then its F bits (q sending)
+        let es = lens.iter().filter(|l| l.0 > 0).count();
+        let fs: usize = lens.iter().map(|l| l.1).sum();
+        if got.len() != (es + fs).div_ceil(8) {
+            return Err(MpcError::Malformed {
+                peer: q,
+                reason: format!("{} bytes for a layer of {} bits", got.len(), es + fs),
+            });
+        }
+        let got = BitVec::from_bytes(&got, es + fs)?;
+        let (mut e_at, mut f_at) = (0, es);
+        let mut zi = 0;
+        for (&(a, x, _, _), &(sending, receiving)) in gates.iter().zip(lens) {
+            if sending == 0 && receiving == 0 {
+                zi += x.len();
+                continue;
+            }
+            // this party sending to q: its share G(k_e), q's e picking the key
+            if sending > 0 {
+                let e = got.get(e_at);
+                e_at += 1;
+                stretch(ots.send[ots.sent][usize::from(e)], sending, ka);
+                ots.sent += 1;
+            }
+            // this party receiving from q: a·F ⊕ G(k_c)
+            if receiving > 0 {
+                stretch(ots.recv[ots.received], receiving, kb);
+                ots.received += 1;
+            }
+            let a_me = w[a as usize];
+            let (mut si, mut ri) = (0, 0);
+            for &xw in x {
+                if sending > 0 && own.may(xw, me) {
+                    z[zi] ^= bit(ka, si);
+                    si += 1;
+                }
+                if receiving > 0 && own.may(xw, q) {
+                    z[zi] ^= (a_me & u8::from(got.get(f_at))) ^ bit(kb, ri);
+                    f_at += 1;
+                    ri += 1;
+                }
+                zi += 1;
+            }
+        }
+    }
+    Ok(())
 }

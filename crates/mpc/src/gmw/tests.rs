@@ -106,47 +106,114 @@ fn random_inputs(rng: &mut StdRng, c: &Circuit) -> Vec<Vec<bool>> {
     c.inputs().iter().map(|&n| (0..n).map(|_| rng.gen()).collect()).collect()
 }
 
-/// Evaluates `c` by `p` parties in memory; checks every party got the twin's outputs, the OTs
-/// used (p(p − 1) per AND and VS gate), and the online bytes (per layer and peer, one bit per
-/// gate and one per vector element; then the output shares). Returns the outputs.
+/// Evaluates `c` by `p` parties in memory; checks every party got the twin's outputs and used the
+/// OTs and sent the bytes that [`cost`] counts. Returns the outputs.
 fn secure(c: &Circuit, inputs: &[Vec<bool>]) -> Vec<bool> {
     let p = c.parties();
     let want = c.eval(inputs).unwrap();
+    let plan = cost(c);
     let counts = c.counts();
-    let per_layer: u64 = c
-        .layers()
-        .iter()
-        .filter(|l| !l.nonlinear.is_empty())
-        .map(|l| {
-            let bits: usize = l
-                .nonlinear
-                .iter()
-                .map(|&i| match &c.gates()[i] {
-                    Gate::And { .. } => 2,
-                    Gate::Vs { vector, .. } => 1 + vector.len(),
-                    _ => unreachable!(),
-                })
-                .sum();
-            bits.div_ceil(8) as u64
-        })
-        .sum();
-    let online = (p as u64 - 1) * (per_layer + c.outputs().div_ceil(8) as u64);
+    for (i, row) in plan.ots.iter().enumerate() {
+        for (j, &n) in row.iter().enumerate() {
+            assert!(n <= counts.and + counts.vs, "at most one OT per gate and ordered pair ({i}, {j})");
+        }
+    }
     let got = run(p, Backend::Memory, NetConfig::default(), |party| {
         let me = party.id();
-        let mut pre = preprocess(party, counts.and + counts.vs + 5)?;
+        let mut pre = preprocess(party, plan.max_ots() + 5)?;
         let before = party.stats();
         let out = evaluate(party, c, &mut pre, &inputs[me])?;
-        let after = party.stats();
-        assert_eq!(pre.used(), counts.and + counts.vs, "one OT per gate and ordered pair");
-        assert_eq!(after.bytes_sent - before.bytes_sent, online, "party {me}'s online bytes");
+        let used = party.stats() - before;
+        for q in (0..p).filter(|&q| q != me) {
+            assert_eq!(pre.used(q), (plan.ots[me][q], plan.ots[q][me]), "OTs of party {me} with {q}");
+        }
+        assert_eq!(used.bytes_sent, plan.bytes_sent[me], "party {me}'s online bytes");
+        assert_eq!(used.rounds as usize, plan.rounds, "party {me}'s rounds");
         Ok(out)
     })
     .unwrap();
     for out in &got {
         assert_eq!(out, &want);
     }
-    assert_eq!(counts.ots(p), (counts.and + counts.vs) * p * (p - 1));
     got.into_iter().next().unwrap()
+}
+
+#[test]
+fn on_mixed_wires_the_cost_is_the_papers() {
+    // every wire a mix of all parties' inputs: p(p − 1) OTs per AND and VS gate, and per layer
+    // and ordered pair one bit per gate (receiver) and one per vector element (sender)
+    let mut rng = StdRng::seed_from_u64(12);
+    for p in 2..=4 {
+        let mut b = Builder::new(p);
+        let ins: Vec<Vec<Wire>> = (0..p).map(|q| b.input(q, 8)).collect();
+        let mut wires: Vec<Wire> = (0..8).map(|k| ins[1..].iter().fold(ins[0][k], |acc, v| b.xor(acc, v[k]))).collect();
+        for _ in 0..30 {
+            let pick = |rng: &mut StdRng, w: &[Wire]| w[rng.gen_range(0..w.len())];
+            let (x, y) = (pick(&mut rng, &wires), pick(&mut rng, &wires));
+            if rng.gen() {
+                wires.push(b.and(x, y));
+            } else {
+                let v: Vec<Wire> = (0..rng.gen_range(1..40)).map(|_| pick(&mut rng, &wires)).collect();
+                wires.extend(b.vs(x, &v));
+            }
+        }
+        b.output(&wires);
+        let c = b.build().unwrap();
+        let plan = cost(&c);
+        let k = c.counts();
+        for i in 0..p {
+            for j in (0..p).filter(|&j| j != i) {
+                assert_eq!(plan.ots[i][j], k.and + k.vs);
+            }
+        }
+        assert_eq!(plan.ots.iter().flatten().sum::<usize>(), k.ots(p));
+        let per_layer: u64 = c
+            .layers()
+            .iter()
+            .filter(|l| !l.nonlinear.is_empty())
+            .map(|l| {
+                let bits: usize = l
+                    .nonlinear
+                    .iter()
+                    .map(|&i| match &c.gates()[i] {
+                        Gate::And { .. } => 2,
+                        Gate::Vs { vector, .. } => 1 + vector.len(),
+                        _ => unreachable!(),
+                    })
+                    .sum();
+                bits.div_ceil(8) as u64
+            })
+            .sum();
+        let online = (p as u64 - 1) * (per_layer + c.outputs().div_ceil(8) as u64);
+        assert!(plan.bytes_sent.iter().all(|&b| b == online), "{:?} vs {online}", plan.bytes_sent);
+        assert_eq!(plan.rounds, k.depth + 1);
+        let inputs = random_inputs(&mut rng, &c);
+        secure(&c, &inputs);
+    }
+}
+
+#[test]
+fn gates_on_one_partys_wires_are_local() {
+    // AES's key schedule reads only the key (party 0's): those ANDs need no OT
+    let c = parse(AES, 2).unwrap().circuit;
+    let plan = cost(&c);
+    assert!(plan.ots[0][1] < 6400 && plan.ots[0][1] == plan.ots[1][0], "{:?}", plan.ots);
+    // an AND of one party's bits, and a VS whose vector is one party's: no OT, or one direction
+    let mut b = Builder::new(3);
+    let x = b.input(0, 2);
+    let y = b.input(1, 3);
+    let a = b.and(x[0], x[1]);
+    let s = b.xor(x[0], y[0]);
+    let v = b.vs(s, &y[1..]);
+    b.output(&[a, v[0], v[1]]);
+    let c = b.build().unwrap();
+    let plan = cost(&c);
+    // the VS: a scalar of parties 0 and 1 times party 1's vector: receiver 0, sender 1 only
+    assert_eq!(plan.ots, vec![vec![0, 1, 0], vec![0, 0, 0], vec![0, 0, 0]]);
+    for bits in 0..32u8 {
+        let bit = |k: u8| bits >> k & 1 == 1;
+        secure(&c, &[vec![bit(0), bit(1)], vec![bit(2), bit(3), bit(4)], vec![]]);
+    }
 }
 
 #[test]
@@ -208,7 +275,7 @@ fn too_few_ots_or_wrong_inputs_are_refused() {
         let mut pre = preprocess(party, 0)?;
         evaluate(party, &c, &mut pre, &[true])
     });
-    assert!(res.unwrap_err().to_string().contains("needs 1 OTs"));
+    assert!(res.unwrap_err().to_string().contains("OTs with party 1"));
     let res = run(2, Backend::Memory, NetConfig::default(), |party| {
         let mut pre = preprocess(party, 1)?;
         evaluate(party, &c, &mut pre, &[true, false])
@@ -216,25 +283,10 @@ fn too_few_ots_or_wrong_inputs_are_refused() {
     assert!(res.unwrap_err().to_string().contains("input bits"));
 }
 
-/// The log-depth equality of the two halves of `ins`: NOT of XOR, then a tree of ANDs.
+/// The equality of the two halves of `ins`.
 fn string_eq(b: &mut Builder, ins: &[Wire]) -> Vec<Wire> {
     let (x, y) = ins.split_at(ins.len() / 2);
-    let mut level: Vec<Wire> = x
-        .iter()
-        .zip(y)
-        .map(|(&a, &c)| {
-            let d = b.xor(a, c);
-            b.not(d)
-        })
-        .collect();
-    while level.len() > 1 {
-        let mut next: Vec<Wire> = level.chunks_exact(2).map(|p| b.and(p[0], p[1])).collect();
-        if level.len() % 2 == 1 {
-            next.push(*level.last().unwrap());
-        }
-        level = next;
-    }
-    level
+    vec![circuits::string_eq(b, x, y)]
 }
 
 fn eq_and_xor(b: &mut Builder, ins: &[Wire]) -> Vec<Wire> {
@@ -393,4 +445,26 @@ proptest! {
         let inputs = random_inputs(&mut rng, &c);
         secure(&c, &inputs);
     }
+}
+
+#[test]
+fn the_benchmark_circuit_compares_in_the_chosen_branch() {
+    let mut rng = StdRng::seed_from_u64(9);
+    for (p, branches) in [(2, 1), (2, 4), (3, 8), (5, 2)] {
+        for how in [Branching::Vs, Branching::Plain] {
+            let c = circuits::branching_string_eq(p, 40, branches, how).unwrap();
+            for equal in [false, true] {
+                let mut inputs = random_inputs(&mut rng, &c);
+                if equal {
+                    let x = inputs[0][..40].to_vec();
+                    inputs[1][..40].copy_from_slice(&x);
+                }
+                assert_eq!(c.eval(&inputs).unwrap(), vec![inputs[0][..40] == inputs[1][..40]]);
+                if branches == 4 {
+                    secure(&c, &inputs);
+                }
+            }
+        }
+    }
+    assert!(circuits::branching_string_eq(2, 8, 3, Branching::Vs).is_err());
 }

@@ -316,3 +316,43 @@ fn random_into_matches_random_and_empty_batches_work() {
         }
     }
 }
+
+#[test]
+fn extensions_with_every_peer_set_up_side_by_side() {
+    let nets = mem::connect(3, NetConfig::default());
+    let m = 300;
+    let got: Vec<_> = thread::scope(|sc| {
+        let hs: Vec<_> = nets
+            .iter()
+            .map(|net| {
+                sc.spawn(move || {
+                    let me = net.id();
+                    let peers: Vec<usize> = (0..3).filter(|&q| q != me).collect();
+                    let mut rng = StdRng::seed_from_u64(40 + me as u64);
+                    let mut ext = setup_with(net, &peers, &mut rng).unwrap();
+                    let choices: Vec<Vec<bool>> = peers.iter().map(|_| (0..m).map(|_| rng.gen()).collect()).collect();
+                    let keys: Vec<Vec<Block>> = peers
+                        .iter()
+                        .zip(&mut ext)
+                        .zip(&choices)
+                        .map(|((&q, (_, r)), c)| r.random(net, q, c).unwrap())
+                        .collect();
+                    let pairs: Vec<Vec<[Block; 2]>> =
+                        peers.iter().zip(&mut ext).map(|(&q, (s, _))| s.random(net, q, m).unwrap()).collect();
+                    (peers, choices, keys, pairs)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    // party a's receiver keys from b agree with b's sender pairs for a
+    for a in 0..3 {
+        let (peers, choices, keys, _) = &got[a];
+        for (k, &b) in peers.iter().enumerate() {
+            let pairs = &got[b].3[got[b].0.iter().position(|&q| q == a).unwrap()];
+            for ((key, &c), pair) in keys[k].iter().zip(&choices[k]).zip(pairs) {
+                assert_eq!(*key, pair[usize::from(c)]);
+            }
+        }
+    }
+}
