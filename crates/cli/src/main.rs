@@ -8,13 +8,15 @@
 //! * `argus engine-demo` walks through the core protocols, checked against plaintext.
 //! * `argus kmeans` clusters a CSV file by private k-means (the Sharemind protocol) on three
 //!   parties, local threads or (`--party`) separate processes, checked against plaintext.
-//! * `argus bench core|iris` measures; `argus party` runs one bare party process of the engine
+//! * `argus gmw` evaluates a Bristol circuit by p-party GMW (paper 003), checked against plaintext.
+//! * `argus bench core|iris|sharemind|gmw` measures; `argus party` runs one bare party process of the engine
 //!   (`argus pki` writes the certificates it uses).
 
 mod bench;
 mod created;
 mod demo;
 mod engine_demo;
+mod gmw;
 mod iris;
 mod kmeans;
 mod load;
@@ -100,6 +102,12 @@ enum Cmd {
     /// --data) sends the others the shape, k, the iterations and the variant. Progress goes to
     /// stderr, one line per iteration; the result to stdout.
     Kmeans(kmeans::KmeansArgs),
+    /// Evaluate a Bristol Fashion circuit by p-party GMW (paper 003) on hex inputs (input value k
+    /// is party k's), checked against the plaintext evaluation: exit status 2 on a malformed
+    /// circuit or input (found before any party starts, with its line), 1 on a failure or any
+    /// disagreement. The parties are threads of this process (--backend), or with --party I
+    /// --addrs A,B,… --pki DIR this process is party I alone over TCP with mutual TLS.
+    Gmw(gmw::GmwArgs),
     /// Run a benchmark suite and print a table (optionally JSON).
     Bench {
         #[command(subcommand)]
@@ -242,6 +250,7 @@ fn main() -> ExitCode {
         Cmd::EngineDemo(a) => engine_demo::run(a),
         // Its own exit status: 2 for bad input, 1 for a failure during the run.
         Cmd::Kmeans(a) => return kmeans::run(a),
+        Cmd::Gmw(a) => return gmw::run_cmd(a),
         Cmd::Bench { suite } => bench::run(suite),
         Cmd::Pki(a) => pki_cmd(a),
         Cmd::Party(a) => party::run(a),

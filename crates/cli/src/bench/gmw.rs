@@ -245,8 +245,8 @@ fn rot(a: &GmwArgs) -> Result<Vec<GmwRecord>, String> {
 
 /// AES-128 and SHA-256 from the Bristol files, 2 and 3 parties in memory, unshaped.
 fn bristol_circuits(a: &GmwArgs, rng: &mut StdRng) -> Result<Vec<GmwRecord>, String> {
-    const AES: &str = include_str!("../../../../../shared/circuits/aes_128.txt");
-    const SHA: &str = include_str!("../../../../../shared/circuits/sha256.txt");
+    const AES: &str = include_str!("../../../../data/circuits/aes_128.txt");
+    const SHA: &str = include_str!("../../../../data/circuits/sha256.txt");
     let mut out = Vec::new();
     println!("\nBristol circuits, in memory, one evaluation (OT extension included), checked against the twin");
     for (op, text) in [("aes128", AES), ("sha256", SHA)] {

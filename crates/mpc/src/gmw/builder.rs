@@ -4,7 +4,7 @@
 //! [`Branching::Vs`] (MOTIF) each branch's inputs are demultiplexed by one VS gate with its
 //! selector bit, so every wire of an inactive branch carries 0; NOT inside a branch is an XOR
 //! with the branch's `aux` wire (its selector bit: 1 when active, else 0); the branches' AND and
-//! VS gates of one depth are joined by [`merge`]-ing them (Fig. 1, by layers); the outputs are
+//! VS gates of one depth are joined by merging them (Fig. 1's `merge`, by layers); the outputs are
 //! multiplexed by XOR. With [`Branching::Plain`] (standard GMW) every branch runs on the raw
 //! inputs and the outputs are multiplexed by one AND per output bit and branch.
 

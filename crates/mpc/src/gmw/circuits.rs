@@ -1,4 +1,4 @@
-//! Circuits of the paper's evaluation (section 9): the log-depth string equality of [SZ13] and
+//! Circuits of the paper's evaluation (section 9): the log-depth string equality of SZ13 (Schneider–Zohner) and
 //! its branching form, `b` copies of it under a SWITCH chosen by the parties' secret index.
 
 use super::builder::{Branch, Branching, Builder};

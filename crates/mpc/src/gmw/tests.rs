@@ -7,8 +7,8 @@ use super::bristol::{bits_to_hex, hex_to_bits, parse, BristolError};
 use super::*;
 use crate::local::{run, Backend};
 
-const AES: &str = include_str!("../../../../../shared/circuits/aes_128.txt");
-const SHA: &str = include_str!("../../../../../shared/circuits/sha256.txt");
+const AES: &str = include_str!("../../../../data/circuits/aes_128.txt");
+const SHA: &str = include_str!("../../../../data/circuits/sha256.txt");
 
 fn aes_eval(key: &str, pt: &str) -> String {
     let c = parse(AES, 2).unwrap().circuit;
@@ -467,4 +467,46 @@ fn the_benchmark_circuit_compares_in_the_chosen_branch() {
         }
     }
     assert!(circuits::branching_string_eq(2, 8, 3, Branching::Vs).is_err());
+}
+
+/// What each party receives while evaluating (the `e` and `F` bits of every layer) looks uniform
+/// and is the same whatever the inputs: all zero, all one, random. No outputs, so nothing is
+/// revealed.
+#[test]
+fn views_are_independent_of_inputs() {
+    use crate::testing::{assert_views_uniform, byte_histogram};
+    let n = 1 << 15;
+    for p in [2, 3] {
+        let mut b = Builder::new(p);
+        let ins: Vec<Vec<Wire>> = (0..p).map(|q| b.input(q, n)).collect();
+        let mixed: Vec<Wire> = (0..n).map(|k| ins[1..].iter().fold(ins[0][k], |acc, v| b.xor(acc, v[k]))).collect();
+        let ands: Vec<Wire> = mixed.windows(2).map(|w| b.and(w[0], w[1])).collect();
+        let v = b.vs(ands[0], &mixed[..n / 2]);
+        let _ = b.vs(v[3], &ins[p - 1]);
+        let c = b.build().unwrap();
+        let mut rng = StdRng::seed_from_u64(21);
+        let sets: Vec<Vec<Vec<bool>>> = vec![
+            (0..p).map(|_| vec![false; n]).collect(),
+            (0..p).map(|_| vec![true; n]).collect(),
+            (0..p).map(|_| (0..n).map(|_| rng.gen()).collect()).collect(),
+        ];
+        type View = Vec<(usize, Vec<u8>)>;
+        let views: Vec<Vec<View>> = sets
+            .iter()
+            .map(|inputs| {
+                run(p, Backend::Memory, NetConfig::default(), |party| {
+                    let mut pre = preprocess(party, cost(&c).max_ots())?;
+                    party.net().record_view();
+                    evaluate(party, &c, &mut pre, &inputs[party.id()])?;
+                    Ok(party.net().take_view())
+                })
+                .unwrap()
+            })
+            .collect();
+        for id in 0..p {
+            let hs: Vec<[f64; 256]> = views.iter().map(|v| byte_histogram(&v[id])).collect();
+            assert!(hs[0].iter().sum::<f64>() > 8_000.0, "the view holds the layers' messages");
+            assert_views_uniform(&format!("gmw, {p} parties"), id, &hs);
+        }
+    }
 }
