@@ -7,7 +7,6 @@
 //! circuit or input is refused before any party starts (exit status 2); a failure, or a secure
 //! output that differs from the plaintext evaluation of a local run, exits 1.
 
-use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,6 +17,8 @@ use argus_mpc::gmw::{cost, evaluate, preprocess};
 use argus_mpc::local::{run, Backend};
 use argus_mpc::Party;
 use argus_net::{tcp, NetConfig};
+
+use crate::failure::{bad_input, failed, Failure};
 
 /// Arguments of `argus gmw`.
 #[derive(clap::Args, Debug)]
@@ -49,52 +50,27 @@ pub struct GmwArgs {
     timeout: u64,
 }
 
-enum Failure {
-    Input(String),
-    Run(String),
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Failure::Input(m) | Failure::Run(m) => f.write_str(m),
-        }
-    }
-}
-
 /// Runs `argus gmw`; prints `error: …` on stderr and returns the exit status.
 pub fn run_cmd(a: GmwArgs) -> ExitCode {
-    match execute(a) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            match e {
-                Failure::Input(_) => ExitCode::from(2),
-                Failure::Run(_) => ExitCode::FAILURE,
-            }
-        }
-    }
-}
-
-fn bad(e: impl fmt::Display) -> Failure {
-    Failure::Input(e.to_string())
+    crate::failure::exit(execute(a))
 }
 
 fn value(arg: &str, width: usize, what: &str) -> Result<Vec<bool>, Failure> {
     let text = match arg.strip_prefix('@') {
-        Some(path) => std::fs::read_to_string(path).map_err(|e| bad(format!("{what}: reading {path}: {e}")))?,
+        Some(path) => std::fs::read_to_string(path).map_err(|e| bad_input(format!("{what}: reading {path}: {e}")))?,
         None => arg.to_string(),
     };
     let hex: String = text.split_whitespace().collect();
-    hex_to_bits(&hex, width).map_err(|e| bad(format!("{what}: {e}")))
+    hex_to_bits(&hex, width).map_err(|e| bad_input(format!("{what}: {e}")))
 }
 
 fn execute(a: GmwArgs) -> Result<(), Failure> {
     if !(2..=16).contains(&a.parties) {
-        return Err(bad(format!("--parties {}: GMW here runs 2 to 16 parties", a.parties)));
+        return Err(bad_input(format!("--parties {}: GMW here runs 2 to 16 parties", a.parties)));
     }
-    let text = std::fs::read_to_string(&a.circuit).map_err(|e| bad(format!("reading {}: {e}", a.circuit.display())))?;
-    let b = parse(&text, a.parties).map_err(|e| bad(format!("{}: {e}", a.circuit.display())))?;
+    let text =
+        std::fs::read_to_string(&a.circuit).map_err(|e| bad_input(format!("reading {}: {e}", a.circuit.display())))?;
+    let b = parse(&text, a.parties).map_err(|e| bad_input(format!("{}: {e}", a.circuit.display())))?;
     let k = b.circuit.counts();
     let plan = cost(&b.circuit);
     eprintln!(
@@ -117,7 +93,7 @@ fn execute(a: GmwArgs) -> Result<(), Failure> {
 /// The inputs of all parties, checked against the circuit's widths.
 fn all_inputs(a: &GmwArgs, b: &Bristol) -> Result<Vec<Vec<bool>>, Failure> {
     if a.inputs.len() != b.input_widths.len() {
-        return Err(bad(format!(
+        return Err(bad_input(format!(
             "the circuit takes {} input value(s) ({} bits), --input gave {}",
             b.input_widths.len(),
             b.input_widths.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
@@ -147,10 +123,10 @@ fn local(a: &GmwArgs, b: &Bristol) -> Result<(), Failure> {
     let backend = match a.backend.as_str() {
         "tcp" => Backend::Tcp,
         "memory" => Backend::Memory,
-        other => return Err(bad(format!("--backend {other}: use tcp or memory"))),
+        other => return Err(bad_input(format!("--backend {other}: use tcp or memory"))),
     };
     let inputs = all_inputs(a, b)?;
-    let want = b.circuit.eval(&inputs).map_err(bad)?;
+    let want = b.circuit.eval(&inputs).map_err(bad_input)?;
     let c = &b.circuit;
     let started = Instant::now();
     let got = run(a.parties, backend, NetConfig::default(), |p| {
@@ -158,7 +134,7 @@ fn local(a: &GmwArgs, b: &Bristol) -> Result<(), Failure> {
         let out = evaluate(p, c, &mut pre, &inputs[p.id()])?;
         Ok((out, p.stats()))
     })
-    .map_err(|e| Failure::Run(format!("the parties failed: {e}")))?;
+    .map_err(|e| failed(format!("the parties failed: {e}")))?;
     let seconds = started.elapsed().as_secs_f64();
     print_outputs(b, &got[0].0);
     for (i, (_, s)) in got.iter().enumerate() {
@@ -166,7 +142,7 @@ fn local(a: &GmwArgs, b: &Bristol) -> Result<(), Failure> {
     }
     eprintln!("{} parties as threads over {backend}: {seconds:.3} s (set-up, OT extension and evaluation)", a.parties);
     if got.iter().any(|(out, _)| *out != want) {
-        return Err(Failure::Run("the secure outputs differ from the plaintext evaluation".into()));
+        return Err(failed("the secure outputs differ from the plaintext evaluation"));
     }
     eprintln!("every party's outputs equal the plaintext evaluation");
     Ok(())
@@ -174,32 +150,34 @@ fn local(a: &GmwArgs, b: &Bristol) -> Result<(), Failure> {
 
 fn one_party(a: &GmwArgs, b: &Bristol, id: usize) -> Result<(), Failure> {
     if id >= a.parties {
-        return Err(bad(format!("--party {id}: the parties are 0 to {}", a.parties - 1)));
+        return Err(bad_input(format!("--party {id}: the parties are 0 to {}", a.parties - 1)));
     }
     let Some(pki) = a.pki.as_deref() else {
-        return Err(bad("--party needs --addrs (every party's address, in party order) and --pki (see `argus pki`)"));
+        return Err(bad_input(
+            "--party needs --addrs (every party's address, in party order) and --pki (see `argus pki`)",
+        ));
     };
     if a.addrs.len() != a.parties {
-        return Err(bad(format!("--addrs has {} address(es) for {} parties", a.addrs.len(), a.parties)));
+        return Err(bad_input(format!("--addrs has {} address(es) for {} parties", a.addrs.len(), a.parties)));
     }
     let width = b.input_widths.get(id).copied();
     let input = match (width, a.inputs.as_slice()) {
         (Some(w), [v]) => value(v, w, &format!("party {id}'s input"))?,
         (None, []) => Vec::new(),
-        (Some(w), _) => return Err(bad(format!("party {id} gives input value {id} ({w} bits): one --input"))),
-        (None, _) => return Err(bad(format!("the circuit has no input for party {id}: no --input"))),
+        (Some(w), _) => return Err(bad_input(format!("party {id} gives input value {id} ({w} bits): one --input"))),
+        (None, _) => return Err(bad_input(format!("the circuit has no input for party {id}: no --input"))),
     };
-    let identity = tcp::TlsIdentity::from_pem_dir(pki, id).map_err(bad)?;
+    let identity = tcp::TlsIdentity::from_pem_dir(pki, id).map_err(bad_input)?;
     eprintln!("party {id}: connecting to the other parties");
     let cfg = NetConfig::with_timeout(Duration::from_secs(a.timeout));
-    let net = tcp::connect(id, &a.addrs, &identity, cfg).map_err(|e| Failure::Run(e.to_string()))?;
+    let net = tcp::connect(id, &a.addrs, &identity, cfg).map_err(|e| failed(e.to_string()))?;
     let run = |p: &mut Party| -> Result<Vec<bool>, argus_mpc::MpcError> {
         let mut pre = preprocess(p, cost(&b.circuit).max_ots())?;
         evaluate(p, &b.circuit, &mut pre, &input)
     };
     let started = Instant::now();
-    let mut p = Party::new(net).map_err(|e| Failure::Run(format!("party {id}: {e}")))?;
-    let out = run(&mut p).map_err(|e| Failure::Run(format!("party {id}: {e}")))?;
+    let mut p = Party::new(net).map_err(|e| failed(format!("party {id}: {e}")))?;
+    let out = run(&mut p).map_err(|e| failed(format!("party {id}: {e}")))?;
     print_outputs(b, &out);
     let s = p.stats();
     eprintln!(

@@ -27,6 +27,8 @@ use argus_mpc::Party;
 use argus_net::{tcp, NetConfig, Stats};
 use clap::{Args, ValueEnum};
 
+use crate::failure::{bad_input, failed, Failure};
+
 /// Arguments of `argus kmeans`.
 #[derive(Args, Debug)]
 pub struct KmeansArgs {
@@ -97,42 +99,9 @@ fn at_least_one(s: &str) -> Result<usize, String> {
     }
 }
 
-/// Why `argus kmeans` stopped: bad input (exit status 2, found before any party starts) or a
-/// failure during the run, including a disagreement with the reference (exit status 1).
-#[derive(Debug)]
-enum Failure {
-    Input(String),
-    Run(String),
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Failure::Input(m) | Failure::Run(m) => f.write_str(m),
-        }
-    }
-}
-
-fn bad_input(e: impl fmt::Display) -> Failure {
-    Failure::Input(e.to_string())
-}
-
-fn failed(e: impl fmt::Display) -> Failure {
-    Failure::Run(e.to_string())
-}
-
 /// Runs `argus kmeans`; prints `error: ...` on stderr and returns the exit status.
 pub fn run(a: KmeansArgs) -> ExitCode {
-    match execute(a) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            match e {
-                Failure::Input(_) => ExitCode::from(2),
-                Failure::Run(_) => ExitCode::FAILURE,
-            }
-        }
-    }
+    crate::failure::exit(execute(a))
 }
 
 fn execute(a: KmeansArgs) -> Result<(), Failure> {

@@ -16,6 +16,7 @@ mod bench;
 mod created;
 mod demo;
 mod engine_demo;
+mod failure;
 mod gmw;
 mod iris;
 mod kmeans;
