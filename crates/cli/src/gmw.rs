@@ -23,14 +23,15 @@ use crate::failure::{bad_input, failed, Failure};
 /// Arguments of `argus gmw`.
 #[derive(clap::Args, Debug)]
 pub struct GmwArgs {
-    /// The circuit, in Bristol Fashion (e.g. ../shared/circuits/aes_128.txt).
+    /// The circuit, in Bristol Fashion (e.g. data/circuits/aes_128.txt).
     #[arg(long)]
     circuit: PathBuf,
     /// Number of parties (2 to 16; at least the circuit's number of input values).
     #[arg(long, default_value_t = 2)]
     parties: usize,
-    /// Input values in party order (party k gives input value k), as hex or @FILE; with --party,
-    /// only this party's value (none if the circuit has no input for it).
+    /// Input values in party order (party k gives input value k), as hex (most significant digit
+    /// first; the value's wires hold its bits least significant first) or @FILE holding hex; with
+    /// --party, only this party's value (none if the circuit has no input for it).
     #[arg(long = "input", value_name = "HEX|@FILE")]
     inputs: Vec<String>,
     /// Transport of a local run: tcp (mutual TLS on loopback) or memory.
