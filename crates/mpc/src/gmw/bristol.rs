@@ -169,7 +169,7 @@ pub fn parse(text: &str, parties: usize) -> Result<Bristol, BristolError> {
         gate_line.push(no_out);
     }
     let circuit = Circuit::new(parties, wires, out).map_err(|e| BristolError {
-        line: gate_line[e.gate],
+        line: gate_line.get(e.gate).copied().unwrap_or(no),
         reason: e.reason.replace("set a second time", "set a second time (or an input wire is set)"),
     })?;
     Ok(Bristol { circuit, input_widths, output_widths })
@@ -193,10 +193,13 @@ fn widths(nums: &[usize], no: usize, what: &str) -> Result<Vec<usize>, BristolEr
 }
 
 /// A value written as hexadecimal (most significant digit first, as the known-answer tests
-/// print them) to its `width` wire bits, least significant first: Bristol's order. Errors on a
-/// digit that is not hex or a value longer than `width` bits.
+/// print them) to its `width` wire bits, least significant first: Bristol's order. Errors on an
+/// empty value, a digit that is not hex, or a value longer than `width` bits.
 pub fn hex_to_bits(hex: &str, width: usize) -> Result<Vec<bool>, String> {
     let hex = hex.trim().trim_start_matches("0x");
+    if hex.is_empty() {
+        return Err("an empty value (write 0 for zero)".into());
+    }
     let mut bits = Vec::with_capacity(hex.len() * 4);
     for c in hex.chars().rev() {
         let d = c.to_digit(16).ok_or_else(|| format!("`{c}` is not a hex digit"))?;

@@ -43,6 +43,8 @@ fn hex_round_trips_and_refuses_what_does_not_fit() {
     assert_eq!(hex_to_bits("1", 3).unwrap(), vec![true, false, false]);
     assert!(hex_to_bits("10", 4).is_err());
     assert!(hex_to_bits("0g", 8).is_err());
+    assert!(hex_to_bits("", 8).is_err());
+    assert_eq!(hex_to_bits("0x0F", 8).unwrap(), hex_to_bits("f", 8).unwrap());
 }
 
 fn bad(text: &str) -> BristolError {
@@ -77,6 +79,10 @@ fn malformed_bristol_files_name_their_line() {
     assert_eq!(e.line, 6);
     // more input values than parties
     assert!(parse("1 4\n3 1 1 1\n1 1\n2 1 0 1 3 XOR\n", 2).unwrap_err().reason.contains("3 input values"));
+    // more parties than a circuit may have, even with no gates at all
+    let e = parse("0 0\n0\n0\n", 17).unwrap_err();
+    assert_eq!(e.line, 1, "{e}");
+    assert!(e.reason.contains("1 to 16"), "{e}");
 }
 
 /// A random circuit of `p` parties: `inputs` bits each, then `gates` random gates (XOR, INV,
