@@ -4,7 +4,7 @@
 //! are wires `off_k .. off_k + n_k`, and the outputs are the last wires of the circuit.
 //!
 //! Gates: XOR, AND, INV, EQW (a copy: an alias, no gate), MAND (several ANDs). A malformed file
-//! is refused with the line that is wrong, before any party starts.
+//! is refused with the line that is wrong, before any party starts. [`write`] goes the other way.
 
 use std::fmt;
 
@@ -223,4 +223,62 @@ pub fn bits_to_hex(bits: &[bool]) -> String {
             char::from_digit(d, 16).expect("a hex digit")
         })
         .collect()
+}
+
+/// `c` in Bristol Fashion: party `k`'s inputs are input value `k` (parties after the last one
+/// with inputs are left out), the outputs one value, copied by EQW onto the last wires. A VS
+/// gate becomes its ANDs. [`parse`] reads it back as the same function.
+pub fn write(c: &Circuit) -> String {
+    let mut id: Vec<Wire> = vec![Wire::MAX; c.wires()];
+    let mut next: Wire = 0;
+    let values = c.inputs().iter().rposition(|&n| n > 0).map_or(0, |q| q + 1);
+    for q in 0..values {
+        for g in c.gates() {
+            if let Gate::Input { party, wire } = g {
+                if *party == q {
+                    id[*wire as usize] = next;
+                    next += 1;
+                }
+            }
+        }
+    }
+    let mut lines = Vec::new();
+    let mut fresh = |w: Wire, id: &mut Vec<Wire>| {
+        id[w as usize] = next;
+        next += 1;
+        next - 1
+    };
+    let mut outputs = Vec::new();
+    for g in c.gates() {
+        match g {
+            Gate::Input { .. } => {}
+            Gate::Xor { a, b, out } => {
+                let (a, b) = (id[*a as usize], id[*b as usize]);
+                lines.push(format!("2 1 {a} {b} {} XOR", fresh(*out, &mut id)));
+            }
+            Gate::And { a, b, out } => {
+                let (a, b) = (id[*a as usize], id[*b as usize]);
+                lines.push(format!("2 1 {a} {b} {} AND", fresh(*out, &mut id)));
+            }
+            Gate::Inv { a, out } => {
+                let a = id[*a as usize];
+                lines.push(format!("1 1 {a} {} INV", fresh(*out, &mut id)));
+            }
+            Gate::Vs { scalar, vector, out } => {
+                let s = id[*scalar as usize];
+                for (v, o) in vector.iter().zip(out) {
+                    let v = id[*v as usize];
+                    lines.push(format!("2 1 {s} {v} {} AND", fresh(*o, &mut id)));
+                }
+            }
+            Gate::Output { wire } => outputs.push(id[*wire as usize]),
+        }
+    }
+    for &w in &outputs {
+        lines.push(format!("1 1 {w} {next} EQW"));
+        next += 1;
+    }
+    let widths: Vec<String> = c.inputs()[..values].iter().map(ToString::to_string).collect();
+    let outs = if outputs.is_empty() { "0".to_string() } else { format!("1 {}", outputs.len()) };
+    format!("{} {next}\n{} {}\n{outs}\n\n{}\n", lines.len(), values, widths.join(" "), lines.join("\n"))
 }

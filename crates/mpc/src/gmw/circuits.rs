@@ -1,5 +1,6 @@
-//! Circuits of the paper's evaluation (section 9): the log-depth string equality of SZ13 (Schneider–Zohner) and
-//! its branching form, `b` copies of it under a SWITCH chosen by the parties' secret index.
+//! Circuits of the paper's evaluation (section 9): the log-depth string equality of SZ13
+//! (Schneider–Zohner) and its branching form, `b` copies of it under a SWITCH chosen by the
+//! parties' secret index; and the standard adder and comparator.
 
 use super::builder::{Branch, Branching, Builder};
 use super::circuit::{Circuit, CircuitError, Wire};
@@ -74,4 +75,45 @@ pub fn branching_string_eq(
     };
     b.output(&[out]);
     b.build()
+}
+
+/// `x + y mod 2^n` (bits LSB first): a ripple-carry adder, one AND per bit but the last
+/// (`c' = c ⊕ ((x ⊕ c) ∧ (y ⊕ c))`).
+pub fn add(b: &mut Builder, x: &[Wire], y: &[Wire]) -> Vec<Wire> {
+    let mut out = Vec::with_capacity(x.len());
+    let mut carry: Option<Wire> = None;
+    for (k, (&a, &c)) in x.iter().zip(y).enumerate() {
+        let s = b.xor(a, c);
+        let Some(cin) = carry else {
+            out.push(s);
+            carry = (k + 1 < x.len()).then(|| b.and(a, c));
+            continue;
+        };
+        out.push(b.xor(s, cin));
+        if k + 1 < x.len() {
+            let (p, q) = (b.xor(a, cin), b.xor(c, cin));
+            let t = b.and(p, q);
+            carry = Some(b.xor(cin, t));
+        }
+    }
+    out
+}
+
+/// `x < y` as unsigned numbers (bits LSB first, at least one): the carry out of `¬x + y`, one
+/// AND per bit.
+pub fn less_than(b: &mut Builder, x: &[Wire], y: &[Wire]) -> Wire {
+    // x < y ⟺ the carry out of ¬x + y is 1: majority(¬x_k, y_k, c) bit by bit from c = 0
+    let mut carry: Option<Wire> = None;
+    for (&a, &c) in x.iter().zip(y) {
+        let na = b.not(a);
+        carry = Some(match carry {
+            None => b.and(na, c),
+            Some(cin) => {
+                let (p, q) = (b.xor(na, cin), b.xor(c, cin));
+                let t = b.and(p, q);
+                b.xor(cin, t)
+            }
+        });
+    }
+    carry.expect("at least one bit")
 }

@@ -516,3 +516,60 @@ fn views_are_independent_of_inputs() {
         }
     }
 }
+
+fn u64_bits(v: u64, n: usize) -> Vec<bool> {
+    (0..n).map(|k| v >> k & 1 == 1).collect()
+}
+
+#[test]
+fn adder_and_comparator_through_bristol_text() {
+    // built, written as Bristol, read back, evaluated plainly and by 2 and 3 parties
+    let n = 64;
+    let mut b = Builder::new(2);
+    let x = b.input(0, n);
+    let y = b.input(1, n);
+    let sum = circuits::add(&mut b, &x, &y);
+    let lt = circuits::less_than(&mut b, &x, &y);
+    b.output(&sum);
+    b.output(&[lt]);
+    let built = b.build().unwrap();
+    let text = bristol::write(&built);
+    let back = parse(&text, 2).unwrap();
+    assert_eq!((back.input_widths.clone(), back.output_widths.clone()), (vec![n, n], vec![n + 1]));
+    let three = parse(&text, 3).unwrap().circuit;
+    let mut rng = StdRng::seed_from_u64(77);
+    let mut pairs = vec![(0, 0), (0, 1), (1, 0), (u64::MAX, 1), (1, u64::MAX), (u64::MAX, u64::MAX), (5, 5)];
+    pairs.extend((0..20).map(|_| (rng.gen(), rng.gen())));
+    for (i, &(a, c)) in pairs.iter().enumerate() {
+        let ins = vec![u64_bits(a, n), u64_bits(c, n)];
+        let mut want = u64_bits(a.wrapping_add(c), n);
+        want.push(a < c);
+        assert_eq!(built.eval(&ins).unwrap(), want);
+        assert_eq!(back.circuit.eval(&ins).unwrap(), want);
+        if i % 9 == 0 {
+            assert_eq!(secure(&back.circuit, &ins), want);
+            assert_eq!(secure(&three, &[ins[0].clone(), ins[1].clone(), vec![]]), want);
+        }
+    }
+    // AES read, written and read again: the same answer
+    let aes = parse(AES, 2).unwrap().circuit;
+    let again = parse(&bristol::write(&aes), 2).unwrap().circuit;
+    let ins = [
+        hex_to_bits("000102030405060708090a0b0c0d0e0f", 128).unwrap(),
+        hex_to_bits("00112233445566778899aabbccddeeff", 128).unwrap(),
+    ];
+    assert_eq!(bits_to_hex(&again.eval(&ins).unwrap()), "69c4e0d86a7b0430d8cdb78070b4c55a");
+    // a VS gate is written as its ANDs
+    let mut b = Builder::new(2);
+    let x = b.input(0, 1)[0];
+    let y = b.input(1, 3);
+    let v = b.vs(x, &y);
+    b.output(&v);
+    let c = b.build().unwrap();
+    let back = parse(&bristol::write(&c), 2).unwrap().circuit;
+    assert_eq!(back.counts().and, 3);
+    for bits in 0..16u64 {
+        let ins = vec![u64_bits(bits, 1), u64_bits(bits >> 1, 3)];
+        assert_eq!(back.eval(&ins).unwrap(), c.eval(&ins).unwrap());
+    }
+}
