@@ -3,14 +3,15 @@
 //!
 //! The sender draws `a` and sends `A = a·G`. For each choice bit `c_i` the receiver draws `b_i`
 //! and sends `B_i = b_i·G + c_i·A`, chosen in constant time. Both hash the Diffie–Hellman point
-//! they share, together with the index and the transcript (`A`, `B_i`): the sender gets
+//! they share (the encoding of its double, all of a batch with one inversion), together with the
+//! index and the transcript (`A`, `B_i`): the sender gets
 //! `k_0 = H(a·B_i)` and `k_1 = H(a·(B_i − A))`, the receiver `k_{c_i} = H(b_i·A)`; the other key
 //! would need the discrete logarithm of `A`. Points are decoded strictly (Ristretto's canonical
 //! encoding): anything else is a typed error, not a panic.
 
 use argus_net::{Network, PartyId};
 use curve25519_dalek::constants::RISTRETTO_BASEPOINT_TABLE;
-use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoPoint};
+use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoBasepointTable, RistrettoPoint};
 use curve25519_dalek::scalar::Scalar;
 use rand_core::{CryptoRng, RngCore};
 use sha2::{Digest, Sha256};
@@ -69,12 +70,20 @@ impl Offer {
         let points = decode_points(peer, reply, n)?;
         // a·(B − A) = a·B − a·A: one scalar product per OT
         let a_a = self.a * self.big_a;
+        let shared: Vec<RistrettoPoint> = points
+            .iter()
+            .flat_map(|(b, _)| {
+                let a_b = self.a * b;
+                [a_b, a_b - a_a]
+            })
+            .collect();
+        let enc = shared_encodings(&shared);
         Ok(points
             .iter()
+            .zip(enc.chunks_exact(2))
             .enumerate()
-            .map(|(i, (b, b_bytes))| {
-                let a_b = self.a * b;
-                [key(i, &self.a_bytes, b_bytes, &a_b), key(i, &self.a_bytes, b_bytes, &(a_b - a_a))]
+            .map(|(i, ((_, b_bytes), e))| {
+                [key(i, &self.a_bytes, b_bytes, &e[0]), key(i, &self.a_bytes, b_bytes, &e[1])]
             })
             .collect())
     }
@@ -89,17 +98,29 @@ pub fn answer<R: RngCore + CryptoRng>(
     rng: &mut R,
 ) -> Result<(Vec<u8>, Vec<Block>), OtError> {
     let (big_a, a_bytes) = decode_points(peer, offer, 1)?.pop().expect("one point");
+    // b·A for every OT: a table of A's multiples, built once, instead of n variable-base products
+    let table = RistrettoBasepointTable::create(&big_a);
     let mut msg = Vec::with_capacity(choices.len() * POINT);
-    let mut keys = Vec::with_capacity(choices.len());
-    for (i, &c) in choices.iter().enumerate() {
+    let mut sent = Vec::with_capacity(choices.len());
+    let mut shared = Vec::with_capacity(choices.len());
+    for &c in choices {
         let b = Scalar::random(rng);
         let bg = &b * RISTRETTO_BASEPOINT_TABLE;
         let big_b = RistrettoPoint::conditional_select(&bg, &(bg + big_a), Choice::from(u8::from(c)));
         let b_bytes = big_b.compress();
         msg.extend_from_slice(b_bytes.as_bytes());
-        keys.push(key(i, &a_bytes, &b_bytes, &(b * big_a)));
+        sent.push(b_bytes);
+        shared.push(&b * &table);
     }
+    let enc = shared_encodings(&shared);
+    let keys = sent.iter().zip(&enc).enumerate().map(|(i, (b_bytes, e))| key(i, &a_bytes, b_bytes, e)).collect();
     Ok((msg, keys))
+}
+
+/// The encodings that the keys hash for the Diffie–Hellman points `P`: those of `2·P`, all with
+/// one field inversion (a bijection of the prime-order group, so as good as `P`'s own).
+fn shared_encodings(points: &[RistrettoPoint]) -> Vec<CompressedRistretto> {
+    RistrettoPoint::double_and_compress_batch(points)
 }
 
 pub(crate) fn check_peer(net: &Network, peer: PartyId) -> Result<(), OtError> {
@@ -125,14 +146,15 @@ fn decode_points(peer: PartyId, bytes: &[u8], n: usize) -> Result<Vec<(Ristretto
         .collect()
 }
 
-/// `H(i, A, B_i, P)`: the first 128 bits of SHA-256 over a domain tag, the index and the points.
-fn key(i: usize, a: &CompressedRistretto, b: &CompressedRistretto, shared: &RistrettoPoint) -> Block {
+/// `H(i, A, B_i, enc(2·P))`: the first 128 bits of SHA-256 over a domain tag, the index and the
+/// points (`P` the shared Diffie–Hellman point; see [`shared_encodings`]).
+fn key(i: usize, a: &CompressedRistretto, b: &CompressedRistretto, shared: &CompressedRistretto) -> Block {
     let mut h = Sha256::new();
     h.update(b"argus base OT (CO15, Ristretto)");
     h.update((i as u64).to_le_bytes());
     h.update(a.as_bytes());
     h.update(b.as_bytes());
-    h.update(shared.compress().as_bytes());
+    h.update(shared.as_bytes());
     let d = h.finalize();
     u128::from_le_bytes(d[..16].try_into().expect("16 bytes"))
 }

@@ -4,7 +4,7 @@
 //! are wires `off_k .. off_k + n_k`, and the outputs are the last wires of the circuit.
 //!
 //! Gates: XOR, AND, INV, EQW (a copy: an alias, no gate), MAND (several ANDs). A malformed file
-//! is refused with the line that is wrong, before any party starts. [`write`] goes the other way.
+//! is refused with the line that is wrong, before any party starts. [`write()`] goes the other way.
 
 use std::fmt;
 
