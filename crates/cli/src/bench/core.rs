@@ -84,13 +84,14 @@ fn random_bits(p: &mut Party, n: usize) -> Rep3Bits {
 
 /// Runs `reps` timed repetitions of `f` on fresh inputs of size `n`; a barrier (one empty message
 /// to each peer) lines the parties up before each start. Returns (seconds, stats) per repetition.
-/// An empty message to each neighbour and one from each: all three parties start the clock
+/// An empty message to every other party and one from each: all parties start the clock
 /// together.
 pub(super) fn barrier(p: &mut Party) -> Result<(), MpcError> {
-    for peer in [p.next(), p.prev()] {
+    let me = p.id();
+    for peer in (0..p.n()).filter(|&q| q != me) {
         p.net().send(peer, Vec::new())?;
     }
-    for peer in [p.next(), p.prev()] {
+    for peer in (0..p.n()).filter(|&q| q != me) {
         p.net().recv(peer)?;
     }
     Ok(())

@@ -8,13 +8,13 @@ use std::time::{Duration, Instant};
 
 use argus_mpc::gmw::{bristol, circuits, evaluate, preprocess, Branching, Circuit};
 use argus_mpc::local::{run, Backend};
-use argus_mpc::{MpcError, Party};
-use argus_net::{NetConfig, Shaper};
+use argus_net::{NetConfig, Shaper, Stats};
 use argus_ot::iknp;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
+use super::core::barrier;
 use super::median;
 
 /// Arguments of `argus bench gmw`.
@@ -88,23 +88,28 @@ fn shaper(network: &str) -> Result<Shaper, String> {
     Ok(Shaper { latency: Duration::from_millis(rtt_ms / 2), bandwidth_bytes_per_sec: Some((mbps * 1e6 / 8.0) as u64) })
 }
 
-/// All parties line up (an empty message to every peer and one from each) before a clock starts.
-fn barrier(p: &mut Party) -> Result<(), MpcError> {
-    let me = p.id();
-    for q in (0..p.n()).filter(|&q| q != me) {
-        p.net().send(q, Vec::new())?;
-    }
-    for q in (0..p.n()).filter(|&q| q != me) {
-        p.net().recv(q)?;
-    }
-    Ok(())
-}
-
 /// One measured evaluation: the slowest party's seconds, the busiest party's bytes and rounds.
 struct Run {
     seconds: f64,
     bytes: u64,
     rounds: u64,
+}
+
+impl Run {
+    /// From each party's (seconds, traffic): the slowest and the busiest.
+    fn of(parties: impl Iterator<Item = (f64, Stats)> + Clone) -> Run {
+        Run {
+            seconds: parties.clone().map(|g| g.0).fold(0.0, f64::max),
+            bytes: parties.clone().map(|g| g.1.bytes_sent).max().unwrap_or(0),
+            rounds: parties.map(|g| g.1.rounds).max().unwrap_or(0),
+        }
+    }
+
+    /// The median seconds of `runs`, with the bytes and rounds of the last (every run sends the same).
+    fn median_of(mut runs: Vec<Run>) -> Run {
+        let seconds = median(runs.iter().map(|r| r.seconds).collect());
+        Run { seconds, ..runs.pop().expect("one run") }
+    }
 }
 
 /// Preprocessing and evaluation of `c` by its parties in memory, shaped by `cfg`, `reps` times
@@ -125,20 +130,14 @@ fn measure(c: &Circuit, inputs: &[Vec<bool>], cfg: NetConfig, reps: usize, max_s
         if got.iter().any(|(_, _, out)| *out != want) {
             return Err("a secure output differs from the plaintext twin".into());
         }
-        let r = Run {
-            seconds: got.iter().map(|g| g.0).fold(0.0, f64::max),
-            bytes: got.iter().map(|g| g.1.bytes_sent).max().unwrap_or(0),
-            rounds: got.iter().map(|g| g.1.rounds).max().unwrap_or(0),
-        };
+        let r = Run::of(got.iter().map(|g| (g.0, g.1)));
         let slow = r.seconds > max_seconds;
         runs.push(r);
         if slow {
             break;
         }
     }
-    let seconds = median(runs.iter().map(|r| r.seconds).collect());
-    let last = runs.pop().expect("one run");
-    Ok(Run { seconds, ..last })
+    Ok(Run::median_of(runs))
 }
 
 fn random_inputs(c: &Circuit, rng: &mut StdRng) -> Vec<Vec<bool>> {
@@ -222,14 +221,9 @@ fn rot(a: &GmwArgs) -> Result<Vec<GmwRecord>, String> {
                 }
             })
             .map_err(|e| e.to_string())?;
-            runs.push(Run {
-                seconds: got.iter().map(|g| g.0).fold(0.0, f64::max),
-                bytes: got.iter().map(|g| g.1.bytes_sent).max().unwrap_or(0),
-                rounds: got.iter().map(|g| g.1.rounds).max().unwrap_or(0),
-            });
+            runs.push(Run::of(got.into_iter()));
         }
-        let seconds = median(runs.iter().map(|r| r.seconds).collect());
-        let r = Run { seconds, ..runs.pop().expect("one run") };
+        let r = Run::median_of(runs);
         let m = (batches * BATCH) as f64;
         println!(
             "  {:<7} {:>8.3} s  {:>7.2} M OTs/s  {:>6.1} B/OT   (target ≥ 30 M/s; cryprot-ot's README: 51.5 M/s on a 4-core EPYC)",

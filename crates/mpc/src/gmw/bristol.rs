@@ -232,16 +232,16 @@ pub fn write(c: &Circuit) -> String {
     let mut id: Vec<Wire> = vec![Wire::MAX; c.wires()];
     let mut next: Wire = 0;
     let values = c.inputs().iter().rposition(|&n| n > 0).map_or(0, |q| q + 1);
-    for q in 0..values {
-        for g in c.gates() {
-            if let Gate::Input { party, wire } = g {
-                if *party == q {
-                    id[*wire as usize] = next;
-                    next += 1;
-                }
-            }
+    // party q's inputs take the wires after those of parties 0..q, in gate order
+    let mut at: Vec<Wire> =
+        c.inputs().iter().scan(0, |sum, &n| Some(std::mem::replace(sum, *sum + n as Wire))).collect();
+    for g in c.gates() {
+        if let Gate::Input { party, wire } = g {
+            id[*wire as usize] = at[*party];
+            at[*party] += 1;
         }
     }
+    next += c.inputs().iter().sum::<usize>() as Wire;
     let mut lines = Vec::new();
     let mut fresh = |w: Wire, id: &mut Vec<Wire>| {
         id[w as usize] = next;

@@ -318,7 +318,9 @@ pub fn evaluate(p: &mut Party, c: &Circuit, pre: &mut Preprocessed, input: &[boo
     let Plan { owners: own, cost, local, inputs, outputs } = plan(c);
     let need = &cost.ots;
     for q in (0..n).filter(|&q| q != me) {
-        let o = pre.peers[q].as_ref().expect("OTs with every peer");
+        let Some(o) = pre.peers.get(q).and_then(Option::as_ref) else {
+            return Err(MpcError::InvalidParameter(format!("no OTs with party {q}: made in another session")));
+        };
         let (left_r, left_s) = (pre.len - o.received, pre.len - o.sent);
         if need[me][q] > left_r || need[q][me] > left_s {
             return Err(MpcError::InvalidParameter(format!(
