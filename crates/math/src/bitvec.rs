@@ -17,6 +17,39 @@ pub fn words_for(n: usize) -> usize {
     n.div_ceil(64)
 }
 
+/// The low `n` bits set (`n ≤ 64`).
+#[inline]
+pub fn low_bits(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1 << n) - 1
+    }
+}
+
+/// `n ≤ 64` bits of packed `words` from bit `at` on, as the low bits of a word (the rest 0).
+#[inline]
+pub fn get_bits(words: &[u64], at: usize, n: usize) -> u64 {
+    let (w, sh) = (at / 64, at % 64);
+    let mut v = words[w] >> sh;
+    if sh + n > 64 {
+        v |= words[w + 1] << (64 - sh);
+    }
+    v & low_bits(n)
+}
+
+/// XORs the low `n ≤ 64` bits of `v` into packed `words` from bit `at` on (higher bits of `v`
+/// are ignored).
+#[inline]
+pub fn xor_bits(words: &mut [u64], at: usize, v: u64, n: usize) {
+    let v = v & low_bits(n);
+    let (w, sh) = (at / 64, at % 64);
+    words[w] ^= v << sh;
+    if sh + n > 64 {
+        words[w + 1] ^= v >> (64 - sh);
+    }
+}
+
 impl BitVec {
     /// `n` zero bits.
     pub fn zeros(n: usize) -> Self {
@@ -529,6 +562,21 @@ mod tests {
             prop_assert_eq!(BitVec::concat(&[&a, &b]), v.clone());
             prop_assert_eq!(BitVec::from_bytes(&v.to_bytes(), v.len()).unwrap(), v.clone());
             prop_assert_eq!(v.not().count_ones(), bits.len() - v.count_ones());
+        }
+
+        /// `get_bits` reads and `xor_bits` writes the same bits as a per-bit walk, at every
+        /// offset and width, leaving the bits around them alone.
+        #[test]
+        fn bits_at_offsets(words in proptest::collection::vec(any::<u64>(), 3), v: u64, at in 0usize..128, n in 0usize..=64) {
+            let bit = |ws: &[u64], k: usize| ws[k / 64] >> (k % 64) & 1;
+            let want = (0..n).fold(0u64, |acc, k| acc | bit(&words, at + k) << k);
+            prop_assert_eq!(get_bits(&words, at, n), want);
+            let mut out = words.clone();
+            xor_bits(&mut out, at, v, n);
+            for k in 0..192 {
+                let flip = if (at..at + n).contains(&k) { v >> (k - at) & 1 } else { 0 };
+                prop_assert_eq!(bit(&out, k), bit(&words, k) ^ flip);
+            }
         }
     }
 

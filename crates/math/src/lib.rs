@@ -23,7 +23,7 @@ mod wide;
 mod wire;
 mod z2m;
 
-pub use bitvec::{transpose64, words_for, BitVec};
+pub use bitvec::{get_bits, low_bits, transpose64, words_for, xor_bits, BitVec};
 pub use error::MathError;
 pub use field::{is_probable_prime, Field, Fp, F65519, P128};
 pub use pow2::Pow2;

@@ -14,6 +14,7 @@ pub mod bristol;
 pub mod builder;
 pub mod circuit;
 pub mod circuits;
+mod layer;
 pub mod protocol;
 
 pub use builder::{Branching, Builder};

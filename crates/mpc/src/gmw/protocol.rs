@@ -19,12 +19,14 @@
 //! zero-sharing from the pairwise streams before they are revealed. [`cost`] counts the OTs,
 //! bytes and rounds of an evaluation from the circuit alone.
 
+use std::sync::OnceLock;
+
 use argus_math::BitVec;
 use argus_ot::{iknp, Block};
 use argus_prg::Prg;
-use rand_core::RngCore;
 
 use super::circuit::{Circuit, Gate, Wire};
+use super::layer::{self, parts, Link, Scratch};
 use crate::error::{MpcError, Result};
 use crate::party::Party;
 
@@ -36,15 +38,15 @@ pub struct Preprocessed {
 }
 
 /// The random OTs with one peer, in both directions.
-struct PeerOts {
+pub(super) struct PeerOts {
     /// This party as the sender: the key pairs.
-    send: Vec<[Block; 2]>,
+    pub(super) send: Vec<[Block; 2]>,
     /// This party as the receiver: its random choices and the keys it got.
-    choices: BitVec,
-    recv: Vec<Block>,
+    pub(super) choices: BitVec,
+    pub(super) recv: Vec<Block>,
     /// OTs used so far as the sender and as the receiver.
-    sent: usize,
-    received: usize,
+    pub(super) sent: usize,
+    pub(super) received: usize,
 }
 
 impl Preprocessed {
@@ -59,6 +61,13 @@ impl Preprocessed {
     /// OTs used so far with `peer`: (this party receiving, this party sending).
     pub fn used(&self, peer: usize) -> (usize, usize) {
         self.peers.get(peer).and_then(Option::as_ref).map_or((0, 0), |o| (o.received, o.sent))
+    }
+    /// The OTs with `peer` (checked to exist before a circuit is evaluated).
+    pub(super) fn peer(&self, peer: usize) -> &PeerOts {
+        self.peers[peer].as_ref().expect("OTs with every peer")
+    }
+    pub(super) fn peer_mut(&mut self, peer: usize) -> &mut PeerOts {
+        self.peers[peer].as_mut().expect("OTs with every peer")
     }
 }
 
@@ -86,59 +95,12 @@ pub fn preprocess(p: &mut Party, m: usize) -> Result<Preprocessed> {
     Ok(Preprocessed { peers, len: m })
 }
 
-/// `n` bits of `G(key)` into `out` (whole words; bits past `n` are garbage): the key itself
-/// for `n ≤ 128` (it is already a hash output), else the engine's PRG keyed by it.
-fn stretch(key: Block, n: usize, out: &mut Vec<u64>) {
-    out.clear();
-    if n <= 128 {
-        out.extend([key as u64, (key >> 64) as u64]);
-    } else {
-        out.resize(n.div_ceil(64), 0);
-        Prg::new(&argus_prg::Seed(key.to_le_bytes())).fill_bytes(bytemuck::cast_slice_mut(out));
-    }
-}
-
-fn bit(words: &[u64], k: usize) -> u8 {
-    (words[k / 64] >> (k % 64)) as u8 & 1
-}
-
-/// Bits appended LSB first into words.
-#[derive(Default)]
-struct BitWriter {
-    words: Vec<u64>,
-    len: usize,
-}
-
-impl BitWriter {
-    fn push(&mut self, b: u8) {
-        if self.len.is_multiple_of(64) {
-            self.words.push(0);
-        }
-        *self.words.last_mut().expect("a word") |= u64::from(b & 1) << (self.len % 64);
-        self.len += 1;
-    }
-    fn into_bytes(self) -> Vec<u8> {
-        let mut out: Vec<u8> = bytemuck::cast_slice(&self.words).to_vec();
-        out.truncate(self.len.div_ceil(8));
-        out
-    }
-}
-
-/// An AND or VS gate's scalar, vector and outputs.
-fn parts(g: &Gate) -> (Wire, &[Wire], &[Wire]) {
-    match g {
-        Gate::And { a, b, out } => (*a, std::slice::from_ref(b), std::slice::from_ref(out)),
-        Gate::Vs { scalar, vector, out } => (*scalar, vector, out),
-        _ => unreachable!("only AND and VS gates are nonlinear"),
-    }
-}
-
 /// For each wire, the set of parties (a bit mask) whose shares of it may be non-zero: public, the
 /// same at every party. An input belongs to its owner, XOR joins the sets, INV adds party 0 (the
 /// one who flips), an AND/VS gate whose inputs all belong to one party keeps it (that party's
 /// local product), and every other gate's outputs may be anyone's.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Owners(Vec<u16>);
+pub(super) struct Owners(Vec<u16>);
 
 impl Owners {
     /// Every wire's set, in one pass over the gates (each wire is set once, so the set a gate
@@ -157,7 +119,7 @@ impl Owners {
         own
     }
     /// Whether party `q`'s share of `w` may be non-zero.
-    fn may(&self, w: Wire, q: usize) -> bool {
+    pub(super) fn may(&self, w: Wire, q: usize) -> bool {
         self.0[w as usize] >> q & 1 == 1
     }
     /// Updates the owners of a local gate's output.
@@ -171,7 +133,7 @@ impl Owners {
         }
     }
     /// The party that computes `a·x` alone, if all its inputs belong to one.
-    fn sole(&self, a: Wire, x: &[Wire]) -> Option<usize> {
+    pub(super) fn sole(&self, a: Wire, x: &[Wire]) -> Option<usize> {
         let all = x.iter().fold(self.0[a as usize], |m, &w| m | self.0[w as usize]);
         (all.count_ones() == 1).then_some(all.trailing_zeros() as usize)
     }
@@ -221,6 +183,12 @@ pub(crate) struct Plan {
     /// Each party's input wires, and the output wires, in gate order.
     inputs: Vec<Vec<Wire>>,
     outputs: Vec<Wire>,
+    /// Per layer, where each AND/VS gate's elements start in the layer's packed vector, and
+    /// whether the layer needs a round (some gate is not one party's alone).
+    starts: Vec<Vec<u32>>,
+    exchange: Vec<bool>,
+    /// Per party, its cross terms with each peer per layer: made when it first evaluates.
+    links: Vec<OnceLock<Vec<Vec<Link>>>>,
 }
 
 /// The `b` of an INV gate in [`Plan::local`].
@@ -253,7 +221,19 @@ fn plan(c: &Circuit) -> &Plan {
                 _ => {}
             }
         }
-        Plan { owners, cost, local, inputs, outputs }
+        let starts = c.layers().iter().map(|l| layer::starts(c, l)).collect();
+        let exchange = c
+            .layers()
+            .iter()
+            .map(|l| {
+                l.nonlinear.iter().any(|&gi| {
+                    let (a, x, _) = parts(&c.gates()[gi]);
+                    owners.sole(a, x).is_none()
+                })
+            })
+            .collect();
+        let links = (0..c.parties()).map(|_| OnceLock::new()).collect();
+        Plan { owners, cost, local, inputs, outputs, starts, exchange, links }
     })
 }
 
@@ -315,7 +295,8 @@ pub fn evaluate(p: &mut Party, c: &Circuit, pre: &mut Preprocessed, input: &[boo
             c.inputs()[me]
         )));
     }
-    let Plan { owners: own, cost, local, inputs, outputs } = plan(c);
+    let plan = plan(c);
+    let Plan { owners: own, cost, local, inputs, outputs, starts, exchange, .. } = plan;
     let need = &cost.ots;
     for q in (0..n).filter(|&q| q != me) {
         let Some(o) = pre.peers.get(q).and_then(Option::as_ref) else {
@@ -329,44 +310,21 @@ pub fn evaluate(p: &mut Party, c: &Circuit, pre: &mut Preprocessed, input: &[boo
             )));
         }
     }
+    let links = plan.links[me].get_or_init(|| layer::links(c, own, starts, me));
     let peers: Vec<usize> = (0..n).filter(|&q| q != me).collect();
     let mut w = vec![0u8; c.wires()];
     // INPUT: the owner's bit, zeros elsewhere (no message)
     for (&wire, &b) in inputs[me].iter().zip(input) {
         w[wire as usize] = u8::from(b);
     }
-    let (mut ka, mut kb) = (Vec::new(), Vec::new());
     let flip = u8::from(me == 0);
-    for (layer, ops) in c.layers().iter().zip(local) {
+    let mut scratch = Scratch::default();
+    for (k, (l, ops)) in c.layers().iter().zip(local).enumerate() {
         for &[a, b, out] in ops {
             w[out as usize] = if b == INV { w[a as usize] ^ flip } else { w[a as usize] ^ w[b as usize] };
         }
-        if layer.nonlinear.is_empty() {
-            continue;
-        }
-        let gates: Vec<LayerGate> = layer
-            .nonlinear
-            .iter()
-            .map(|&i| {
-                let (a, x, out) = parts(&c.gates()[i]);
-                (a, x, out, own.sole(a, x))
-            })
-            .collect();
-        // the local term a_me·x_me of every gate (the whole product where this party owns it)
-        let mut z: Vec<u8> = gates
-            .iter()
-            .flat_map(|&(a, x, _, _)| x.iter().map(move |&xw| (a, xw)))
-            .map(|(a, xw)| w[a as usize] & w[xw as usize])
-            .collect();
-        if gates.iter().any(|g| g.3.is_none()) {
-            exchange(p, pre, own, &w, &gates, &peers, &mut z, (&mut ka, &mut kb))?;
-        }
-        let mut zi = 0;
-        for &(_, _, out, _) in &gates {
-            for &o in out {
-                w[o as usize] = z[zi];
-                zi += 1;
-            }
+        if !l.nonlinear.is_empty() {
+            layer::eval(p, pre, c, l, &starts[k], &links[k], exchange[k], &mut w, &mut scratch)?;
         }
     }
     // OUTPUT: shares re-randomised by a zero-sharing (each pairwise stream's bits twice), then
@@ -391,114 +349,4 @@ pub fn evaluate(p: &mut Party, c: &Circuit, pre: &mut Preprocessed, input: &[boo
         all.xor_assign(&BitVec::from_bytes(&got, outputs.len())?)?;
     }
     Ok(all.to_bools())
-}
-
-/// An AND or VS gate of a layer: scalar, vector, outputs, and the party that computes it alone.
-type LayerGate<'a> = (Wire, &'a [Wire], &'a [Wire], Option<usize>);
-
-/// One layer's round: to each peer, `e = a ⊕ c` for every gate where this party receives and
-/// `F = x ⊕ R` where it sends; then each peer's two cross terms into `z`.
-#[allow(clippy::too_many_arguments)]
-fn exchange(
-    p: &mut Party,
-    pre: &mut Preprocessed,
-    own: &Owners,
-    w: &[u8],
-    gates: &[LayerGate],
-    peers: &[usize],
-    z: &mut [u8],
-    (ka, kb): (&mut Vec<u64>, &mut Vec<u64>),
-) -> Result<()> {
-    let me = p.id();
-    // per peer and gate: the elements this party sends for (q receiving) and receives for
-    let lens: Vec<Vec<(usize, usize)>> = peers
-        .iter()
-        .map(|&q| {
-            gates
-                .iter()
-                .map(
-                    |&(a, x, _, sole)| {
-                        if sole.is_some() {
-                            (0, 0)
-                        } else {
-                            (own.covered(a, x, q, me), own.covered(a, x, me, q))
-                        }
-                    },
-                )
-                .collect()
-        })
-        .collect();
-    for (&q, lens) in peers.iter().zip(&lens) {
-        let ots = pre.peers[q].as_ref().expect("OTs with every peer");
-        let (mut r, mut s) = (ots.received, ots.sent);
-        let mut msg = BitWriter::default();
-        for (&(a, _, _, _), &(_, receiving)) in gates.iter().zip(lens) {
-            if receiving > 0 {
-                msg.push(w[a as usize] ^ u8::from(ots.choices.get(r)));
-                r += 1;
-            }
-        }
-        for (&(_, x, _, _), &(sending, _)) in gates.iter().zip(lens) {
-            if sending == 0 {
-                continue;
-            }
-            let [k0, k1] = ots.send[s];
-            s += 1;
-            stretch(k0, sending, ka);
-            stretch(k1, sending, kb);
-            for (k, &xw) in x.iter().filter(|&&xw| own.may(xw, me)).enumerate() {
-                msg.push(w[xw as usize] ^ bit(ka, k) ^ bit(kb, k));
-            }
-        }
-        p.net().send(q, msg.into_bytes())?;
-    }
-    for (&q, lens) in peers.iter().zip(&lens) {
-        let ots = pre.peers[q].as_mut().expect("OTs with every peer");
-        let got = p.net().recv(q)?;
-        // from q: its e bits (q receiving from this party), then its F bits (q sending)
-        let es = lens.iter().filter(|l| l.0 > 0).count();
-        let fs: usize = lens.iter().map(|l| l.1).sum();
-        if got.len() != (es + fs).div_ceil(8) {
-            return Err(MpcError::Malformed {
-                peer: q,
-                reason: format!("{} bytes for a layer of {} bits", got.len(), es + fs),
-            });
-        }
-        let got = BitVec::from_bytes(&got, es + fs)?;
-        let (mut e_at, mut f_at) = (0, es);
-        let mut zi = 0;
-        for (&(a, x, _, _), &(sending, receiving)) in gates.iter().zip(lens) {
-            if sending == 0 && receiving == 0 {
-                zi += x.len();
-                continue;
-            }
-            // this party sending to q: its share G(k_e), q's e picking the key
-            if sending > 0 {
-                let e = got.get(e_at);
-                e_at += 1;
-                stretch(ots.send[ots.sent][usize::from(e)], sending, ka);
-                ots.sent += 1;
-            }
-            // this party receiving from q: a·F ⊕ G(k_c)
-            if receiving > 0 {
-                stretch(ots.recv[ots.received], receiving, kb);
-                ots.received += 1;
-            }
-            let a_me = w[a as usize];
-            let (mut si, mut ri) = (0, 0);
-            for &xw in x {
-                if sending > 0 && own.may(xw, me) {
-                    z[zi] ^= bit(ka, si);
-                    si += 1;
-                }
-                if receiving > 0 && own.may(xw, q) {
-                    z[zi] ^= (a_me & u8::from(got.get(f_at))) ^ bit(kb, ri);
-                    f_at += 1;
-                    ri += 1;
-                }
-                zi += 1;
-            }
-        }
-    }
-    Ok(())
 }
