@@ -14,6 +14,7 @@ use curve25519_dalek::constants::RISTRETTO_BASEPOINT_TABLE;
 use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoBasepointTable, RistrettoPoint};
 use curve25519_dalek::scalar::Scalar;
 use rand_core::{CryptoRng, RngCore};
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use subtle::{Choice, ConditionallySelectable};
 
@@ -70,9 +71,10 @@ impl Offer {
         let points = decode_points(peer, reply, n)?;
         // a·(B − A) = a·B − a·A: one scalar product per OT
         let a_a = self.a * self.big_a;
+        // the scalar products on every core: a party's base OTs wait on them
         let shared: Vec<RistrettoPoint> = points
-            .iter()
-            .flat_map(|(b, _)| {
+            .par_iter()
+            .flat_map_iter(|(b, _)| {
                 let a_b = self.a * b;
                 [a_b, a_b - a_a]
             })
@@ -100,18 +102,18 @@ pub fn answer<R: RngCore + CryptoRng>(
     let (big_a, a_bytes) = decode_points(peer, offer, 1)?.pop().expect("one point");
     // b·A for every OT: a table of A's multiples, built once, instead of n variable-base products
     let table = RistrettoBasepointTable::create(&big_a);
-    let mut msg = Vec::with_capacity(choices.len() * POINT);
-    let mut sent = Vec::with_capacity(choices.len());
-    let mut shared = Vec::with_capacity(choices.len());
-    for &c in choices {
-        let b = Scalar::random(rng);
-        let bg = &b * RISTRETTO_BASEPOINT_TABLE;
-        let big_b = RistrettoPoint::conditional_select(&bg, &(bg + big_a), Choice::from(u8::from(c)));
-        let b_bytes = big_b.compress();
-        msg.extend_from_slice(b_bytes.as_bytes());
-        sent.push(b_bytes);
-        shared.push(&b * &table);
-    }
+    let bs: Vec<Scalar> = choices.iter().map(|_| Scalar::random(rng)).collect();
+    // the scalar products on every core: a party's base OTs wait on them
+    let (sent, shared): (Vec<CompressedRistretto>, Vec<RistrettoPoint>) = bs
+        .par_iter()
+        .zip(choices)
+        .map(|(b, &c)| {
+            let bg = b * RISTRETTO_BASEPOINT_TABLE;
+            let big_b = RistrettoPoint::conditional_select(&bg, &(bg + big_a), Choice::from(u8::from(c)));
+            (big_b.compress(), b * &table)
+        })
+        .unzip();
+    let msg: Vec<u8> = sent.iter().flat_map(|b| *b.as_bytes()).collect();
     let enc = shared_encodings(&shared);
     let keys = sent.iter().zip(&enc).enumerate().map(|(i, (b_bytes, e))| key(i, &a_bytes, b_bytes, e)).collect();
     Ok((msg, keys))

@@ -203,35 +203,68 @@ impl Receiver {
     }
 }
 
-/// An extension in each direction with every one of `peers`, set up side by side: every base-OT
-/// offer goes out, then every answer, then the offers' keys are read (three waves of messages
-/// instead of two rounds per peer and direction one after another). Returns, per peer, this
+/// An extension in each direction with every one of `peers`, from one set of base OTs per
+/// pair. Of each pair, the party with the lower id runs the base OTs as their sender (its
+/// extension receiver), then makes [`KAPPA`] random OTs on that extension with random choices:
+/// they are the base OTs of the other direction, roles swapped (the other party holds the key
+/// pairs, as a base-OT sender does; the lower id holds its random choices and their keys, as a
+/// base-OT receiver does). Half the public-key work of two base-OT sets, in as many waves of
+/// messages: every offer, every answer, every bootstrap extension. Returns, per peer, this
 /// party's extension sender and receiver. All parties of the session call it with their peers.
 pub fn setup_with<R: RngCore + CryptoRng>(
     net: &Network,
     peers: &[PartyId],
     rng: &mut R,
 ) -> Result<Vec<(Sender, Receiver)>, OtError> {
+    let me = net.id();
+    let leads = |peer: PartyId| me < peer;
     let mut offers = Vec::with_capacity(peers.len());
     for &peer in peers {
         base::check_peer(net, peer)?;
-        let (offer, msg) = base::Offer::new(rng);
-        net.send(peer, msg)?;
-        offers.push(offer);
+        if leads(peer) {
+            let (offer, msg) = base::Offer::new(rng);
+            net.send(peer, msg)?;
+            offers.push(Some(offer));
+        } else {
+            offers.push(None);
+        }
     }
-    let mut senders = Vec::with_capacity(peers.len());
+    let mut senders: Vec<Option<Sender>> = Vec::with_capacity(peers.len());
     for &peer in peers {
-        let s = random_block(rng);
-        let (reply, keys) = base::answer(peer, &net.recv(peer)?, &bits_of(s), rng)?;
-        net.send(peer, reply)?;
-        senders.push(Sender::from_base(s, keys));
+        senders.push(if leads(peer) {
+            None
+        } else {
+            let s = random_block(rng);
+            let (reply, keys) = base::answer(peer, &net.recv(peer)?, &bits_of(s), rng)?;
+            net.send(peer, reply)?;
+            Some(Sender::from_base(s, keys))
+        });
     }
-    let mut out = Vec::with_capacity(peers.len());
-    for ((&peer, offer), sender) in peers.iter().zip(offers).zip(senders) {
-        let pairs = offer.keys(peer, &net.recv(peer)?, KAPPA)?;
-        out.push((sender, Receiver::from_base(pairs)));
+    let mut out: Vec<Option<(Sender, Receiver)>> = Vec::with_capacity(peers.len());
+    for (&peer, offer) in peers.iter().zip(&offers) {
+        out.push(match offer {
+            Some(offer) => {
+                let mut receiver = Receiver::from_base(offer.keys(peer, &net.recv(peer)?, KAPPA)?);
+                let s = random_block(rng);
+                let keys = receiver.random(net, peer, &bits_of(s))?;
+                Some((Sender::from_base(s, keys), receiver))
+            }
+            None => None,
+        });
     }
-    Ok(out)
+    peers
+        .iter()
+        .zip(out)
+        .zip(senders)
+        .map(|((&peer, pair), sender)| match (pair, sender) {
+            (Some(pair), _) => Ok(pair),
+            (None, Some(mut sender)) => {
+                let pairs = sender.random(net, peer, KAPPA)?;
+                Ok((sender, Receiver::from_base(pairs)))
+            }
+            (None, None) => unreachable!("a pair is led by one of its parties"),
+        })
+        .collect()
 }
 
 fn random_block<R: RngCore>(rng: &mut R) -> u128 {

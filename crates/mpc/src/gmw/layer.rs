@@ -26,26 +26,30 @@ pub(super) fn parts(g: &Gate) -> (Wire, &[Wire], &[Wire]) {
 }
 
 /// One gate's cross term with a peer: the gate (its place among the layer's AND/VS gates),
-/// where its elements start in the layer's packed vector, how many the term covers, and which
-/// (an offset into [`Terms::List`]'s `sel`, or [`ALL`]).
+/// where its elements start in the layer's packed vector, how many the term covers, and which:
+/// `runs` runs of consecutive elements from [`Terms::List`]'s `sel[sel..]`, or all ([`ALL`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Term {
     gate: u32,
     start: u32,
     n: u32,
     sel: u32,
+    runs: u32,
 }
 
 /// [`Term::sel`] for a term that covers all of its gate's elements.
 const ALL: u32 = u32::MAX;
+
+/// A run of covered elements of a gate: the first one's index in the gate, and how many.
+type Run = (u32, u32);
 
 /// The cross terms of one direction with one peer in one layer, in gate order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Terms {
     /// Every gate, every element (the common case past the inputs: no list kept).
     All,
-    /// These terms; `sel` holds the covered element indices of the partial ones.
-    List { terms: Vec<Term>, sel: Vec<u32> },
+    /// These terms; `sel` holds the covered runs of the partial ones.
+    List { terms: Vec<Term>, sel: Vec<Run> },
 }
 
 impl Terms {
@@ -57,11 +61,11 @@ impl Terms {
     }
     fn get(&self, k: usize, starts: &[u32]) -> Term {
         match self {
-            Terms::All => Term { gate: k as u32, start: starts[k], n: starts[k + 1] - starts[k], sel: ALL },
+            Terms::All => Term { gate: k as u32, start: starts[k], n: starts[k + 1] - starts[k], sel: ALL, runs: 1 },
             Terms::List { terms, .. } => terms[k],
         }
     }
-    fn sel(&self) -> &[u32] {
+    fn sel(&self) -> &[Run] {
         match self {
             Terms::All => &[],
             Terms::List { sel, .. } => sel,
@@ -134,12 +138,19 @@ fn terms(c: &Circuit, own: &Owners, layer: &Layer, starts: &[u32], i: usize, j: 
             continue;
         }
         let before = sel.len();
-        sel.extend((0..x.len() as u32).filter(|&e| own.may(x[e as usize], j)));
-        let n = (sel.len() - before) as u32;
-        let t = Term { gate: k as u32, start: starts[k], n, sel: before as u32 };
+        let mut n = 0;
+        for e in (0..x.len() as u32).filter(|&e| own.may(x[e as usize], j)) {
+            let fresh = sel.len() == before;
+            match sel.last_mut() {
+                Some((first, len)) if !fresh && *first + *len == e => *len += 1,
+                _ => sel.push((e, 1)),
+            }
+            n += 1;
+        }
+        let t = Term { gate: k as u32, start: starts[k], n, sel: before as u32, runs: (sel.len() - before) as u32 };
         if n == x.len() as u32 {
             sel.truncate(before);
-            terms.push(Term { sel: ALL, ..t });
+            terms.push(Term { sel: ALL, runs: 1, ..t });
         } else {
             all = false;
             if n > 0 {
@@ -243,33 +254,38 @@ fn stretch(key: Block, n: usize, out: &mut Vec<u64>) {
     }
 }
 
+/// A term's covered runs: where each starts in the layer's packed vector, and its length.
+fn runs(t: Term, sel: &[Run]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let (all, some) =
+        if t.sel == ALL { (Some((0, t.n)), &[][..]) } else { (None, &sel[t.sel as usize..][..t.runs as usize]) };
+    all.into_iter().chain(some.iter().copied()).map(move |(e, len)| ((t.start + e) as usize, len as usize))
+}
+
+/// XORs `n` bits of packed `src` from bit `from` on into packed `dst` from bit `to` on.
+fn xor_range(dst: &mut [u64], to: usize, src: &[u64], from: usize, n: usize) {
+    for c in (0..n).step_by(64) {
+        let len = (n - c).min(64);
+        xor_bits(dst, to + c, get_bits(src, from + c, len), len);
+    }
+}
+
 /// A term's covered bits of the packed `src`, packed into `out`.
-fn gather_term(src: &[u64], t: Term, sel: &[u32], out: &mut Vec<u64>) {
-    let n = t.n as usize;
+fn gather_term(src: &[u64], t: Term, sel: &[Run], out: &mut Vec<u64>) {
     out.clear();
-    out.resize(words_for(n), 0);
-    if t.sel == ALL {
-        for (c, o) in out.iter_mut().enumerate() {
-            *o = get_bits(src, t.start as usize + 64 * c, (n - 64 * c).min(64));
-        }
-    } else {
-        for (k, &e) in sel[t.sel as usize..][..n].iter().enumerate() {
-            out[k / 64] |= get_bits(src, (t.start + e) as usize, 1) << (k % 64);
-        }
+    out.resize(words_for(t.n as usize) + 1, 0);
+    let mut k = 0;
+    for (at, len) in runs(t, sel) {
+        xor_range(out, k, src, at, len);
+        k += len;
     }
 }
 
 /// XORs the packed `bits` into a term's covered places of `dst`.
-fn scatter_term(dst: &mut [u64], t: Term, sel: &[u32], bits: &[u64]) {
-    let n = t.n as usize;
-    if t.sel == ALL {
-        for (c, &b) in bits[..words_for(n)].iter().enumerate() {
-            xor_bits(dst, t.start as usize + 64 * c, b, (n - 64 * c).min(64));
-        }
-    } else {
-        for (k, &e) in sel[t.sel as usize..][..n].iter().enumerate() {
-            xor_bits(dst, (t.start + e) as usize, bits[k / 64] >> (k % 64), 1);
-        }
+fn scatter_term(dst: &mut [u64], t: Term, sel: &[Run], bits: &[u64]) {
+    let mut k = 0;
+    for (at, len) in runs(t, sel) {
+        xor_range(dst, at, bits, k, len);
+        k += len;
     }
 }
 

@@ -71,10 +71,10 @@ impl Preprocessed {
     }
 }
 
-/// Makes `m` random OTs in each direction with every other party (IKNP: 128 base OTs per pair
-/// and direction, then κ = 128 bits per OT from the extension's receiver). All pairs and both
-/// directions at once: the base OTs in three waves of messages ([`iknp::setup_with`]), then
-/// every party's extension messages together.
+/// Makes `m` random OTs in each direction with every other party (IKNP: 128 base OTs per pair,
+/// the other direction's bootstrapped from their extension, then κ = 128 bits per OT from the
+/// extension's receiver). All pairs and both directions at once: the set-up in three waves of
+/// messages ([`iknp::setup_with`]), then every party's extension messages together.
 pub fn preprocess(p: &mut Party, m: usize) -> Result<Preprocessed> {
     let (me, n) = (p.id(), p.n());
     let mut rng = Prg::new(&p.prg.own().fork());
