@@ -206,6 +206,7 @@ impl Builder {
     /// whose vector is the concatenation of theirs; local gates keep their order within each
     /// branch. Sound because at most one branch is active and the others carry 0 everywhere.
     fn merge(&mut self, bodies: Vec<Vec<Gate>>) -> Vec<Gate> {
+        let bodies_n = bodies.len();
         let depth_of = |g: &Gate| -> u32 {
             match g {
                 Gate::Xor { out, .. } | Gate::Inv { out, .. } | Gate::And { out, .. } => self.d(*out),
@@ -244,15 +245,22 @@ impl Builder {
             let per = std::mem::take(&mut nonlinear[d + 1]);
             let slots = per.iter().map(Vec::len).max().unwrap_or(0);
             let mut iters: Vec<_> = per.into_iter().map(Vec::into_iter).collect();
-            let mut gates = Vec::with_capacity(slots);
-            for _ in 0..slots {
-                let parts: Vec<_> = iters.iter_mut().filter_map(Iterator::next).collect();
-                let mut scalar = parts[0].0;
-                for p in &parts[1..] {
-                    let s = self.fresh(self.d(scalar).max(self.d(p.0)));
-                    out.push(Gate::Xor { a: scalar, b: p.0, out: s });
-                    scalar = s;
+            let slot_parts: Vec<Vec<_>> =
+                (0..slots).map(|_| iters.iter_mut().filter_map(Iterator::next).collect()).collect();
+            // each slot's scalar: the XOR of its branches' scalars, branch by branch across all
+            // slots (runs of gates over consecutive wires)
+            let mut scalars: Vec<Wire> = slot_parts.iter().map(|p| p[0].0).collect();
+            for i in 1..bodies_n {
+                for (scalar, parts) in scalars.iter_mut().zip(&slot_parts) {
+                    if let Some(p) = parts.get(i) {
+                        let s = self.fresh(self.d(*scalar).max(self.d(p.0)));
+                        out.push(Gate::Xor { a: *scalar, b: p.0, out: s });
+                        *scalar = s;
+                    }
                 }
+            }
+            let mut gates = Vec::with_capacity(slots);
+            for (parts, scalar) in slot_parts.into_iter().zip(scalars) {
                 let (vector, outs): (Vec<Wire>, Vec<Wire>) =
                     parts.into_iter().flat_map(|(_, v, o)| v.into_iter().zip(o)).unzip();
                 gates.push(if vector.len() == 1 {

@@ -8,14 +8,9 @@ use super::circuit::{Circuit, CircuitError, Wire};
 /// `x == y` bit for bit: `¬(x_k ⊕ y_k)` for every k, then a balanced tree of ANDs (depth
 /// `ceil(log2 n)`, `n − 1` ANDs).
 pub fn string_eq(b: &mut Builder, x: &[Wire], y: &[Wire]) -> Wire {
-    let mut level: Vec<Wire> = x
-        .iter()
-        .zip(y)
-        .map(|(&a, &c)| {
-            let d = b.xor(a, c);
-            b.not(d)
-        })
-        .collect();
+    // all the XORs, then all the NOTs: each a run of gates over consecutive wires
+    let diff: Vec<Wire> = x.iter().zip(y).map(|(&a, &c)| b.xor(a, c)).collect();
+    let mut level: Vec<Wire> = diff.iter().map(|&d| b.not(d)).collect();
     while level.len() > 1 {
         let mut next: Vec<Wire> = level.chunks_exact(2).map(|p| b.and(p[0], p[1])).collect();
         if level.len() % 2 == 1 {

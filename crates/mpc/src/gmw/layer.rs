@@ -103,6 +103,25 @@ pub(super) fn starts(c: &Circuit, layer: &Layer) -> Vec<u32> {
     out
 }
 
+/// [`spans`]: a gate's vector is consecutive wires.
+const VECTOR_SPAN: u8 = 1;
+/// [`spans`]: a gate's outputs are consecutive wires.
+const OUT_SPAN: u8 = 2;
+
+/// Per AND/VS gate of a layer, whether its vector and its outputs are consecutive wires (read and
+/// written 8 at a time).
+pub(super) fn spans(c: &Circuit, layer: &Layer) -> Vec<u8> {
+    let consecutive = |ws: &[Wire]| ws.len() >= 8 && ws.windows(2).all(|p| p[1] == p[0] + 1);
+    layer
+        .nonlinear
+        .iter()
+        .map(|&gi| {
+            let (_, x, out) = parts(&c.gates()[gi]);
+            (u8::from(consecutive(x)) * VECTOR_SPAN) | (u8::from(consecutive(out)) * OUT_SPAN)
+        })
+        .collect()
+}
+
 /// Party `me`'s links with every other party (in id order), per layer (empty for a layer with no
 /// AND/VS gate).
 pub(super) fn links(c: &Circuit, own: &Owners, starts: &[Vec<u32>], me: usize) -> Vec<Vec<Link>> {
@@ -186,7 +205,7 @@ pub(super) fn eval(
     pre: &mut Preprocessed,
     c: &Circuit,
     layer: &Layer,
-    starts: &[u32],
+    (starts, spans): (&[u32], &[u8]),
     links: &[Link],
     exchange: bool,
     w: &mut [u8],
@@ -194,7 +213,7 @@ pub(super) fn eval(
 ) -> Result<()> {
     let me = p.id();
     let gates: Vec<(Wire, &[Wire], &[Wire])> = layer.nonlinear.iter().map(|&gi| parts(&c.gates()[gi])).collect();
-    gather(w, &gates, s);
+    gather(w, &gates, spans, s);
     if exchange {
         let peers = (0..p.n()).filter(|&q| q != me);
         for (q, link) in peers.clone().zip(links) {
@@ -208,38 +227,88 @@ pub(super) fn eval(
     }
     // the products back onto the output wires
     let mut at = 0;
-    for &(_, _, out) in &gates {
-        for &o in out {
-            w[o as usize] = (s.z[at / 64] >> (at % 64)) as u8 & 1;
-            at += 1;
+    for (&(_, _, out), &span) in gates.iter().zip(spans) {
+        let mut k = 0;
+        if span & OUT_SPAN != 0 {
+            let o = out[0] as usize;
+            for (c, dst) in w[o..o + out.len()].chunks_exact_mut(8).enumerate() {
+                dst.copy_from_slice(&spread(get_bits(&s.z, at + 8 * c, 8)).to_le_bytes());
+            }
+            k = out.len() / 8 * 8;
         }
+        for &o in &out[k..] {
+            w[o as usize] = get_bits(&s.z, at + k, 1) as u8;
+            k += 1;
+        }
+        at += out.len();
     }
     Ok(())
 }
 
-/// Packs this party's shares of every vector element into `s.x` and the local terms
-/// `a_me · x_me` into `s.z`, in one pass (one spare word each for reads across the end).
-fn gather(w: &[u8], gates: &[(Wire, &[Wire], &[Wire])], s: &mut Scratch) {
-    let (xs, zs) = (&mut s.x, &mut s.z);
-    xs.clear();
-    zs.clear();
-    let (mut cx, mut cz, mut k) = (0u64, 0u64, 0);
-    for &(a, x, _) in gates {
-        let av = u64::from(w[a as usize]);
-        for &xw in x {
-            let b = u64::from(w[xw as usize]);
-            cx |= b << k;
-            cz |= (b & av) << k;
-            k += 1;
-            if k == 64 {
-                xs.push(cx);
-                zs.push(cz);
-                (cx, cz, k) = (0, 0, 0);
-            }
+/// The 8 bytes (0 or 1, LSB first) of the low 8 bits of `x`.
+fn spread(x: u64) -> u64 {
+    let v = (x * 0x0101_0101_0101_0101) & 0x8040_2010_0804_0201;
+    ((v + 0x7F7F_7F7F_7F7F_7F7F) >> 7) & 0x0101_0101_0101_0101
+}
+
+/// The bits of 8 bytes (each 0 or 1), the first byte's lowest.
+fn gather8(bytes: [u8; 8]) -> u64 {
+    u64::from_le_bytes(bytes).wrapping_mul(0x0102_0408_1020_4080) >> 56
+}
+
+/// Bits appended into words, `n ≤ 8` at a time.
+struct Packer<'a> {
+    out: &'a mut Vec<u64>,
+    cur: u64,
+    k: u32,
+}
+
+impl Packer<'_> {
+    #[inline]
+    fn push(&mut self, v: u64, n: u32) {
+        self.cur |= v << self.k;
+        let room = 64 - self.k;
+        if n >= room {
+            self.out.push(self.cur);
+            self.cur = if n > room { v >> room } else { 0 };
+            self.k = n - room;
+        } else {
+            self.k += n;
         }
     }
-    xs.extend([cx, 0]);
-    zs.extend([cz, 0]);
+    /// The last bits and a spare word (for reads across the end).
+    fn finish(self) {
+        self.out.extend([self.cur, 0]);
+    }
+}
+
+/// Packs this party's shares of every vector element into `s.x` and the local terms
+/// `a_me · x_me` into `s.z`, in one pass (one spare word each for reads across the end).
+fn gather(w: &[u8], gates: &[(Wire, &[Wire], &[Wire])], spans: &[u8], s: &mut Scratch) {
+    s.x.clear();
+    s.z.clear();
+    let mut xs = Packer { out: &mut s.x, cur: 0, k: 0 };
+    let mut zs = Packer { out: &mut s.z, cur: 0, k: 0 };
+    for (&(a, x, _), &span) in gates.iter().zip(spans) {
+        let av = u64::from(w[a as usize]);
+        let mut k = 0;
+        if span & VECTOR_SPAN != 0 {
+            let first = x[0] as usize;
+            for bytes in w[first..first + x.len()].chunks_exact(8) {
+                let v = gather8(bytes.try_into().expect("8 bytes"));
+                xs.push(v, 8);
+                zs.push(v & 0u64.wrapping_sub(av), 8);
+            }
+            k = x.len() / 8 * 8;
+        }
+        for &xw in &x[k..] {
+            let b = u64::from(w[xw as usize]);
+            xs.push(b, 1);
+            zs.push(b & av, 1);
+        }
+    }
+    xs.finish();
+    zs.finish();
 }
 
 /// `n` bits of `G(key)` into `out` (whole words; bits past `n` are garbage): the key itself

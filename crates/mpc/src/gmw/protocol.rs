@@ -177,9 +177,9 @@ impl Cost {
 pub(crate) struct Plan {
     owners: Owners,
     cost: Cost,
-    /// Per layer, its XOR and INV gates as `(a, b, out)` (`b = INV` for INV): a tight loop over
-    /// small records instead of a walk through the gate list.
-    local: Vec<Vec<[Wire; 3]>>,
+    /// Per layer, its XOR and INV gates in runs (a tight loop over small records, and over
+    /// whole ranges where the builder laid gates out side by side).
+    local: Vec<Vec<Run>>,
     /// Each party's input wires, and the output wires, in gate order.
     inputs: Vec<Vec<Wire>>,
     outputs: Vec<Wire>,
@@ -187,12 +187,90 @@ pub(crate) struct Plan {
     /// whether the layer needs a round (some gate is not one party's alone).
     starts: Vec<Vec<u32>>,
     exchange: Vec<bool>,
+    /// Per layer, which AND/VS gates read or write consecutive wires ([`layer::spans`]).
+    spans: Vec<Vec<u8>>,
     /// Per party, its cross terms with each peer per layer: made when it first evaluates.
     links: Vec<OnceLock<Vec<Vec<Link>>>>,
 }
 
 /// The `b` of an INV gate in [`Plan::local`].
 const INV: Wire = Wire::MAX;
+
+/// `n` XOR gates `out + k = (a + k·sa) ⊕ (b + k·sb)`, or INV gates `out + k = ¬(a + k·sa)`
+/// (`b = INV`), with strides `sa ≥ 1`, `sb ≥ 0`; in a run of two or more, every input lies below
+/// `out`, so the run is a pass over slices (vectorised for unit strides).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Run {
+    a: Wire,
+    b: Wire,
+    out: Wire,
+    n: u32,
+    sa: u32,
+    sb: u32,
+}
+
+impl Run {
+    /// The gates `(a, b, out)` (`b = INV` for INV) in runs, in their order.
+    fn compile(gates: impl Iterator<Item = [Wire; 3]>) -> Vec<Run> {
+        let mut runs: Vec<Run> = Vec::new();
+        for [a, b, out] in gates {
+            if let Some(r) = runs.last_mut().filter(|r| r.extends(a, b, out)) {
+                if r.n == 1 {
+                    r.sa = a - r.a;
+                    r.sb = if b == INV { 0 } else { b - r.b };
+                }
+                r.n += 1;
+                continue;
+            }
+            runs.push(Run { a, b, out, n: 1, sa: 1, sb: 0 });
+        }
+        runs
+    }
+
+    /// Whether gate `(a, b, out)` continues the run: the next output, inputs at the run's strides
+    /// (any forward strides after its first gate), and every input below the run's outputs, so
+    /// that no gate of a run reads another's output.
+    fn extends(&self, a: Wire, b: Wire, out: Wire) -> bool {
+        let below = |w: Wire, first: Wire| w < self.out && first < self.out;
+        let (sa, sb) = if self.n == 1 {
+            if a <= self.a || (b != INV && b < self.b) {
+                return false;
+            }
+            (a - self.a, if b == INV { 0 } else { b - self.b })
+        } else {
+            (self.sa, self.sb)
+        };
+        let at = |first: Wire, stride: u32| u64::from(first) + u64::from(self.n) * u64::from(stride);
+        let b_fits =
+            if b == INV { self.b == INV } else { self.b != INV && u64::from(b) == at(self.b, sb) && below(b, self.b) };
+        out as u64 == at(self.out, 1) && u64::from(a) == at(self.a, sa) && below(a, self.a) && b_fits
+    }
+
+    /// Evaluates the run on the wire shares `w` (`flip`: whether this party flips for INV).
+    fn eval(&self, w: &mut [u8], flip: u8) {
+        let (n, a, b, out) = (self.n as usize, self.a as usize, self.b as usize, self.out as usize);
+        if n == 1 {
+            // one gate: its wires in any order (Bristol numbers them freely)
+            w[out] = w[a] ^ if self.b == INV { flip } else { w[b] };
+            return;
+        }
+        let (low, high) = w.split_at_mut(out);
+        let dst = &mut high[..n];
+        let (sa, sb) = (self.sa as usize, self.sb as usize);
+        match (self.b == INV, sa, sb) {
+            (true, 1, _) => dst.iter_mut().zip(&low[a..a + n]).for_each(|(d, &x)| *d = x ^ flip),
+            (false, 1, 0) => dst.iter_mut().zip(&low[a..a + n]).for_each(|(d, &x)| *d = x ^ low[b]),
+            (false, 1, 1) => {
+                dst.iter_mut().zip(&low[a..a + n]).zip(&low[b..b + n]).for_each(|((d, &x), &y)| *d = x ^ y)
+            }
+            _ => {
+                for (k, d) in dst.iter_mut().enumerate() {
+                    *d = low[a + k * sa] ^ if self.b == INV { flip } else { low[b + k * sb] };
+                }
+            }
+        }
+    }
+}
 
 fn plan(c: &Circuit) -> &Plan {
     c.plan.get_or_init(|| {
@@ -202,14 +280,11 @@ fn plan(c: &Circuit) -> &Plan {
             .layers()
             .iter()
             .map(|l| {
-                l.local
-                    .iter()
-                    .filter_map(|&i| match c.gates()[i] {
-                        Gate::Xor { a, b, out } => Some([a, b, out]),
-                        Gate::Inv { a, out } => Some([a, INV, out]),
-                        _ => None,
-                    })
-                    .collect()
+                Run::compile(l.local.iter().filter_map(|&i| match c.gates()[i] {
+                    Gate::Xor { a, b, out } => Some([a, b, out]),
+                    Gate::Inv { a, out } => Some([a, INV, out]),
+                    _ => None,
+                }))
             })
             .collect();
         let mut inputs = vec![Vec::new(); c.parties()];
@@ -232,8 +307,9 @@ fn plan(c: &Circuit) -> &Plan {
                 })
             })
             .collect();
+        let spans = c.layers().iter().map(|l| layer::spans(c, l)).collect();
         let links = (0..c.parties()).map(|_| OnceLock::new()).collect();
-        Plan { owners, cost, local, inputs, outputs, starts, exchange, links }
+        Plan { owners, cost, local, inputs, outputs, starts, exchange, spans, links }
     })
 }
 
@@ -296,7 +372,7 @@ pub fn evaluate(p: &mut Party, c: &Circuit, pre: &mut Preprocessed, input: &[boo
         )));
     }
     let plan = plan(c);
-    let Plan { owners: own, cost, local, inputs, outputs, starts, exchange, .. } = plan;
+    let Plan { owners: own, cost, local, inputs, outputs, starts, exchange, spans, .. } = plan;
     let need = &cost.ots;
     for q in (0..n).filter(|&q| q != me) {
         let Some(o) = pre.peers.get(q).and_then(Option::as_ref) else {
@@ -320,11 +396,11 @@ pub fn evaluate(p: &mut Party, c: &Circuit, pre: &mut Preprocessed, input: &[boo
     let flip = u8::from(me == 0);
     let mut scratch = Scratch::default();
     for (k, (l, ops)) in c.layers().iter().zip(local).enumerate() {
-        for &[a, b, out] in ops {
-            w[out as usize] = if b == INV { w[a as usize] ^ flip } else { w[a as usize] ^ w[b as usize] };
+        for run in ops {
+            run.eval(&mut w, flip);
         }
         if !l.nonlinear.is_empty() {
-            layer::eval(p, pre, c, l, &starts[k], &links[k], exchange[k], &mut w, &mut scratch)?;
+            layer::eval(p, pre, c, l, (&starts[k], &spans[k]), &links[k], exchange[k], &mut w, &mut scratch)?;
         }
     }
     // OUTPUT: shares re-randomised by a zero-sharing (each pairwise stream's bits twice), then

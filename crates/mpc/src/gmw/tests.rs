@@ -243,6 +243,42 @@ fn gmw_aes_128_by_three_parties() {
     assert_eq!(bits_to_hex(&out), "69c4e0d86a7b0430d8cdb78070b4c55a");
 }
 
+/// Local gates laid out side by side are evaluated a range at a time: XORs of two ranges, of a
+/// range and one wire, INVs of a range, and chains whose next gate reads the previous one's
+/// output (contiguous wires that must not be taken as one range), all equal to the twin; so is
+/// a VS gate whose vector and outputs are consecutive wires.
+#[test]
+fn runs_of_local_gates_agree_with_the_twin() {
+    let mut b = Builder::new(2);
+    let x = b.input(0, 70);
+    let y = b.input(1, 70);
+    let c = b.input(1, 1)[0];
+    let z: Vec<Wire> = x.iter().zip(&y).map(|(&x, &y)| b.xor(x, y)).collect();
+    let u: Vec<Wire> = z.iter().map(|&z| b.xor(z, c)).collect();
+    let v: Vec<Wire> = u.iter().map(|&u| b.not(u)).collect();
+    let mut chain = vec![b.xor(x[0], c)];
+    for _ in 0..20 {
+        let t = b.xor(*chain.last().unwrap(), c);
+        chain.push(t);
+    }
+    let mut flips = vec![b.not(y[0])];
+    for _ in 0..20 {
+        let t = b.not(*flips.last().unwrap());
+        flips.push(t);
+    }
+    let and = b.and(v[3], chain[20]);
+    // a VS gate on 70 consecutive wires and 70 consecutive outputs: read and written 8 at a time
+    let picked = b.vs(c, &z);
+    let outs: Vec<Wire> =
+        z.iter().chain(&u).chain(&v).chain(&chain).chain(&flips).chain(&picked).copied().chain([and]).collect();
+    b.output(&outs);
+    let circuit = b.build().unwrap();
+    let mut rng = StdRng::seed_from_u64(12);
+    for _ in 0..4 {
+        secure(&circuit, &random_inputs(&mut rng, &circuit));
+    }
+}
+
 #[test]
 fn edge_cases_of_the_evaluation() {
     // no AND gates at all (one round: the outputs), a single AND, a VS of one element
