@@ -14,6 +14,7 @@
 //!   [`audit`]: the three check that their shares are consistent, revealing nothing.
 #![deny(missing_docs)]
 
+pub mod additive2;
 pub mod additive3;
 pub mod audit;
 mod error;

@@ -1,0 +1,51 @@
+//! Two-party additive sharing over a ring (paper 004): `x = x_0 + x_1`, party `i` holding `x_i`;
+//! semi-honest, dishonest majority (either party may be corrupted). Products cost one tensor
+//! triple each, made from OT.
+//!
+//! * [`vole`]: shares of `y ⊗ x` for the receiver's `y` and the sender's `x` from random OT
+//!   (Gilboa; paper 004, Fig. 6 over a ring), the primitive under the triples.
+//! * [`triple`]: tensor triples `(u, v, W = u ⊗ v)` (Fig. 5, two products in opposite
+//!   directions), trimmed to serve smaller products.
+//! * [`product`]: dot, outer (Fig. 8) and matrix (Fig. 10) products with triples, one round.
+
+pub mod product;
+pub mod triple;
+pub mod vole;
+
+pub use product::{dot, matmul, outer};
+pub use triple::{generate, TensorTriple};
+pub use vole::Ots;
+
+use argus_math::Ring;
+use rand_core::RngCore;
+
+use crate::error::{MpcError, Result};
+use crate::party::Party;
+
+/// Splits `x` into two additive shares with randomness from `rng` (a client or a test).
+pub fn share<R: Ring, G: RngCore + ?Sized>(ring: &R, rng: &mut G, x: &[R::El]) -> [Vec<R::El>; 2] {
+    let r = ring.sample_vec(rng, x.len());
+    let other = x.iter().zip(&r).map(|(&x, &r)| ring.sub(x, r)).collect();
+    [r, other]
+}
+
+/// The other party's shares of the same length: one message each way.
+pub(crate) fn exchange<R: Ring>(ring: &R, p: &mut Party, mine: &[R::El]) -> Result<Vec<R::El>> {
+    let peer = 1 - p.id();
+    let mut msg = Vec::with_capacity(ring.wire_len(mine.len()));
+    ring.wire_encode(mine, &mut msg);
+    p.net().send(peer, msg)?;
+    let got = p.net().recv(peer)?;
+    ring.wire_decode(&got, mine.len())
+        .map_err(|e| MpcError::Malformed { peer, reason: format!("{} shares: {e}", mine.len()) })
+}
+
+/// Opens shared `x` to both parties (one round).
+pub fn reveal<R: Ring>(ring: &R, p: &mut Party, x: &[R::El]) -> Result<Vec<R::El>> {
+    p.require("two-party additive sharing", 2)?;
+    let other = exchange(ring, p, x)?;
+    Ok(x.iter().zip(&other).map(|(&a, &b)| ring.add(a, b)).collect())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,150 @@
+use argus_math::{Fp, Ring, Z32, Z64};
+use argus_net::NetConfig;
+use proptest::prelude::*;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+
+use super::*;
+use crate::local::{run, Backend};
+
+/// Row-major `A·B` in the clear: the plaintext twin.
+fn twin<R: Ring>(ring: &R, a: &[R::El], b: &[R::El], (m, k, n): (usize, usize, usize)) -> Vec<R::El> {
+    (0..m * n)
+        .map(|x| (0..k).fold(ring.zero(), |acc, l| ring.add(acc, ring.mul(a[x / n * k + l], b[l * n + x % n]))))
+        .collect()
+}
+
+/// An empty message each way, so that the next send opens a round for both parties.
+fn sync(p: &mut crate::party::Party) {
+    exchange(&Z32::new(), p, &[]).unwrap();
+}
+
+fn add<R: Ring>(ring: &R, x: &[R::El], y: &[R::El]) -> Vec<R::El> {
+    x.iter().zip(y).map(|(&a, &b)| ring.add(a, b)).collect()
+}
+
+/// The largest element, 1, −1, 0 and random ones: the edge cases of a ring.
+fn values<R: Ring>(ring: &R, rng: &mut StdRng, n: usize) -> Vec<R::El> {
+    let edges =
+        [ring.zero(), ring.one(), ring.neg(ring.one()), ring.from_u128(ring.to_u128(ring.neg(ring.one())) / 2 + 1)];
+    let mut v = ring.sample_vec(rng, n);
+    for (x, e) in v.iter_mut().zip(edges) {
+        *x = e;
+    }
+    v
+}
+
+/// Triples made by two parties: each party's shares.
+fn triples<R: Ring>(ring: &R, m: usize, n: usize, count: usize) -> Vec<Vec<TensorTriple<R::El>>> {
+    run(2, Backend::Memory, NetConfig::default(), |p| {
+        let mut ots = Ots::setup(p)?;
+        generate(ring, p, &mut ots, m, n, count)
+    })
+    .unwrap()
+}
+
+fn check_triples<R: Ring>(ring: &R, m: usize, n: usize) {
+    let got = triples(ring, m, n, 3);
+    for (t0, t1) in got[0].iter().zip(&got[1]) {
+        let (u, v, w) = (add(ring, &t0.u, &t1.u), add(ring, &t0.v, &t1.v), add(ring, &t0.w, &t1.w));
+        assert_eq!(w, twin(ring, &u, &v, (m, 1, n)), "u ⊗ v = W");
+        // a trimmed triple keeps the relation
+        let (s, t) = (m / 2, n.saturating_sub(1));
+        let (a, b) = (t0.trim(s, t).unwrap(), t1.trim(s, t).unwrap());
+        assert_eq!(add(ring, &a.w, &b.w), twin(ring, &u[..s], &v[..t], (s, 1, t)));
+        assert!(t0.trim(m + 1, n).is_err());
+    }
+}
+
+#[test]
+fn tensor_triples_hold_over_rings_and_a_field() {
+    check_triples(&Z32::new(), 5, 7);
+    check_triples(&Z64::new(), 4, 1);
+    check_triples(&Fp::p128(), 3, 4);
+}
+
+/// The two-party product of secret `A` and `B` against the twin, with the paper's cost: one round,
+/// `m·k + k·n` elements from each party.
+fn check_matmul<R: Ring>(ring: &R, (m, k, n): (usize, usize, usize), seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (a, b) = (values(ring, &mut rng, m * k), values(ring, &mut rng, k * n));
+    let (sa, sb) = (share(ring, &mut rng, &a), share(ring, &mut rng, &b));
+    // triples larger than needed, trimmed inside
+    let tr = triples(ring, m + 1, n + 2, k);
+    let got = run(2, Backend::Memory, NetConfig::default(), |p| {
+        let me = p.id();
+        sync(p);
+        let before = p.stats();
+        let c = matmul(ring, p, &sa[me], &sb[me], (m, k, n), &tr[me])?;
+        let used = p.stats() - before;
+        assert_eq!(used.bytes_sent as usize, ring.wire_len(m * k + k * n), "elements sent");
+        assert_eq!(used.rounds, 1);
+        reveal(ring, p, &c)
+    })
+    .unwrap();
+    assert_eq!(got[0], twin(ring, &a, &b, (m, k, n)));
+    assert_eq!(got[0], got[1]);
+}
+
+#[test]
+fn matrix_products_agree_with_the_twin() {
+    check_matmul(&Z32::new(), (4, 3, 5), 1);
+    check_matmul(&Z64::new(), (1, 6, 2), 2);
+    check_matmul(&Fp::p128(), (3, 2, 3), 3);
+}
+
+#[test]
+fn outer_and_dot_products_agree_with_the_twin() {
+    let ring = Z64::new();
+    let mut rng = StdRng::seed_from_u64(4);
+    let (a, b) = (values(&ring, &mut rng, 6), values(&ring, &mut rng, 6));
+    let (sa, sb) = (share(&ring, &mut rng, &a), share(&ring, &mut rng, &b));
+    let tr = triples(&ring, 6, 6, 2);
+    let got = run(2, Backend::Memory, NetConfig::default(), |p| {
+        let me = p.id();
+        let o = outer(&ring, p, &sa[me], &sb[me], &tr[me][0])?;
+        let d = dot(&ring, p, &sa[me], &sb[me], &tr[me][1])?;
+        Ok((reveal(&ring, p, &o)?, reveal(&ring, p, &[d])?))
+    })
+    .unwrap();
+    assert_eq!(got[0].0, twin(&ring, &a, &b, (6, 1, 6)));
+    assert_eq!(got[0].1, twin(&ring, &a, &b, (1, 6, 1)));
+    assert!(run(2, Backend::Memory, NetConfig::default(), |p| {
+        let me = p.id();
+        dot(&ring, p, &sa[me][..5], &sb[me], &tr[me][1])
+    })
+    .is_err());
+}
+
+/// The products' bytes are the paper's: per cross term `n·bits` OTs (16 bytes each from the
+/// receiver) and `n·bits·m` elements from the sender.
+#[test]
+fn triple_generation_costs_the_papers_bytes() {
+    let ring = Z32::new();
+    let (m, n, count) = (3, 5, 2);
+    let got = run(2, Backend::Memory, NetConfig::default(), |p| {
+        let mut ots = Ots::setup(p)?;
+        sync(p);
+        let before = p.stats();
+        generate(&ring, p, &mut ots, m, n, count)?;
+        Ok(p.stats() - before)
+    })
+    .unwrap();
+    // receiving for u (m elements, 32 bits each): IKNP's κ bits per OT, padded to 128 OTs
+    let ots = count * m * 32;
+    let iknp = 128 * ots.div_ceil(128) * 16;
+    // sending for v: n elements' corrections per bit of the other party's u
+    let corrections = count * m * 32 * ring.wire_len(n);
+    for s in got {
+        assert_eq!(s.bytes_sent as usize, iknp + corrections);
+        assert_eq!(s.rounds, 2);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(8))]
+    #[test]
+    fn random_products_agree_with_the_twin(m in 1usize..5, k in 1usize..5, n in 1usize..5, seed: u64) {
+        check_matmul(&Z32::new(), (m, k, n), seed);
+    }
+}
