@@ -1,6 +1,7 @@
 //! Products of shared vectors and matrices with tensor triples (paper 004, section 4): open
 //! `s = a − u` and `t = b − v` (one round), then `[a ⊗ b] = s ⊗ t + [u] ⊗ t + s ⊗ [v] + [W]`, the
-//! public term added by party 0 alone.
+//! public term added by party 0 alone. A triple serves one product only: used twice, the two
+//! opened differences would reveal the difference of the inputs.
 
 use std::borrow::Cow;
 

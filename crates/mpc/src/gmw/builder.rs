@@ -206,7 +206,7 @@ impl Builder {
     /// whose vector is the concatenation of theirs; local gates keep their order within each
     /// branch. Sound because at most one branch is active and the others carry 0 everywhere.
     fn merge(&mut self, bodies: Vec<Vec<Gate>>) -> Vec<Gate> {
-        let bodies_n = bodies.len();
+        let branches = bodies.len();
         let depth_of = |g: &Gate| -> u32 {
             match g {
                 Gate::Xor { out, .. } | Gate::Inv { out, .. } | Gate::And { out, .. } => self.d(*out),
@@ -250,7 +250,7 @@ impl Builder {
             // each slot's scalar: the XOR of its branches' scalars, branch by branch across all
             // slots (runs of gates over consecutive wires)
             let mut scalars: Vec<Wire> = slot_parts.iter().map(|p| p[0].0).collect();
-            for i in 1..bodies_n {
+            for i in 1..branches {
                 for (scalar, parts) in scalars.iter_mut().zip(&slot_parts) {
                     if let Some(p) = parts.get(i) {
                         let s = self.fresh(self.d(*scalar).max(self.d(p.0)));

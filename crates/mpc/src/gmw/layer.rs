@@ -41,7 +41,7 @@ struct Term {
 const ALL: u32 = u32::MAX;
 
 /// A run of covered elements of a gate: the first one's index in the gate, and how many.
-type Run = (u32, u32);
+type ElemRun = (u32, u32);
 
 /// The cross terms of one direction with one peer in one layer, in gate order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,7 +49,7 @@ enum Terms {
     /// Every gate, every element (the common case past the inputs: no list kept).
     All,
     /// These terms; `sel` holds the covered runs of the partial ones.
-    List { terms: Vec<Term>, sel: Vec<Run> },
+    List { terms: Vec<Term>, sel: Vec<ElemRun> },
 }
 
 impl Terms {
@@ -65,7 +65,7 @@ impl Terms {
             Terms::List { terms, .. } => terms[k],
         }
     }
-    fn sel(&self) -> &[Run] {
+    fn sel(&self) -> &[ElemRun] {
         match self {
             Terms::All => &[],
             Terms::List { sel, .. } => sel,
@@ -324,7 +324,7 @@ fn stretch(key: Block, n: usize, out: &mut Vec<u64>) {
 }
 
 /// A term's covered runs: where each starts in the layer's packed vector, and its length.
-fn runs(t: Term, sel: &[Run]) -> impl Iterator<Item = (usize, usize)> + '_ {
+fn runs(t: Term, sel: &[ElemRun]) -> impl Iterator<Item = (usize, usize)> + '_ {
     let (all, some) =
         if t.sel == ALL { (Some((0, t.n)), &[][..]) } else { (None, &sel[t.sel as usize..][..t.runs as usize]) };
     all.into_iter().chain(some.iter().copied()).map(move |(e, len)| ((t.start + e) as usize, len as usize))
@@ -339,7 +339,7 @@ fn xor_range(dst: &mut [u64], to: usize, src: &[u64], from: usize, n: usize) {
 }
 
 /// A term's covered bits of the packed `src`, packed into `out`.
-fn gather_term(src: &[u64], t: Term, sel: &[Run], out: &mut Vec<u64>) {
+fn gather_term(src: &[u64], t: Term, sel: &[ElemRun], out: &mut Vec<u64>) {
     out.clear();
     out.resize(words_for(t.n as usize) + 1, 0);
     let mut k = 0;
@@ -350,7 +350,7 @@ fn gather_term(src: &[u64], t: Term, sel: &[Run], out: &mut Vec<u64>) {
 }
 
 /// XORs the packed `bits` into a term's covered places of `dst`.
-fn scatter_term(dst: &mut [u64], t: Term, sel: &[Run], bits: &[u64]) {
+fn scatter_term(dst: &mut [u64], t: Term, sel: &[ElemRun], bits: &[u64]) {
     let mut k = 0;
     for (at, len) in runs(t, sel) {
         xor_range(dst, at, bits, k, len);
