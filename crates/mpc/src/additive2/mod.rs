@@ -6,13 +6,14 @@
 //!   (Gilboa; paper 004, Fig. 6 over a ring), the primitive under the triples.
 //! * [`triple`]: tensor triples `(u, v, W = u ⊗ v)` (Fig. 5, two products in opposite
 //!   directions), trimmed to serve smaller products.
-//! * [`product`]: dot, outer (Fig. 8) and matrix (Fig. 10) products with triples, one round.
+//! * [`product`]: dot, outer (Fig. 8) and matrix (Fig. 10) products with triples, one round;
+//!   [`MatrixTriple`]: k tensor triples assembled for one matrix product ahead of time.
 
 pub mod product;
 pub mod triple;
 pub mod vole;
 
-pub use product::{dot, matmul, outer};
+pub use product::{dot, matmul, outer, MatrixTriple};
 pub use triple::{generate, TensorTriple};
 pub use vole::Ots;
 

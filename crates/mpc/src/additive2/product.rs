@@ -20,7 +20,8 @@ pub fn outer<R: Ring>(
     b: &[R::El],
     triple: &TensorTriple<R::El>,
 ) -> Result<Vec<R::El>> {
-    matmul(ring, p, a, b, (a.len(), 1, b.len()), std::slice::from_ref(triple))
+    let (m, n) = (a.len(), b.len());
+    matmul(ring, p, a, b, &MatrixTriple::from_tensors(ring, std::slice::from_ref(triple), m, n)?)
 }
 
 /// Shares of the dot product `a · b` with an (n, n) triple: the trace of `a ⊗ b`'s shares
@@ -67,16 +68,16 @@ fn open<R: Ring>(
 }
 
 /// Shares of the matrix product `A·B` (m × n, row-major) of `A` (m × k) and `B` (k × n), both
-/// row-major, with k triples of at least (m, n) each, one per column of `A` and row of `B`
-/// (Fig. 10: `AB = Σ_l a_l ⊗ b_l`). One round; each party sends `m·k + k·n` elements.
+/// row-major, with a matrix triple of that shape (Fig. 10: `AB = Σ_l a_l ⊗ b_l`, the triples'
+/// `W` summed ahead of time). One round; each party sends `m·k + k·n` elements.
 pub fn matmul<R: Ring>(
     ring: &R,
     p: &mut Party,
     a: &[R::El],
     b: &[R::El],
-    (m, k, n): (usize, usize, usize),
-    triples: &[TensorTriple<R::El>],
+    triple: &MatrixTriple<R::El>,
 ) -> Result<Vec<R::El>> {
+    let (m, k, n) = triple.shape();
     if a.len() != m * k || b.len() != k * n {
         return Err(MpcError::InvalidParameter(format!(
             "a {m} × {k} by {k} × {n} product of {} and {} elements",
@@ -84,39 +85,66 @@ pub fn matmul<R: Ring>(
             b.len()
         )));
     }
-    if triples.len() != k {
-        return Err(MpcError::InvalidParameter(format!(
-            "a product over {k} columns needs {k} triples, got {}",
-            triples.len()
-        )));
-    }
-    // triples of the product's size as they are, larger ones trimmed
-    let triples: Vec<Cow<TensorTriple<R::El>>> = triples
-        .iter()
-        .map(|t| if t.m() == m && t.n() == n { Ok(Cow::Borrowed(t)) } else { t.trim(m, n).map(Cow::Owned) })
-        .collect::<Result<_>>()?;
-    // U: column l is triple l's u; V: row l is triple l's v
-    let u: Vec<R::El> = (0..m * k).map(|x| triples[x % k].u[x / k]).collect();
-    let v: Vec<R::El> = triples.iter().flat_map(|t| t.v.iter().copied()).collect();
-    let (s, t) = open(ring, p, a, b, &u, &v)?;
-    // [AB] = S·T (party 0) + U·T + S·V + Σ_l W_l
-    let mut c = vec![ring.zero(); m * n];
-    for tr in &triples {
-        for (x, &w) in c.iter_mut().zip(&tr.w) {
-            *x = ring.add(*x, w);
-        }
-    }
-    let me0 = p.id() == 0;
-    for i in 0..m {
-        let row = &mut c[i * n..(i + 1) * n];
-        for l in 0..k {
-            let (si, ui) = (s[i * k + l], u[i * k + l]);
-            let left = if me0 { ring.add(si, ui) } else { ui };
-            let (t_row, v_row) = (&t[l * n..(l + 1) * n], &v[l * n..(l + 1) * n]);
-            for ((x, &tj), &vj) in row.iter_mut().zip(t_row).zip(v_row) {
-                *x = ring.add(*x, ring.add(ring.mul(left, tj), ring.mul(si, vj)));
-            }
+    let (s, t) = open(ring, p, a, b, &triple.u, &triple.v)?;
+    // [AB] = (S·[party 0] + U)·T + S·V + W: one product of [L | S] (m × 2k) by the transpose
+    // of [T; V] (2k × n), on the ring's matrix kernel
+    let mut c = triple.w.clone();
+    if k > 0 {
+        let me0 = p.id() == 0;
+        let u = &triple.u;
+        let left: Vec<R::El> = (0..m)
+            .flat_map(|i| {
+                let (s, u) = (&s[i * k..(i + 1) * k], &u[i * k..(i + 1) * k]);
+                let l = s.iter().zip(u).map(move |(&s, &u)| if me0 { ring.add(s, u) } else { u });
+                l.chain(s.iter().copied())
+            })
+            .collect();
+        let (t, v) = (&t, &triple.v);
+        let right: Vec<R::El> =
+            (0..n).flat_map(|j| (0..k).map(move |l| t[l * n + j]).chain((0..k).map(move |l| v[l * n + j]))).collect();
+        let mut prod = vec![ring.zero(); m * n];
+        ring.gemm(&left, &right, 2 * k, &mut prod);
+        for (c, x) in c.iter_mut().zip(prod) {
+            *c = ring.add(*c, x);
         }
     }
     Ok(c)
+}
+
+/// One party's share of a matrix triple: `U` (m × k), `V` (k × n), `W = U·V` (m × n), all
+/// row-major: k tensor triples side by side, made before the inputs are known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatrixTriple<E> {
+    u: Vec<E>,
+    v: Vec<E>,
+    w: Vec<E>,
+    shape: (usize, usize, usize),
+}
+
+impl<E: Copy> MatrixTriple<E> {
+    /// `(m, k, n)`.
+    pub fn shape(&self) -> (usize, usize, usize) {
+        self.shape
+    }
+
+    /// The (m, k, n) triple from k tensor triples of at least (m, n) each (trimmed where larger):
+    /// column l of `U` is triple l's `u`, row l of `V` its `v`, and `W = Σ_l W_l` (local work
+    /// that does not depend on the inputs, so it is done here rather than in [`matmul`]).
+    pub fn from_tensors<R: Ring<El = E>>(ring: &R, tensors: &[TensorTriple<E>], m: usize, n: usize) -> Result<Self> {
+        let k = tensors.len();
+        let mut w = vec![ring.zero(); m * n];
+        let mut u = vec![ring.zero(); m * k];
+        let mut v = Vec::with_capacity(k * n);
+        for (l, t) in tensors.iter().enumerate() {
+            let t = if t.m() == m && t.n() == n { Cow::Borrowed(t) } else { Cow::Owned(t.trim(m, n)?) };
+            for (i, &x) in t.u.iter().enumerate() {
+                u[i * k + l] = x;
+            }
+            v.extend_from_slice(&t.v);
+            for (x, &y) in w.iter_mut().zip(&t.w) {
+                *x = ring.add(*x, y);
+            }
+        }
+        Ok(MatrixTriple { u, v, w, shape: (m, k, n) })
+    }
 }

@@ -73,9 +73,10 @@ fn check_matmul<R: Ring>(ring: &R, (m, k, n): (usize, usize, usize), seed: u64) 
     let tr = triples(ring, m + 1, n + 2, k);
     let got = run(2, Backend::Memory, NetConfig::default(), |p| {
         let me = p.id();
+        let triple = MatrixTriple::from_tensors(ring, &tr[me], m, n)?;
         sync(p);
         let before = p.stats();
-        let c = matmul(ring, p, &sa[me], &sb[me], (m, k, n), &tr[me])?;
+        let c = matmul(ring, p, &sa[me], &sb[me], &triple)?;
         let used = p.stats() - before;
         assert_eq!(used.bytes_sent as usize, ring.wire_len(m * k + k * n), "elements sent");
         assert_eq!(used.rounds, 1);
