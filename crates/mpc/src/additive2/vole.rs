@@ -65,7 +65,8 @@ pub fn cross<R: Ring>(
     // sending: the corrections d for every bit of the other party's y elements (`n` of them)
     let total: usize = xs.iter().map(|(_, n)| n * w).sum();
     let pairs = ots.sender.random(p.net(), peer, total)?;
-    let mut msg = Vec::new();
+    let mut msg = Vec::with_capacity(xs.iter().map(|(x, n)| n * w * ring.wire_len(x.len())).sum());
+    let mut d = Vec::new();
     let mut sent = Vec::with_capacity(xs.len());
     let mut pair = pairs.iter();
     for &(x, n) in xs {
@@ -76,7 +77,8 @@ pub fn cross<R: Ring>(
             for _ in 0..w {
                 let [k0, k1] = *pair.next().expect("one OT per bit");
                 let (g0, g1) = (expand(ring, k0, m), expand(ring, k1, m));
-                let d: Vec<R::El> = (0..m).map(|j| ring.add(ring.sub(g0[j], g1[j]), ring.mul(pow, x[j]))).collect();
+                d.clear();
+                d.extend((0..m).map(|j| ring.add(ring.sub(g0[j], g1[j]), ring.mul(pow, x[j]))));
                 ring.wire_encode(&d, &mut msg);
                 for (s, g) in row.iter_mut().zip(&g0) {
                     *s = ring.sub(*s, *g);
