@@ -5,6 +5,7 @@ mod core;
 mod gmw;
 mod iris;
 mod sharemind;
+mod tensor;
 
 use std::path::PathBuf;
 
@@ -25,6 +26,9 @@ pub enum Suite {
     /// for 2..5 parties under LAN, shared-LAN and WAN shaping; random OTs per second; AES-128
     /// and SHA-256 from Bristol files.
     Gmw(gmw::GmwArgs),
+    /// Paper 004 (tensor triples), as far as built: triple generation from OT (offline) and
+    /// matrix products with triples (online), 32- and 128-bit, under LAN and WAN shaping.
+    Tensor(tensor::TensorArgs),
 }
 
 /// Runs a suite.
@@ -34,6 +38,7 @@ pub fn run(suite: Suite) -> Result<(), String> {
         Suite::Iris(a) => iris::run(a),
         Suite::Sharemind(a) => sharemind::run(a),
         Suite::Gmw(a) => gmw::run_suite(a),
+        Suite::Tensor(a) => tensor::run_suite(a),
     }
 }
 

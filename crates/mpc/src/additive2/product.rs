@@ -7,8 +7,10 @@ use std::borrow::Cow;
 
 use argus_math::Ring;
 
-use super::exchange;
+use rand_core::RngCore;
+
 use super::triple::TensorTriple;
+use super::{exchange, share};
 use crate::error::{MpcError, Result};
 use crate::party::Party;
 
@@ -125,6 +127,25 @@ impl<E: Copy> MatrixTriple<E> {
     /// `(m, k, n)`.
     pub fn shape(&self) -> (usize, usize, usize) {
         self.shape
+    }
+
+    /// Both parties' shares of a fresh (m, k, n) triple made by a dealer who knows it (paper
+    /// 004, appendix C: a third party serving the triples): `U`, `V` drawn from `rng`,
+    /// `W = U·V` on the ring's kernel, each split into two additive shares.
+    pub fn deal<R: Ring<El = E>, G: RngCore + ?Sized>(
+        ring: &R,
+        rng: &mut G,
+        (m, k, n): (usize, usize, usize),
+    ) -> [Self; 2] {
+        let (u, v) = (ring.sample_vec(rng, m * k), ring.sample_vec(rng, k * n));
+        let mut w = vec![ring.zero(); m * n];
+        if k > 0 {
+            let vt: Vec<E> = (0..n).flat_map(|j| (0..k).map(|l| v[l * n + j]).collect::<Vec<_>>()).collect();
+            ring.gemm(&u, &vt, k, &mut w);
+        }
+        let ([u0, u1], [v0, v1], [w0, w1]) = (share(ring, rng, &u), share(ring, rng, &v), share(ring, rng, &w));
+        let shape = (m, k, n);
+        [MatrixTriple { u: u0, v: v0, w: w0, shape }, MatrixTriple { u: u1, v: v1, w: w1, shape }]
     }
 
     /// The (m, k, n) triple from k tensor triples of at least (m, n) each (trimmed where larger):

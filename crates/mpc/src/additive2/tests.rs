@@ -88,6 +88,23 @@ fn check_matmul<R: Ring>(ring: &R, (m, k, n): (usize, usize, usize), seed: u64) 
 }
 
 #[test]
+fn dealt_matrix_triples_serve_products() {
+    let ring = Z64::new();
+    let mut rng = StdRng::seed_from_u64(5);
+    let (m, k, n) = (3, 4, 2);
+    let dealt = MatrixTriple::deal(&ring, &mut rng, (m, k, n));
+    let (a, b) = (values(&ring, &mut rng, m * k), values(&ring, &mut rng, k * n));
+    let (sa, sb) = (share(&ring, &mut rng, &a), share(&ring, &mut rng, &b));
+    let got = run(2, Backend::Memory, NetConfig::default(), |p| {
+        let me = p.id();
+        let c = matmul(&ring, p, &sa[me], &sb[me], &dealt[me])?;
+        reveal(&ring, p, &c)
+    })
+    .unwrap();
+    assert_eq!(got[0], twin(&ring, &a, &b, (m, k, n)));
+}
+
+#[test]
 fn matrix_products_agree_with_the_twin() {
     check_matmul(&Z32::new(), (4, 3, 5), 1);
     check_matmul(&Z64::new(), (1, 6, 2), 2);

@@ -1,0 +1,228 @@
+//! `argus bench tensor`: paper 004 as far as it is built — tensor-triple generation from OT
+//! (offline; Tables 1 and 3) and the matrix product with triples (online; Tables 4 and 5) —
+//! under a LAN and the paper's WAN, the paper's figures beside ours. Every product is checked
+//! against the plaintext twin on a sample of entries.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use argus_math::{Ring, Z128, Z32};
+use argus_mpc::additive2::{generate, matmul, reveal, share, MatrixTriple, Ots};
+use argus_mpc::local::{run, Backend};
+use argus_mpc::{MpcError, Party};
+use argus_net::{NetConfig, Shaper, Stats};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use serde::Serialize;
+
+use super::core::barrier;
+use super::median;
+
+/// Arguments of `argus bench tensor`.
+#[derive(clap::Args, Debug)]
+pub struct TensorArgs {
+    /// Also write the records as a JSON array to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Sizes m = n of the 32-bit tensor triples generated from OT (offline).
+    #[arg(long, value_delimiter = ',', default_values_t = [8usize, 256, 1024])]
+    triples: Vec<usize>,
+    /// Sizes d of the square d × d matrix products (online, 32- and 128-bit, with triples from a
+    /// dealer: appendix C).
+    #[arg(long, value_delimiter = ',', default_values_t = [128usize, 256, 512, 1024])]
+    matmul: Vec<usize>,
+    /// Network settings: lan (1 Gbps, 2 ms round trip), wan (the paper's: 500 Mbps, 20 ms one way).
+    #[arg(long, value_delimiter = ',', default_values_t = ["lan".to_string(), "wan".to_string()])]
+    networks: Vec<String>,
+    /// Repetitions per measurement (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+}
+
+/// One record of the JSON report.
+#[derive(Clone, Debug, Serialize)]
+pub struct TensorRecord {
+    suite: String,
+    /// `tensor_triple` or `matmul`.
+    op: String,
+    /// `offline` or `online`.
+    phase: String,
+    m: usize,
+    n: usize,
+    modulus_bits: u32,
+    network: String,
+    seconds: f64,
+    bytes_per_party: u64,
+    rounds: u64,
+}
+
+fn shaper(network: &str) -> Result<Shaper, String> {
+    let (mbps, one_way_ms) = match network {
+        "lan" => (1000.0, 1),
+        "wan" => (500.0, 20),
+        other => return Err(format!("unknown network {other:?} (use lan or wan)")),
+    };
+    Ok(Shaper { latency: Duration::from_millis(one_way_ms), bandwidth_bytes_per_sec: Some((mbps * 1e6 / 8.0) as u64) })
+}
+
+/// The paper's figures (ms, and MB for a triple) where its tables give them: Table 1 / 3 for one
+/// 32-bit (d, d) triple, Table 4 for a 32-bit d × d × d product, Table 5 for a 128-bit one.
+fn paper(op: &str, bits: u32, d: usize, network: &str) -> String {
+    let lan = network == "lan";
+    match (op, bits, d) {
+        ("tensor_triple", 32, 256) => format!("{} ms, 16.26 MB", if lan { 29 } else { 654 }),
+        ("tensor_triple", 32, 1024) => format!("{} ms, 257.01 MB", if lan { 638 } else { 5530 }),
+        ("matmul", 32, 256) => format!("{} ms, 1 MB", if lan { 22 } else { 62 }),
+        ("matmul", 32, 1024) => format!("{} ms, 16 MB", if lan { 1062 } else { 1289 }),
+        ("matmul", 128, d) if lan => {
+            let s = match d {
+                128 => 0.007,
+                256 => 0.049,
+                384 => 0.158,
+                512 => 0.402,
+                1024 => 4.324,
+                _ => return "-".into(),
+            };
+            format!("{:.0} ms (LAN)", s * 1e3)
+        }
+        _ => "-".into(),
+    }
+}
+
+/// The timed part of one party's run: what [`timed`] gives back.
+type Timed = Result<(f64, Stats), MpcError>;
+
+/// Runs `work` after a barrier, timing it and counting its traffic.
+fn timed<T>(
+    p: &mut Party,
+    work: impl FnOnce(&mut Party) -> Result<T, MpcError>,
+) -> Result<(T, (f64, Stats)), MpcError> {
+    barrier(p)?;
+    let (before, t0) = (p.stats(), Instant::now());
+    let out = work(p)?;
+    Ok((out, (t0.elapsed().as_secs_f64(), p.stats() - before)))
+}
+
+/// The slowest party's median seconds, the busiest party's bytes and rounds of `f` (which times
+/// its own part with [`timed`]) run by two parties in memory under `cfg`.
+fn measure<F>(cfg: &NetConfig, reps: usize, f: F) -> Result<(f64, u64, u64), String>
+where
+    F: Fn(&mut Party) -> Timed + Sync,
+{
+    let mut seconds = Vec::new();
+    let mut last = (0, 0);
+    for _ in 0..reps.max(1) {
+        let got = run(2, Backend::Memory, cfg.clone(), &f).map_err(|e| e.to_string())?;
+        seconds.push(got.iter().map(|g| g.0).fold(0.0, f64::max));
+        let stats: Vec<Stats> = got.iter().map(|g| g.1).collect();
+        last =
+            (stats.iter().map(|s| s.bytes_sent).max().unwrap_or(0), stats.iter().map(|s| s.rounds).max().unwrap_or(0));
+    }
+    Ok((median(seconds), last.0, last.1))
+}
+
+/// Runs the suite.
+pub fn run_suite(a: TensorArgs) -> Result<(), String> {
+    for n in &a.networks {
+        shaper(n)?;
+    }
+    let mut records = Vec::new();
+    println!("Tensor triples from OT (paper 004, Fig. 5 on Gilboa's product), 32-bit, one (d, d) triple, offline");
+    println!("{:>6} {:<5} {:>10} {:>12} {:>7}  paper", "d", "net", "seconds", "MB/party", "rounds");
+    for net in &a.networks {
+        let cfg = NetConfig { shaper: Some(shaper(net)?), ..NetConfig::default() };
+        for &d in &a.triples {
+            let ring = Z32::new();
+            let (s, bytes, rounds) = measure(&cfg, a.reps, |p| {
+                let mut ots = Ots::setup(p)?;
+                let (t, time) = timed(p, |p| generate(&ring, p, &mut ots, d, d, 1))?;
+                // W = u ⊗ v, checked on its first row
+                let u0 = reveal(&ring, p, &t[0].u[..1])?[0];
+                let v = reveal(&ring, p, &t[0].v)?;
+                let w = reveal(&ring, p, &t[0].w[..d])?;
+                if w.iter().zip(&v).any(|(&w, &v)| w != ring.mul(u0, v)) {
+                    return Err(MpcError::InvalidParameter("a triple's W is not u ⊗ v".into()));
+                }
+                Ok(time)
+            })?;
+            println!(
+                "{d:>6} {net:<5} {s:>10.3} {:>12.2} {rounds:>7}  {}",
+                bytes as f64 / 1e6,
+                paper("tensor_triple", 32, d, net)
+            );
+            records.push(record("tensor_triple", "offline", d, d, 32, net, s, bytes, rounds));
+        }
+    }
+    println!("\nMatrix products d × d × d with a dealt matrix triple (Fig. 10), online");
+    println!("{:>6} {:>4} {:<5} {:>10} {:>12} {:>7}  paper", "d", "bits", "net", "seconds", "MB/party", "rounds");
+    for net in &a.networks {
+        let cfg = NetConfig { shaper: Some(shaper(net)?), ..NetConfig::default() };
+        for &d in &a.matmul {
+            records.push(product(&Z32::new(), 32, d, net, &cfg, a.reps)?);
+            records.push(product(&Z128::new(), 128, d, net, &cfg, a.reps)?);
+        }
+    }
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&records).map_err(|e| e.to_string())?;
+        std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        println!("wrote {} records to {}", records.len(), path.display());
+    }
+    Ok(())
+}
+
+/// One online d × d × d product over `ring`, checked against the twin on its first row.
+fn product<R: Ring>(
+    ring: &R,
+    bits: u32,
+    d: usize,
+    net: &str,
+    cfg: &NetConfig,
+    reps: usize,
+) -> Result<TensorRecord, String> {
+    let mut rng = StdRng::seed_from_u64(d as u64);
+    let triple = MatrixTriple::deal(ring, &mut rng, (d, d, d));
+    let (x, y) = (ring.sample_vec(&mut rng, d * d), ring.sample_vec(&mut rng, d * d));
+    let (sx, sy) = (share(ring, &mut rng, &x), share(ring, &mut rng, &y));
+    let want: Vec<R::El> =
+        (0..d).map(|j| (0..d).fold(ring.zero(), |acc, l| ring.add(acc, ring.mul(x[l], y[l * d + j])))).collect();
+    let (s, bytes, rounds) = measure(cfg, reps, |p| {
+        let me = p.id();
+        let (c, time) = timed(p, |p| matmul(ring, p, &sx[me], &sy[me], &triple[me]))?;
+        if reveal(ring, p, &c[..d])? != want {
+            return Err(MpcError::InvalidParameter("a product differs from the twin".into()));
+        }
+        Ok(time)
+    })?;
+    println!(
+        "{d:>6} {bits:>4} {net:<5} {s:>10.3} {:>12.2} {rounds:>7}  {}",
+        bytes as f64 / 1e6,
+        paper("matmul", bits, d, net)
+    );
+    Ok(record("matmul", "online", d, d, bits, net, s, bytes, rounds))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record(
+    op: &str,
+    phase: &str,
+    m: usize,
+    n: usize,
+    bits: u32,
+    net: &str,
+    s: f64,
+    bytes: u64,
+    rounds: u64,
+) -> TensorRecord {
+    TensorRecord {
+        suite: "tensor".into(),
+        op: op.into(),
+        phase: phase.into(),
+        m,
+        n,
+        modulus_bits: bits,
+        network: net.into(),
+        seconds: s,
+        bytes_per_party: bytes,
+        rounds,
+    }
+}

@@ -1,0 +1,37 @@
+//! `argus bench tensor` on tiny sizes: every record carries the fields the issue names, each
+//! product having been checked against the plaintext twin inside the run; a bad network is refused.
+
+use std::process::Command;
+
+const EXE: &str = env!("CARGO_BIN_EXE_argus");
+
+#[test]
+fn tiny_tensor_bench_writes_its_records() {
+    let json = std::env::temp_dir().join(format!("argus-bench-tensor-{}.json", std::process::id()));
+    let out = Command::new(EXE)
+        .args(["bench", "tensor", "--triples", "4", "--matmul", "8", "--networks", "lan", "--reps", "1", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let records: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).ok();
+    // one triple, two products (32- and 128-bit)
+    assert_eq!(records.len(), 3);
+    for r in &records {
+        for field in
+            ["suite", "op", "phase", "m", "n", "modulus_bits", "network", "seconds", "bytes_per_party", "rounds"]
+        {
+            assert!(r.get(field).is_some(), "{field} missing in {r}");
+        }
+        assert_eq!(r["suite"], "tensor");
+        assert!(r["seconds"].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(records[0]["op"], "tensor_triple");
+    assert_eq!(records[0]["phase"], "offline");
+    assert_eq!(records[1]["op"], "matmul");
+    assert_eq!(records[1]["rounds"], 1);
+    let bad = Command::new(EXE).args(["bench", "tensor", "--networks", "moon"]).output().unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown network"));
+}
