@@ -140,7 +140,8 @@ impl<E: Copy> MatrixTriple<E> {
         let (u, v) = (ring.sample_vec(rng, m * k), ring.sample_vec(rng, k * n));
         let mut w = vec![ring.zero(); m * n];
         if k > 0 {
-            let vt: Vec<E> = (0..n).flat_map(|j| (0..k).map(|l| v[l * n + j]).collect::<Vec<_>>()).collect();
+            let v = &v;
+            let vt: Vec<E> = (0..n).flat_map(|j| (0..k).map(move |l| v[l * n + j])).collect();
             ring.gemm(&u, &vt, k, &mut w);
         }
         let ([u0, u1], [v0, v1], [w0, w1]) = (share(ring, rng, &u), share(ring, rng, &v), share(ring, rng, &w));
