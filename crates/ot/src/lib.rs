@@ -2,7 +2,8 @@
 //! preprocessing). At the bottom is the base OT every extension starts from:
 //! [`base`], Chou–Orlandi's "simplest OT" on the Ristretto group, batched, semi-honest. On it,
 //! [`iknp`] extends κ base OTs to any number of random, correlated or chosen-string OTs, and
-//! [`derand`] turns random OTs precomputed before the inputs are known into chosen ones.
+//! [`derand`] turns random OTs precomputed before the inputs are known into chosen ones;
+//! [`vole`] makes shares of vector products over a ring from them (Gilboa).
 //!
 //! Messages travel over the engine's one transport ([`argus_net::Network`]): in memory or over
 //! TCP with mutual TLS.
@@ -12,6 +13,7 @@ pub mod derand;
 pub mod iknp;
 #[cfg(test)]
 mod testing;
+pub mod vole;
 
 use argus_net::{NetError, PartyId};
 
@@ -30,6 +32,9 @@ pub enum OtError {
     /// The peer's message has the wrong length.
     #[error("party {peer} sent {got} bytes, expected {want}")]
     Malformed { peer: PartyId, got: usize, want: usize },
+    /// The peer sent a ring element that is not canonical.
+    #[error("party {peer} sent an invalid ring element: {reason}")]
+    BadElement { peer: PartyId, reason: String },
     /// A session with itself, or with a party that does not exist.
     #[error("no OT with party {peer} from party {me} of {n}")]
     BadPeer { me: PartyId, peer: PartyId, n: usize },
