@@ -6,14 +6,15 @@
 //!   (Gilboa; paper 004, Fig. 6 over a ring), the primitive under the triples.
 //! * [`triple`]: tensor triples `(u, v, W = u ⊗ v)` (Fig. 5, two products in opposite
 //!   directions), trimmed to serve smaller products.
-//! * [`product`]: dot, outer (Fig. 8) and matrix (Fig. 10) products with triples, one round;
+//! * [`product`]: element-wise products with Beaver triples (the baseline), dot, outer
+//!   (Fig. 8) and matrix (Fig. 10) products with tensor triples, one round each;
 //!   [`MatrixTriple`]: k tensor triples assembled for one matrix product ahead of time.
 
 pub mod product;
 pub mod triple;
 pub mod vole;
 
-pub use product::{dot, matmul, outer, MatrixTriple};
+pub use product::{dot, matmul, mul, outer, MatrixTriple};
 pub use triple::{generate, TensorTriple};
 pub use vole::Ots;
 

@@ -134,6 +134,31 @@ fn outer_and_dot_products_agree_with_the_twin() {
     .is_err());
 }
 
+/// Beaver triples are the (1, 1) tensor triples: element-wise products with one each, in one
+/// round of `2n` elements, equal to the twin at the ring's edges; a wrong count is refused.
+#[test]
+fn beaver_products_agree_with_the_twin() {
+    let ring = Z32::new();
+    let mut rng = StdRng::seed_from_u64(6);
+    let n = 9;
+    let (a, b) = (values(&ring, &mut rng, n), values(&ring, &mut rng, n));
+    let (sa, sb) = (share(&ring, &mut rng, &a), share(&ring, &mut rng, &b));
+    let tr = triples(&ring, 1, 1, n);
+    let got = run(2, Backend::Memory, NetConfig::default(), |p| {
+        let me = p.id();
+        sync(p);
+        let before = p.stats();
+        let c = mul(&ring, p, &sa[me], &sb[me], &tr[me])?;
+        let used = p.stats() - before;
+        assert_eq!((used.bytes_sent as usize, used.rounds), (ring.wire_len(2 * n), 1));
+        assert!(mul(&ring, p, &sa[me], &sb[me], &tr[me][1..]).is_err());
+        reveal(&ring, p, &c)
+    })
+    .unwrap();
+    let want: Vec<u32> = a.iter().zip(&b).map(|(&x, &y)| ring.mul(x, y)).collect();
+    assert_eq!(got[0], want);
+}
+
 /// The products' bytes are the paper's: per cross term `n·bits` OTs (16 bytes each from the
 /// receiver) and `n·bits·m` elements from the sender.
 #[test]
