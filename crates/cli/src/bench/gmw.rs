@@ -8,14 +8,14 @@ use std::time::{Duration, Instant};
 
 use argus_mpc::gmw::{bristol, circuits, evaluate, preprocess, Branching, Circuit};
 use argus_mpc::local::{run, Backend};
-use argus_net::{NetConfig, Shaper, Stats};
+use argus_net::{NetConfig, Shaper};
 use argus_ot::iknp;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use super::core::barrier;
-use super::median;
+use super::Run;
 
 /// Arguments of `argus bench gmw`.
 #[derive(clap::Args, Debug)]
@@ -86,30 +86,6 @@ fn shaper(network: &str) -> Result<Shaper, String> {
         other => return Err(format!("unknown network {other:?} (use lan, shared_lan or wan)")),
     };
     Ok(Shaper { latency: Duration::from_millis(rtt_ms / 2), bandwidth_bytes_per_sec: Some((mbps * 1e6 / 8.0) as u64) })
-}
-
-/// One measured evaluation: the slowest party's seconds, the busiest party's bytes and rounds.
-struct Run {
-    seconds: f64,
-    bytes: u64,
-    rounds: u64,
-}
-
-impl Run {
-    /// From each party's (seconds, traffic): the slowest and the busiest.
-    fn of(parties: impl Iterator<Item = (f64, Stats)> + Clone) -> Run {
-        Run {
-            seconds: parties.clone().map(|g| g.0).fold(0.0, f64::max),
-            bytes: parties.clone().map(|g| g.1.bytes_sent).max().unwrap_or(0),
-            rounds: parties.map(|g| g.1.rounds).max().unwrap_or(0),
-        }
-    }
-
-    /// The median seconds of `runs`, with the bytes and rounds of the last (every run sends the same).
-    fn median_of(mut runs: Vec<Run>) -> Run {
-        let seconds = median(runs.iter().map(|r| r.seconds).collect());
-        Run { seconds, ..runs.pop().expect("one run") }
-    }
 }
 
 /// Preprocessing and evaluation of `c` by its parties in memory, shaped by `cfg`, `reps` times

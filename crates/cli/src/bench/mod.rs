@@ -9,6 +9,7 @@ mod tensor;
 
 use std::path::PathBuf;
 
+use argus_net::Stats;
 use clap::Subcommand;
 use serde::Serialize;
 
@@ -90,4 +91,28 @@ pub fn median(mut v: Vec<f64>) -> f64 {
 /// do in every benchmark): a third of its cores, at least one. Oversubscribing costs throughput.
 fn party_threads() -> usize {
     (std::thread::available_parallelism().map_or(1, |n| n.get()) / 3).max(1)
+}
+
+/// One measured evaluation: the slowest party's seconds, the busiest party's bytes and rounds.
+pub(super) struct Run {
+    pub(super) seconds: f64,
+    pub(super) bytes: u64,
+    pub(super) rounds: u64,
+}
+
+impl Run {
+    /// From each party's (seconds, traffic): the slowest and the busiest.
+    pub(super) fn of(parties: impl Iterator<Item = (f64, Stats)> + Clone) -> Run {
+        Run {
+            seconds: parties.clone().map(|g| g.0).fold(0.0, f64::max),
+            bytes: parties.clone().map(|g| g.1.bytes_sent).max().unwrap_or(0),
+            rounds: parties.map(|g| g.1.rounds).max().unwrap_or(0),
+        }
+    }
+
+    /// The median seconds of `runs`, with the bytes and rounds of the last (every run sends the same).
+    pub(super) fn median_of(mut runs: Vec<Run>) -> Run {
+        let seconds = median(runs.iter().map(|r| r.seconds).collect());
+        Run { seconds, ..runs.pop().expect("one run") }
+    }
 }

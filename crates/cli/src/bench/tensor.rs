@@ -16,7 +16,7 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use super::core::barrier;
-use super::median;
+use super::Run;
 
 /// Arguments of `argus bench tensor`.
 #[derive(clap::Args, Debug)]
@@ -109,16 +109,13 @@ fn measure<F>(cfg: &NetConfig, reps: usize, f: F) -> Result<(f64, u64, u64), Str
 where
     F: Fn(&mut Party) -> Timed + Sync,
 {
-    let mut seconds = Vec::new();
-    let mut last = (0, 0);
+    let mut runs = Vec::new();
     for _ in 0..reps.max(1) {
         let got = run(2, Backend::Memory, cfg.clone(), &f).map_err(|e| e.to_string())?;
-        seconds.push(got.iter().map(|g| g.0).fold(0.0, f64::max));
-        let stats: Vec<Stats> = got.iter().map(|g| g.1).collect();
-        last =
-            (stats.iter().map(|s| s.bytes_sent).max().unwrap_or(0), stats.iter().map(|s| s.rounds).max().unwrap_or(0));
+        runs.push(Run::of(got.into_iter()));
     }
-    Ok((median(seconds), last.0, last.1))
+    let r = Run::median_of(runs);
+    Ok((r.seconds, r.bytes, r.rounds))
 }
 
 /// Runs the suite.

@@ -21,7 +21,7 @@ pub use vole::Ots;
 use argus_math::Ring;
 use rand_core::RngCore;
 
-use crate::error::{MpcError, Result};
+use crate::error::Result;
 use crate::party::Party;
 
 /// Splits `x` into two additive shares with randomness from `rng` (a client or a test).
@@ -34,12 +34,8 @@ pub fn share<R: Ring, G: RngCore + ?Sized>(ring: &R, rng: &mut G, x: &[R::El]) -
 /// The other party's shares of the same length: one message each way.
 pub(crate) fn exchange<R: Ring>(ring: &R, p: &mut Party, mine: &[R::El]) -> Result<Vec<R::El>> {
     let peer = 1 - p.id();
-    let mut msg = Vec::with_capacity(ring.wire_len(mine.len()));
-    ring.wire_encode(mine, &mut msg);
-    p.net().send(peer, msg)?;
-    let got = p.net().recv(peer)?;
-    ring.wire_decode(&got, mine.len())
-        .map_err(|e| MpcError::Malformed { peer, reason: format!("{} shares: {e}", mine.len()) })
+    p.send_elems(ring, peer, mine)?;
+    p.recv_elems(ring, peer, mine.len())
 }
 
 /// Opens shared `x` to both parties (one round).

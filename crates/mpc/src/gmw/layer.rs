@@ -6,7 +6,7 @@
 //! one pass, builds and reads each peer's message a word at a time, and writes the products
 //! back in one pass.
 
-use argus_math::{get_bits, words_for, xor_bits};
+use argus_math::{get_bits, low_bits, words_for, xor_bits};
 use argus_ot::Block;
 use argus_prg::{Prg, Seed};
 use rand_core::RngCore;
@@ -256,16 +256,22 @@ fn gather8(bytes: [u8; 8]) -> u64 {
     u64::from_le_bytes(bytes).wrapping_mul(0x0102_0408_1020_4080) >> 56
 }
 
-/// Bits appended into words, `n ≤ 8` at a time.
+/// Bits appended into words, up to 64 at a time (the gathered vectors, the messages).
 struct Packer<'a> {
     out: &'a mut Vec<u64>,
     cur: u64,
     k: u32,
 }
 
-impl Packer<'_> {
+impl<'a> Packer<'a> {
+    fn new(out: &'a mut Vec<u64>) -> Self {
+        out.clear();
+        Packer { out, cur: 0, k: 0 }
+    }
+    /// Appends the low `n ≤ 64` bits of `v` (higher bits are ignored).
     #[inline]
     fn push(&mut self, v: u64, n: u32) {
+        let v = v & low_bits(n as usize);
         self.cur |= v << self.k;
         let room = 64 - self.k;
         if n >= room {
@@ -285,10 +291,8 @@ impl Packer<'_> {
 /// Packs this party's shares of every vector element into `s.x` and the local terms
 /// `a_me · x_me` into `s.z`, in one pass (one spare word each for reads across the end).
 fn gather(w: &[u8], gates: &[(Wire, &[Wire], &[Wire])], spans: &[u8], s: &mut Scratch) {
-    s.x.clear();
-    s.z.clear();
-    let mut xs = Packer { out: &mut s.x, cur: 0, k: 0 };
-    let mut zs = Packer { out: &mut s.z, cur: 0, k: 0 };
+    let mut xs = Packer::new(&mut s.x);
+    let mut zs = Packer::new(&mut s.z);
     for (&(a, x, _), &span) in gates.iter().zip(spans) {
         let av = u64::from(w[a as usize]);
         let mut k = 0;
@@ -358,27 +362,6 @@ fn scatter_term(dst: &mut [u64], t: Term, sel: &[ElemRun], bits: &[u64]) {
     }
 }
 
-/// Bits appended into zeroed words of a known total.
-struct Writer {
-    words: Vec<u64>,
-    at: usize,
-}
-
-impl Writer {
-    fn new(bits: usize) -> Self {
-        Writer { words: vec![0; words_for(bits) + 1], at: 0 }
-    }
-    fn push(&mut self, v: u64, n: usize) {
-        xor_bits(&mut self.words, self.at, v, n);
-        self.at += n;
-    }
-    fn into_bytes(self) -> Vec<u8> {
-        let mut out: Vec<u8> = bytemuck::cast_slice(&self.words).to_vec();
-        out.truncate(self.at.div_ceil(8));
-        out
-    }
-}
-
 /// To peer `q`: `e = a ⊕ c` for every term where this party receives, then `F = x ⊕ G(k0) ⊕
 /// G(k1)` where it sends.
 fn message(
@@ -392,7 +375,9 @@ fn message(
 ) -> Vec<u8> {
     let ots = pre.peer(q);
     let (recv, send) = (&link.recv, &link.send);
-    let mut msg = Writer::new(recv.bits(starts, true) + send.bits(starts, false));
+    let bits = recv.bits(starts, true) + send.bits(starts, false);
+    let mut words = Vec::with_capacity(words_for(bits) + 1);
+    let mut msg = Packer::new(&mut words);
     for k in 0..recv.len(gates.len()) {
         let t = recv.get(k, starts);
         let a = w[gates[t.gate as usize].0 as usize];
@@ -403,17 +388,20 @@ fn message(
         let [k0, k1] = ots.send[ots.sent + k];
         let n = t.n as usize;
         if t.sel == ALL && n <= 64 {
-            msg.push(get_bits(&s.x, t.start as usize, n) ^ (k0 ^ k1) as u64, n);
+            msg.push(get_bits(&s.x, t.start as usize, n) ^ (k0 ^ k1) as u64, n as u32);
             continue;
         }
         gather_term(&s.x, t, send.sel(), &mut s.t);
         stretch(k0, n, &mut s.ka);
         stretch(k1, n, &mut s.kb);
         for c in 0..words_for(n) {
-            msg.push(s.t[c] ^ s.ka[c] ^ s.kb[c], (n - 64 * c).min(64));
+            msg.push(s.t[c] ^ s.ka[c] ^ s.kb[c], (n - 64 * c).min(64) as u32);
         }
     }
-    msg.into_bytes()
+    msg.finish();
+    let mut out: Vec<u8> = bytemuck::cast_slice(&words).to_vec();
+    out.truncate(bits.div_ceil(8));
+    out
 }
 
 /// From peer `q`: its `e` bits pick this party's key where it sends (its share `G(k_e)`), its
