@@ -174,6 +174,9 @@ mod tests {
                 let n = 128;
                 s.random(net, 1, n).unwrap();
                 net.send(1, vec![0xff; n * 16]).unwrap();
+                // the peer's own (empty) corrections: leaving before they arrive would close the
+                // link under its send
+                assert_eq!(net.recv(1).unwrap(), Vec::<u8>::new());
             },
             |net: &Network| {
                 let (mut s, mut r) = extensions(net, 4);
