@@ -6,14 +6,18 @@
 //!   (Gilboa; paper 004, Fig. 6 over a ring), the primitive under the triples.
 //! * [`triple`]: tensor triples `(u, v, W = u ⊗ v)` (Fig. 5, two products in opposite
 //!   directions), trimmed to serve smaller products.
+//! * [`compare`]: `[x < t]` for shared `x` and a public threshold, as XOR-shared bits, with
+//!   boolean Beaver triples from random OT (the threshold step of identification).
 //! * [`product`]: element-wise products with Beaver triples (the baseline), dot, outer
 //!   (Fig. 8) and matrix (Fig. 10) products with tensor triples, one round each;
 //!   [`MatrixTriple`]: k tensor triples assembled for one matrix product ahead of time.
 
+pub mod compare;
 pub mod product;
 pub mod triple;
 pub mod vole;
 
+pub use compare::{less_than, reveal_bits, BitTriples, SharedBits};
 pub use product::{dot, matmul, mul, outer, MatrixTriple};
 pub use triple::{generate, TensorTriple};
 pub use vole::Ots;

@@ -2,7 +2,7 @@ use argus_math::{Fp, Ring, Z32, Z64};
 use argus_net::NetConfig;
 use proptest::prelude::*;
 use rand::rngs::StdRng;
-use rand::SeedableRng;
+use rand::{Rng as _, SeedableRng};
 
 use super::*;
 use crate::local::{run, Backend};
@@ -189,5 +189,92 @@ proptest! {
     #[test]
     fn random_products_agree_with_the_twin(m in 1usize..5, k in 1usize..5, n in 1usize..5, seed: u64) {
         check_matmul(&Z32::new(), (m, k, n), seed);
+    }
+}
+
+/// Shares of `x_i < t` for shared `x_i` by the carry comparison, opened, against the twin; the
+/// rounds and bytes are the tree's: [`compare::comparison_rounds`] layers, each AND two bits
+/// from each party.
+fn check_less_than<R: Ring>(ring: &R, x: &[u128], t: u128, k: u32, seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let xs: Vec<R::El> = x.iter().map(|&v| ring.from_u128(v)).collect();
+    let sx = share(ring, &mut rng, &xs);
+    let words = compare::triple_words(x.len(), k);
+    let got = run(2, Backend::Memory, NetConfig::default(), |p| {
+        let mut ots = Ots::setup(p)?;
+        let mut triples = BitTriples::generate(p, &mut ots, words + 1)?;
+        sync(p);
+        let before = p.stats();
+        let bits = less_than(ring, p, &mut triples, &sx[p.id()], t, k)?;
+        let used = p.stats() - before;
+        assert_eq!(used.rounds as usize, compare::comparison_rounds(k), "rounds");
+        assert_eq!(used.bytes_sent as usize, 2 * 8 * words, "two bits per AND from each party");
+        assert_eq!(triples.remaining(), 1, "triples used");
+        reveal_bits(p, &bits)
+    })
+    .unwrap();
+    let want: Vec<bool> = x.iter().map(|&v| v < t).collect();
+    assert_eq!(got[0], want, "k = {k}, t = {t}");
+    assert_eq!(got[1], want);
+}
+
+/// Values at and around the threshold, 0, the largest `k`-bit value, thresholds 0 and 2^k − 1,
+/// over 32-, 64- and 128-bit rings, with `k` odd, even and one below the ring's width.
+#[test]
+fn comparisons_agree_with_the_twin_at_the_edges() {
+    for (k, seed) in [(1u32, 1u64), (2, 2), (5, 3), (26, 4), (31, 5)] {
+        let max = (1u128 << k) - 1;
+        for t in [0, 1, max / 2, max] {
+            let mut x = vec![0, 1, max, t, t.saturating_sub(1), (t + 1).min(max)];
+            let mut rng = StdRng::seed_from_u64(seed);
+            x.extend((0..70).map(|_| rng.gen_range(0..=max)));
+            check_less_than(&Z32::new(), &x, t, k, seed);
+        }
+    }
+    check_less_than(&Z64::new(), &[0, 5, 1 << 40, (1 << 63) - 1, 1 << 62], 1 << 40, 63, 6);
+    check_less_than(&argus_math::Z128::new(), &[0, u128::MAX >> 1, 7, 1 << 100], 1 << 100, 127, 7);
+}
+
+#[test]
+fn bit_triples_hold() {
+    let got = run(2, Backend::Memory, NetConfig::default(), |p| {
+        let mut ots = Ots::setup(p)?;
+        let t = BitTriples::generate(p, &mut ots, 3)?;
+        Ok((t.a.clone(), t.b.clone(), t.c.clone()))
+    })
+    .unwrap();
+    let (x, y) = (&got[0], &got[1]);
+    for w in 0..3 {
+        assert_eq!((x.0[w] ^ y.0[w]) & (x.1[w] ^ y.1[w]), x.2[w] ^ y.2[w]);
+    }
+    assert_ne!(x.0, y.0, "random a");
+}
+
+/// A field, a threshold of more than `k` bits and `k` at the ring's width are refused; too
+/// few triples are an error, not a panic.
+#[test]
+fn bad_comparisons_are_refused() {
+    let got = run(2, Backend::Memory, NetConfig::default(), |p| {
+        let mut ots = Ots::setup(p)?;
+        let mut t = BitTriples::generate(p, &mut ots, 1)?;
+        let field = less_than(&Fp::p128(), p, &mut t, &[Fp::p128().one()], 1, 4).is_err();
+        let wide_t = less_than(&Z32::new(), p, &mut t, &[1], 16, 4).is_err();
+        let wide_k = less_than(&Z32::new(), p, &mut t, &[1], 1, 32).is_err();
+        let few = less_than(&Z32::new(), p, &mut t, &[1; 65], 1, 8).is_err();
+        Ok([field, wide_t, wide_k, few])
+    })
+    .unwrap();
+    assert_eq!(got[0], [true; 4]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+    #[test]
+    fn random_comparisons_agree_with_the_twin(k in 1u32..32, n in 1usize..200, seed: u64) {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let max = (1u128 << k) - 1;
+        let t = rng.gen_range(0..=max);
+        let x: Vec<u128> = (0..n).map(|_| rng.gen_range(0..=max)).collect();
+        check_less_than(&Z32::new(), &x, t, k, seed);
     }
 }

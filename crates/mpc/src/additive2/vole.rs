@@ -23,6 +23,11 @@ impl Ots {
         let (sender, receiver) = iknp::setup_with(p.net(), &[1 - p.id()], &mut rng)?.pop().expect("one peer");
         Ok(Ots { sender, receiver })
     }
+
+    /// Both extensions, for random OTs in both directions.
+    pub(crate) fn pair(&mut self) -> (&mut iknp::Sender, &mut iknp::Receiver) {
+        (&mut self.sender, &mut self.receiver)
+    }
 }
 
 /// [`argus_ot::vole::cross`] with the other party of a two-party session: this party receives
@@ -38,5 +43,5 @@ pub fn cross<R: Ring>(
 ) -> Result<(Vec<Vec<R::El>>, Vec<Vec<R::El>>)> {
     p.require("two-party additive sharing", 2)?;
     let peer = 1 - p.id();
-    Ok(argus_ot::vole::cross(ring, p.net(), peer, (&mut ots.sender, &mut ots.receiver), ys, xs)?)
+    Ok(argus_ot::vole::cross(ring, p.net(), peer, ots.pair(), ys, xs)?)
 }
