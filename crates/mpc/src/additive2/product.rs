@@ -9,7 +9,8 @@ use argus_math::Ring;
 
 use rand_core::RngCore;
 
-use super::triple::TensorTriple;
+use super::triple::{generate, TensorTriple};
+use super::vole::Ots;
 use super::{exchange, share};
 use crate::error::{MpcError, Result};
 use crate::party::Party;
@@ -142,13 +143,16 @@ pub fn matmul<R: Ring>(
     Ok(c)
 }
 
+/// About the most bytes one message of [`MatrixTriple::generate`] carries.
+pub const GENERATE_BUDGET: usize = 1 << 28;
+
 /// One party's share of a matrix triple: `U` (m × k), `V` (k × n), `W = U·V` (m × n), all
 /// row-major: k tensor triples side by side, made before the inputs are known.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MatrixTriple<E> {
-    u: Vec<E>,
-    v: Vec<E>,
-    w: Vec<E>,
+    pub(super) u: Vec<E>,
+    pub(super) v: Vec<E>,
+    pub(super) w: Vec<E>,
     shape: (usize, usize, usize),
 }
 
@@ -178,24 +182,66 @@ impl<E: Copy> MatrixTriple<E> {
         [MatrixTriple { u: u0, v: v0, w: w0, shape }, MatrixTriple { u: u1, v: v1, w: w1, shape }]
     }
 
+    /// A fresh (m, k, n) triple from OT: k (m, n) tensor triples ([`generate`]), made a few at
+    /// a time so that no message exceeds about [`GENERATE_BUDGET`] bytes, their `W` summed as
+    /// they come. Paper 004's offline phase (Fig. 5 and 10).
+    pub fn generate<R: Ring<El = E>>(
+        ring: &R,
+        p: &mut Party,
+        ots: &mut Ots,
+        shape: (usize, usize, usize),
+    ) -> Result<Self> {
+        Self::generate_within(ring, p, ots, shape, GENERATE_BUDGET)
+    }
+
+    /// [`generate`](Self::generate) with messages of about `budget` bytes at most.
+    pub(crate) fn generate_within<R: Ring<El = E>>(
+        ring: &R,
+        p: &mut Party,
+        ots: &mut Ots,
+        (m, k, n): (usize, usize, usize),
+        budget: usize,
+    ) -> Result<Self> {
+        // per tensor triple: n-element corrections for every bit of the peer's m-element u
+        let per_triple = m.max(1) * ring.bits() as usize * ring.wire_len(n.max(1));
+        let chunk = (budget / per_triple).clamp(1, k.max(1));
+        let mut triple = Self::empty(ring, (m, k, n));
+        for first in (0..k).step_by(chunk) {
+            for (l, t) in (first..).zip(generate(ring, p, ots, m, n, chunk.min(k - first))?) {
+                triple.put(ring, l, &t);
+            }
+        }
+        Ok(triple)
+    }
+
     /// The (m, k, n) triple from k tensor triples of at least (m, n) each (trimmed where larger):
     /// column l of `U` is triple l's `u`, row l of `V` its `v`, and `W = Σ_l W_l` (local work
     /// that does not depend on the inputs, so it is done here rather than in [`matmul`]).
     pub fn from_tensors<R: Ring<El = E>>(ring: &R, tensors: &[TensorTriple<E>], m: usize, n: usize) -> Result<Self> {
-        let k = tensors.len();
-        let mut w = vec![ring.zero(); m * n];
-        let mut u = vec![ring.zero(); m * k];
-        let mut v = Vec::with_capacity(k * n);
+        let mut triple = Self::empty(ring, (m, tensors.len(), n));
         for (l, t) in tensors.iter().enumerate() {
             let t = if t.m() == m && t.n() == n { Cow::Borrowed(t) } else { Cow::Owned(t.trim(m, n)?) };
-            for (i, &x) in t.u.iter().enumerate() {
-                u[i * k + l] = x;
-            }
-            v.extend_from_slice(&t.v);
-            for (x, &y) in w.iter_mut().zip(&t.w) {
-                *x = ring.add(*x, y);
-            }
+            triple.put(ring, l, &t);
         }
-        Ok(MatrixTriple { u, v, w, shape: (m, k, n) })
+        Ok(triple)
+    }
+
+    /// All zero, `V` empty: [`put`](Self::put) fills it.
+    fn empty<R: Ring<El = E>>(ring: &R, (m, k, n): (usize, usize, usize)) -> Self {
+        let (u, w) = (vec![ring.zero(); m * k], vec![ring.zero(); m * n]);
+        MatrixTriple { u, v: Vec::with_capacity(k * n), w, shape: (m, k, n) }
+    }
+
+    /// Tensor triple `l` (of exactly (m, n); the triples come in order): column l of `U`, row l
+    /// of `V`, its `W` added.
+    fn put<R: Ring<El = E>>(&mut self, ring: &R, l: usize, t: &TensorTriple<E>) {
+        let k = self.shape.1;
+        for (i, &x) in t.u.iter().enumerate() {
+            self.u[i * k + l] = x;
+        }
+        self.v.extend_from_slice(&t.v);
+        for (x, &y) in self.w.iter_mut().zip(&t.w) {
+            *x = ring.add(*x, y);
+        }
     }
 }

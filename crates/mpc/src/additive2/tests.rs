@@ -278,3 +278,25 @@ proptest! {
         check_less_than(&Z32::new(), &x, t, k, seed);
     }
 }
+
+/// Matrix triples from OT, a few tensor triples per message (the budget forces three
+/// messages), hold `W = U·V` and serve a product.
+#[test]
+fn generated_matrix_triples_hold() {
+    let ring = Z32::new();
+    let (m, k, n) = (3, 5, 4);
+    let per_triple = m * 32 * ring.wire_len(n);
+    let got = run(2, Backend::Memory, NetConfig::default(), |p| {
+        let mut ots = Ots::setup(p)?;
+        sync(p);
+        let before = p.stats();
+        let t = MatrixTriple::generate_within(&ring, p, &mut ots, (m, k, n), 2 * per_triple)?;
+        assert_eq!((p.stats() - before).rounds, 6, "three calls of two rounds");
+        Ok(t)
+    })
+    .unwrap();
+    let (u, v, w) =
+        (add(&ring, &got[0].u, &got[1].u), add(&ring, &got[0].v, &got[1].v), add(&ring, &got[0].w, &got[1].w));
+    assert_eq!(w, twin(&ring, &u, &v, (m, k, n)));
+    assert_eq!(got[0].shape(), (m, k, n));
+}
