@@ -1,0 +1,259 @@
+//! The two-party protocol (paper 004, section 5): party 0 is the client with the queries,
+//! party 1 the server with the references (and, for Eigenfaces, the basis and average face).
+//!
+//! Offline ([`offline`]): the matrix triples of the products and the bit triples of the
+//! threshold, from OT (or from a dealer, appendix C). Online ([`identify`]): each party's
+//! input is its own share (the other's is zero), so no input is sent; for Eigenfaces the
+//! projection `(X − Ū)·U` is one matrix product and its squared norms Beaver products; the
+//! distances `D = ‖x_i‖² + ‖y_j‖² − 2·X·Yᵀ` take one matrix product, the norms being local
+//! where their vectors are; then `[D_ij ≤ threshold]` by [`less_than`], XOR-shared.
+
+use std::time::Instant;
+
+use argus_math::{Ring, Z32, Z64};
+use argus_mpc::additive2::{self, compare, less_than, BitTriples, MatrixTriple, Ots, SharedBits, TensorTriple};
+use argus_mpc::local::{self, Backend};
+use argus_mpc::{MpcError, Party};
+use argus_net::{NetConfig, Stats};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+use crate::data::{project, App, Dataset, EIGENFACES};
+
+/// Where the matrix triples come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Tensor triples from OT between the two parties (Fig. 5): no one else is trusted.
+    Ot,
+    /// A dealer who knows the triples (appendix C), simulated in-process from this seed: for
+    /// comparison only, as both parties here could compute each other's shares.
+    Dealer(u64),
+}
+
+/// A batch's shape: `m` queries against `n` references of `app`, matching at distance at most
+/// `threshold`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Batch {
+    pub app: App,
+    pub m: usize,
+    pub n: usize,
+    pub threshold: u64,
+}
+
+impl Batch {
+    /// The comparison's width: every distance and `threshold + 1` lie below `2^k`.
+    pub fn compare_bits(&self) -> u32 {
+        let top = self.app.max_distance().max(self.threshold as u128 + 1);
+        128 - top.leading_zeros()
+    }
+}
+
+/// One party's correlated randomness for one batch, made before the inputs are known.
+pub struct Offline<E> {
+    distances: MatrixTriple<E>,
+    projection: Option<(MatrixTriple<E>, Vec<TensorTriple<E>>)>,
+    bits: BitTriples,
+}
+
+/// This party's offline material for `batch` (both parties call it together).
+pub fn offline<R: Ring>(
+    ring: &R,
+    p: &mut Party,
+    ots: &mut Ots,
+    batch: &Batch,
+    source: Source,
+) -> Result<Offline<R::El>, MpcError> {
+    let (app, m, n) = (batch.app, batch.m, batch.n);
+    let triple = |p: &mut Party, ots: &mut Ots, shape| match source {
+        Source::Ot => MatrixTriple::generate(ring, p, ots, shape),
+        Source::Dealer(seed) => {
+            let mut rng = ChaCha20Rng::seed_from_u64(seed ^ (shape.0 as u64) << 40 ^ (shape.1 as u64) << 20);
+            let [first, second] = MatrixTriple::deal(ring, &mut rng, shape);
+            Ok(if p.id() == 0 { first } else { second })
+        }
+    };
+    let projection = match app {
+        App::Eigenfaces => {
+            let proj = triple(p, ots, (m, app.dim(), EIGENFACES))?;
+            Some((proj, additive2::generate(ring, p, ots, 1, 1, m * EIGENFACES)?))
+        }
+        _ => None,
+    };
+    let distances = triple(p, ots, (m, app.compared_dim(), n))?;
+    let bits = BitTriples::generate(p, ots, compare::triple_words(m * n, batch.compare_bits()))?;
+    Ok(Offline { distances, projection, bits })
+}
+
+/// One party's private input.
+pub enum Input<'a> {
+    /// Party 0: `m` queries, row-major.
+    Client { queries: &'a [u8] },
+    /// Party 1: `n` references, row-major; for Eigenfaces its basis and average face.
+    Server { refs: &'a [u8], basis: &'a [i64], mean: &'a [u8] },
+}
+
+/// XOR shares of `[D_ij ≤ threshold]`, row-major m × n. Rounds: one per matrix product (two
+/// for Eigenfaces, three with its squares) and [`compare::comparison_rounds`].
+pub fn identify<R: Ring>(
+    ring: &R,
+    p: &mut Party,
+    batch: &Batch,
+    pre: &mut Offline<R::El>,
+    input: Input<'_>,
+) -> Result<SharedBits, MpcError> {
+    let (app, m, n) = (batch.app, batch.m, batch.n);
+    let (dim, d) = (app.dim(), app.compared_dim());
+    let me0 = p.id() == 0;
+    let lens = match input {
+        Input::Client { queries } => me0 && queries.len() == m * dim,
+        Input::Server { refs, basis, mean } => {
+            !me0 && refs.len() == n * dim
+                && (app != App::Eigenfaces || (basis.len() == dim * EIGENFACES && mean.len() == dim))
+        }
+    };
+    if !lens {
+        return Err(MpcError::InvalidParameter(format!(
+            "party {} of a {} batch of {m} × {n} got the other role's input or the wrong number of entries",
+            p.id(),
+            app.name()
+        )));
+    }
+    let el = |v: i64| ring.from_i128(v as i128);
+    let zeros = |len: usize| vec![ring.zero(); len];
+    // the compared vectors' shares (m × d) and the squared norms of the queries' side (m)
+    let (a, norms) = match (&pre.projection, &input) {
+        (Some((proj, squares)), _) => {
+            let (x, u) = match input {
+                Input::Client { queries } => (queries.iter().map(|&v| el(v as i64)).collect(), zeros(dim * EIGENFACES)),
+                Input::Server { basis, mean, .. } => {
+                    let minus_mean: Vec<R::El> = (0..m).flat_map(|_| mean.iter().map(|&v| el(-(v as i64)))).collect();
+                    (minus_mean, basis.iter().map(|&v| el(v)).collect())
+                }
+            };
+            let xbar = additive2::matmul(ring, p, &x, &u, proj)?;
+            let sq = additive2::mul(ring, p, &xbar, &xbar, squares)?;
+            let norms = sq.chunks_exact(d).map(|r| r.iter().fold(ring.zero(), |s, &v| ring.add(s, v))).collect();
+            (xbar, norms)
+        }
+        (None, Input::Client { queries }) => {
+            let norms = queries.chunks_exact(d).map(|q| el(q.iter().map(|&v| (v as i64).pow(2)).sum())).collect();
+            (queries.iter().map(|&v| el(v as i64)).collect(), norms)
+        }
+        (None, Input::Server { .. }) => (zeros(m * d), zeros(m)),
+    };
+    // Yᵀ (d × n) and the references' squared norms: the server's, zero at the client
+    let (yt, ref_norms) = match input {
+        Input::Client { .. } => (zeros(d * n), zeros(n)),
+        Input::Server { refs, basis, mean } => {
+            let y = project(app, refs, basis, mean);
+            let yt = (0..d).flat_map(|l| (0..n).map(|j| el(y[j * d + l])).collect::<Vec<_>>()).collect();
+            let norms = y.chunks_exact(d).map(|r| el(r.iter().map(|&v| v * v).sum())).collect();
+            (yt, norms)
+        }
+    };
+    let cross = additive2::matmul(ring, p, &a, &yt, &pre.distances)?;
+    let two = ring.from_u128(2);
+    let dist: Vec<R::El> = cross
+        .iter()
+        .enumerate()
+        .map(|(ij, &c)| ring.sub(ring.add(norms[ij / n], ref_norms[ij % n]), ring.mul(two, c)))
+        .collect();
+    less_than(ring, p, &mut pre.bits, &dist, batch.threshold as u128 + 1, batch.compare_bits())
+}
+
+/// One party's measurements of a batch run by [`run_local`].
+#[derive(Clone, Copy, Debug)]
+pub struct Measured {
+    pub offline_seconds: f64,
+    pub online_seconds: f64,
+    pub offline: Stats,
+    pub online: Stats,
+}
+
+/// The revealed decisions (row-major m × n) and each party's measurements.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub matches: Vec<bool>,
+    pub parties: [Measured; 2],
+}
+
+/// Runs `data`'s batch with both parties as threads of this process over `backend` (the
+/// offline phase from `source`, then the online phase, each timed between barriers) and opens
+/// the decisions to both.
+pub fn run_local(data: &Dataset, backend: Backend, cfg: NetConfig, source: Source) -> Result<Outcome, MpcError> {
+    let got = match data.app.ring_bits() {
+        32 => local::run(2, backend, cfg, |p| party(&Z32::new(), p, data, source))?,
+        _ => local::run(2, backend, cfg, |p| party(&Z64::new(), p, data, source))?,
+    };
+    let mut got = got.into_iter();
+    let ((matches, a), (other, b)) = (got.next().expect("party 0"), got.next().expect("party 1"));
+    // both opened the same XOR shares
+    debug_assert_eq!(matches, other);
+    Ok(Outcome { matches, parties: [a, b] })
+}
+
+/// One party of [`run_local`]: its own part of `data` only.
+fn party<R: Ring>(ring: &R, p: &mut Party, data: &Dataset, source: Source) -> Result<(Vec<bool>, Measured), MpcError> {
+    let batch = Batch { app: data.app, m: data.m(), n: data.n(), threshold: data.threshold };
+    let mut ots = Ots::setup(p)?;
+    let barrier = |p: &mut Party| additive2::reveal(&Z32::new(), p, &[]).map(|_| ());
+    barrier(p)?;
+    let (start, before) = (Instant::now(), p.stats());
+    let mut pre = offline(ring, p, &mut ots, &batch, source)?;
+    let (offline_seconds, offline) = (start.elapsed().as_secs_f64(), p.stats() - before);
+    barrier(p)?;
+    let (start, before) = (Instant::now(), p.stats());
+    let input = if p.id() == 0 {
+        Input::Client { queries: &data.queries }
+    } else {
+        Input::Server { refs: &data.refs, basis: &data.basis, mean: &data.mean }
+    };
+    let bits = identify(ring, p, &batch, &mut pre, input)?;
+    let (online_seconds, online) = (start.elapsed().as_secs_f64(), p.stats() - before);
+    let matches = additive2::reveal_bits(p, &bits)?;
+    Ok((matches, Measured { offline_seconds, online_seconds, offline, online }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every application's secure decisions equal the twin's, from OT and from a dealer, with
+    /// the online rounds of the products and the comparison.
+    #[test]
+    fn secure_decisions_equal_the_twins() {
+        for (app, m, n) in [(App::FingerCode, 5, 9), (App::Eigenfaces, 3, 4), (App::FaceNet, 7, 70)] {
+            let data = Dataset::synthetic(app, m, n, 11);
+            let want = data.decide();
+            assert!(want.iter().any(|&b| b), "{app:?}: some match");
+            for source in [Source::Ot, Source::Dealer(5)] {
+                let got = run_local(&data, Backend::Memory, NetConfig::default(), source).unwrap();
+                assert_eq!(got.matches, want, "{app:?} {source:?}");
+                let batch = Batch { app, m, n, threshold: data.threshold };
+                let products = if app == App::Eigenfaces { 3 } else { 1 };
+                let rounds = products + compare::comparison_rounds(batch.compare_bits());
+                assert_eq!(got.parties[0].online.rounds as usize, rounds, "{app:?}");
+            }
+        }
+    }
+
+    /// A threshold at the largest distance matches everything, 0 only equal templates; a party
+    /// given the other's role is refused.
+    #[test]
+    fn thresholds_at_the_edges_and_wrong_roles() {
+        let mut data = Dataset::synthetic(App::FaceNet, 3, 4, 2);
+        data.queries[..128].copy_from_slice(&data.refs[..128].to_vec());
+        for t in [0, App::FaceNet.max_distance() as u64, data.threshold] {
+            data.threshold = t;
+            let got = run_local(&data, Backend::Memory, NetConfig::default(), Source::Dealer(1)).unwrap();
+            assert_eq!(got.matches, data.decide(), "threshold {t}");
+        }
+        let batch = Batch { app: App::FaceNet, m: 3, n: 4, threshold: 9 };
+        let err = local::run(2, Backend::Memory, NetConfig::default(), |p| {
+            let mut ots = Ots::setup(p)?;
+            let mut pre = offline(&Z64::new(), p, &mut ots, &batch, Source::Dealer(1))?;
+            identify(&Z64::new(), p, &batch, &mut pre, Input::Client { queries: &data.queries })
+        });
+        assert!(err.is_err());
+    }
+}
