@@ -25,8 +25,9 @@ use crate::data::{project, App, Dataset, EIGENFACES};
 pub enum Source {
     /// Tensor triples from OT between the two parties (Fig. 5): no one else is trusted.
     Ot,
-    /// A dealer who knows the triples (appendix C), simulated in-process from this seed: for
-    /// comparison only, as both parties here could compute each other's shares.
+    /// A dealer who knows the triples (appendix C; the matrix and the bit triples), simulated
+    /// in-process from this seed: for comparison only, as both parties here could compute each
+    /// other's shares.
     Dealer(u64),
 }
 
@@ -64,13 +65,14 @@ pub fn offline<R: Ring>(
     source: Source,
 ) -> Result<Offline<R::El>, MpcError> {
     let (app, m, n) = (batch.app, batch.m, batch.n);
-    let triple = |p: &mut Party, ots: &mut Ots, shape| match source {
-        Source::Ot => MatrixTriple::generate(ring, p, ots, shape),
-        Source::Dealer(seed) => {
-            let mut rng = ChaCha20Rng::seed_from_u64(seed ^ (shape.0 as u64) << 40 ^ (shape.1 as u64) << 20);
-            let [first, second] = MatrixTriple::deal(ring, &mut rng, shape);
-            Ok(if p.id() == 0 { first } else { second })
-        }
+    let me = p.id();
+    let dealer = |salt: u64| match source {
+        Source::Ot => None,
+        Source::Dealer(seed) => Some(ChaCha20Rng::seed_from_u64(seed ^ salt << 32)),
+    };
+    let triple = |p: &mut Party, ots: &mut Ots, shape: (usize, usize, usize)| match dealer(shape.1 as u64) {
+        None => MatrixTriple::generate(ring, p, ots, shape),
+        Some(mut rng) => Ok(MatrixTriple::deal(ring, &mut rng, shape).into_iter().nth(me).expect("two shares")),
     };
     let projection = match app {
         App::Eigenfaces => {
@@ -80,8 +82,27 @@ pub fn offline<R: Ring>(
         _ => None,
     };
     let distances = triple(p, ots, (m, app.compared_dim(), n))?;
-    let bits = BitTriples::generate(p, ots, compare::triple_words(m * n, batch.compare_bits()))?;
+    let words = compare::triple_words(m * n, batch.compare_bits());
+    let bits = match dealer(u64::MAX) {
+        None => BitTriples::generate(p, ots, words)?,
+        Some(mut rng) => BitTriples::deal(&mut rng, words).into_iter().nth(me).expect("two shares"),
+    };
     Ok(Offline { distances, projection, bits })
+}
+
+/// Bytes each party sends in [`offline`] from OT, IKNP's padding aside (paper 004, Table 3:
+/// an (m, n) tensor triple costs `m·ℓ` OTs of 16 bytes and `m·ℓ·n` ring elements of `ℓ` bits),
+/// for the matrix triples, Eigenfaces' squares and the threshold's bit triples (two OTs each).
+pub fn offline_bytes(batch: &Batch) -> u64 {
+    let (app, m, n) = (batch.app, batch.m as u64, batch.n as u64);
+    let ell = app.ring_bits() as u64;
+    let tensors = |m: u64, n: u64, count: u64| count * m * ell * (16 + n * ell / 8);
+    let mut total = tensors(m, n, app.compared_dim() as u64);
+    if app == App::Eigenfaces {
+        let e = EIGENFACES as u64;
+        total += tensors(m, e, app.dim() as u64) + tensors(1, 1, m * e);
+    }
+    total + 64 * compare::triple_words(batch.m * batch.n, batch.compare_bits()) as u64 * 16
 }
 
 /// One party's private input.
@@ -92,8 +113,8 @@ pub enum Input<'a> {
     Server { refs: &'a [u8], basis: &'a [i64], mean: &'a [u8] },
 }
 
-/// XOR shares of `[D_ij ≤ threshold]`, row-major m × n. Rounds: one per matrix product (two
-/// for Eigenfaces, three with its squares) and [`compare::comparison_rounds`].
+/// XOR shares of `[D_ij ≤ threshold]`, row-major m × n: [`distances`], then the threshold.
+/// Rounds: those of [`distances`] and [`compare::comparison_rounds`].
 pub fn identify<R: Ring>(
     ring: &R,
     p: &mut Party,
@@ -101,6 +122,30 @@ pub fn identify<R: Ring>(
     pre: &mut Offline<R::El>,
     input: Input<'_>,
 ) -> Result<SharedBits, MpcError> {
+    let dist = distances(ring, p, batch, pre, input)?;
+    threshold(ring, p, batch, pre, &dist)
+}
+
+/// XOR shares of `[D_ij ≤ threshold]` for shared distances `D`.
+pub fn threshold<R: Ring>(
+    ring: &R,
+    p: &mut Party,
+    batch: &Batch,
+    pre: &mut Offline<R::El>,
+    dist: &[R::El],
+) -> Result<SharedBits, MpcError> {
+    less_than(ring, p, &mut pre.bits, dist, batch.threshold as u128 + 1, batch.compare_bits())
+}
+
+/// Shares of the squared distances `D`, row-major m × n. Rounds: one per matrix product (two
+/// for Eigenfaces, three with its squares).
+pub fn distances<R: Ring>(
+    ring: &R,
+    p: &mut Party,
+    batch: &Batch,
+    pre: &Offline<R::El>,
+    input: Input<'_>,
+) -> Result<Vec<R::El>, MpcError> {
     let (app, m, n) = (batch.app, batch.m, batch.n);
     let (dim, d) = (app.dim(), app.compared_dim());
     let me0 = p.id() == 0;
@@ -127,10 +172,13 @@ pub fn identify<R: Ring>(
                 Input::Client { queries } => (queries.iter().map(|&v| el(v as i64)).collect(), zeros(dim * EIGENFACES)),
                 Input::Server { basis, mean, .. } => {
                     let minus_mean: Vec<R::El> = (0..m).flat_map(|_| mean.iter().map(|&v| el(-(v as i64)))).collect();
-                    (minus_mean, basis.iter().map(|&v| el(v)).collect())
+                    // Uᵀ: one eigenface per row
+                    let ut =
+                        (0..EIGENFACES).flat_map(|e| (0..dim).map(move |j| el(basis[j * EIGENFACES + e]))).collect();
+                    (minus_mean, ut)
                 }
             };
-            let xbar = additive2::matmul(ring, p, &x, &u, proj)?;
+            let xbar = additive2::matmul_t(ring, p, &x, &u, proj)?;
             let sq = additive2::mul(ring, p, &xbar, &xbar, squares)?;
             let norms = sq.chunks_exact(d).map(|r| r.iter().fold(ring.zero(), |s, &v| ring.add(s, v))).collect();
             (xbar, norms)
@@ -141,30 +189,32 @@ pub fn identify<R: Ring>(
         }
         (None, Input::Server { .. }) => (zeros(m * d), zeros(m)),
     };
-    // Yᵀ (d × n) and the references' squared norms: the server's, zero at the client
-    let (yt, ref_norms) = match input {
+    // Y (n × d, the right factor transposed) and the references' squared norms: the server's,
+    // zero at the client
+    let (y, ref_norms) = match input {
         Input::Client { .. } => (zeros(d * n), zeros(n)),
         Input::Server { refs, basis, mean } => {
             let y = project(app, refs, basis, mean);
-            let yt = (0..d).flat_map(|l| (0..n).map(|j| el(y[j * d + l])).collect::<Vec<_>>()).collect();
             let norms = y.chunks_exact(d).map(|r| el(r.iter().map(|&v| v * v).sum())).collect();
-            (yt, norms)
+            (y.into_iter().map(el).collect(), norms)
         }
     };
-    let cross = additive2::matmul(ring, p, &a, &yt, &pre.distances)?;
+    let cross = additive2::matmul_t(ring, p, &a, &y, &pre.distances)?;
     let two = ring.from_u128(2);
-    let dist: Vec<R::El> = cross
+    Ok(cross
         .iter()
         .enumerate()
         .map(|(ij, &c)| ring.sub(ring.add(norms[ij / n], ref_norms[ij % n]), ring.mul(two, c)))
-        .collect();
-    less_than(ring, p, &mut pre.bits, &dist, batch.threshold as u128 + 1, batch.compare_bits())
+        .collect())
 }
 
 /// One party's measurements of a batch run by [`run_local`].
 #[derive(Clone, Copy, Debug)]
 pub struct Measured {
     pub offline_seconds: f64,
+    /// The online phase's distances alone (the paper's measure).
+    pub distance_seconds: f64,
+    /// The whole online phase, the threshold included.
     pub online_seconds: f64,
     pub offline: Stats,
     pub online: Stats,
@@ -181,10 +231,7 @@ pub struct Outcome {
 /// offline phase from `source`, then the online phase, each timed between barriers) and opens
 /// the decisions to both.
 pub fn run_local(data: &Dataset, backend: Backend, cfg: NetConfig, source: Source) -> Result<Outcome, MpcError> {
-    let got = match data.app.ring_bits() {
-        32 => local::run(2, backend, cfg, |p| party(&Z32::new(), p, data, source))?,
-        _ => local::run(2, backend, cfg, |p| party(&Z64::new(), p, data, source))?,
-    };
+    let got = local::run(2, backend, cfg, |p| run_party(p, data, source))?;
     let mut got = got.into_iter();
     let ((matches, a), (other, b)) = (got.next().expect("party 0"), got.next().expect("party 1"));
     // both opened the same XOR shares
@@ -192,7 +239,16 @@ pub fn run_local(data: &Dataset, backend: Backend, cfg: NetConfig, source: Sourc
     Ok(Outcome { matches, parties: [a, b] })
 }
 
-/// One party of [`run_local`]: its own part of `data` only.
+/// Runs this party of `data`'s batch over its session (the offline phase from `source`, then
+/// the online phase, each timed between barriers), using only its own role's part of `data`,
+/// and opens the decisions to both parties.
+pub fn run_party(p: &mut Party, data: &Dataset, source: Source) -> Result<(Vec<bool>, Measured), MpcError> {
+    match data.app.ring_bits() {
+        32 => party(&Z32::new(), p, data, source),
+        _ => party(&Z64::new(), p, data, source),
+    }
+}
+
 fn party<R: Ring>(ring: &R, p: &mut Party, data: &Dataset, source: Source) -> Result<(Vec<bool>, Measured), MpcError> {
     let batch = Batch { app: data.app, m: data.m(), n: data.n(), threshold: data.threshold };
     let mut ots = Ots::setup(p)?;
@@ -208,10 +264,12 @@ fn party<R: Ring>(ring: &R, p: &mut Party, data: &Dataset, source: Source) -> Re
     } else {
         Input::Server { refs: &data.refs, basis: &data.basis, mean: &data.mean }
     };
-    let bits = identify(ring, p, &batch, &mut pre, input)?;
+    let dist = distances(ring, p, &batch, &pre, input)?;
+    let distance_seconds = start.elapsed().as_secs_f64();
+    let bits = threshold(ring, p, &batch, &mut pre, &dist)?;
     let (online_seconds, online) = (start.elapsed().as_secs_f64(), p.stats() - before);
     let matches = additive2::reveal_bits(p, &bits)?;
-    Ok((matches, Measured { offline_seconds, online_seconds, offline, online }))
+    Ok((matches, Measured { offline_seconds, distance_seconds, online_seconds, offline, online }))
 }
 
 #[cfg(test)]
@@ -233,6 +291,20 @@ mod tests {
                 let products = if app == App::Eigenfaces { 3 } else { 1 };
                 let rounds = products + compare::comparison_rounds(batch.compare_bits());
                 assert_eq!(got.parties[0].online.rounds as usize, rounds, "{app:?}");
+            }
+        }
+    }
+
+    /// The offline phase sends what [`offline_bytes`] says, up to IKNP's padding of each call.
+    #[test]
+    fn offline_bytes_are_the_papers() {
+        for (app, m, n) in [(App::FingerCode, 4, 30), (App::Eigenfaces, 2, 3), (App::FaceNet, 9, 64)] {
+            let data = Dataset::synthetic(app, m, n, 1);
+            let got = run_local(&data, Backend::Memory, NetConfig::default(), Source::Ot).unwrap();
+            let want = offline_bytes(&Batch { app, m, n, threshold: data.threshold });
+            for party in got.parties {
+                let sent = party.offline.bytes_sent;
+                assert!(sent >= want && sent - want <= 8 * 128 * 16, "{app:?}: sent {sent}, formula {want}");
             }
         }
     }

@@ -13,6 +13,7 @@
 //!   (`argus pki` writes the certificates it uses).
 
 mod bench;
+mod biometric;
 mod created;
 mod demo;
 mod engine_demo;
@@ -109,6 +110,15 @@ enum Cmd {
     /// disagreement. The parties are threads of this process (--backend), or with --party I
     /// --addrs A,B,… --pki DIR this process is party I alone over TCP with mutual TLS.
     Gmw(gmw::GmwArgs),
+    /// Batched biometric identification (paper 004) on two parties: a client's queries against
+    /// a server's references by squared distance on tensor triples, then the secure threshold,
+    /// on a synthetic population; the match decisions are printed beside the plaintext twin's
+    /// (exit status 2 on bad input, 1 on a failure or any disagreement).
+    ///
+    /// The parties are threads of this process (--backend), or with --party I --addrs A,B --pki
+    /// DIR this process is party I alone over TCP with mutual TLS (each process draws the same
+    /// population from --seed and uses its own role's part).
+    Biometric(biometric::BiometricArgs),
     /// Run a benchmark suite and print a table (optionally JSON).
     Bench {
         #[command(subcommand)]
@@ -252,6 +262,7 @@ fn main() -> ExitCode {
         // Its own exit status: 2 for bad input, 1 for a failure during the run.
         Cmd::Kmeans(a) => return kmeans::run(a),
         Cmd::Gmw(a) => return gmw::run_cmd(a),
+        Cmd::Biometric(a) => return biometric::run_cmd(a),
         Cmd::Bench { suite } => bench::run(suite),
         Cmd::Pki(a) => pki_cmd(a),
         Cmd::Party(a) => party::run(a),

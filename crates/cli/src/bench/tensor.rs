@@ -1,11 +1,14 @@
-//! `argus bench tensor`: paper 004 as far as it is built — tensor-triple generation from OT
-//! (offline; Tables 1 and 3) and the matrix product with triples (online; Tables 4 and 5) —
-//! under a LAN and the paper's WAN, the paper's figures beside ours. Every product is checked
-//! against the plaintext twin on a sample of entries.
+//! `argus bench tensor`: paper 004 — tensor-triple generation from OT (offline; Tables 1 and
+//! 3), the matrix product with triples (online; Tables 4 and 5) and batched FingerCode,
+//! Eigenfaces and FaceNet identification (Tables 6–8: online under a LAN and the paper's WAN,
+//! offline from OT), the paper's figures beside ours. Every product is checked against the
+//! plaintext twin on a sample of entries, every identification on all its decisions.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use argus_biometric::protocol::{self, Measured, Source};
+use argus_biometric::{App, Dataset};
 use argus_math::{Ring, Z128, Z32};
 use argus_mpc::additive2::{generate, matmul, reveal, share, MatrixTriple, Ots};
 use argus_mpc::local::{run, Backend};
@@ -31,12 +34,21 @@ pub struct TensorArgs {
     /// dealer: appendix C).
     #[arg(long, value_delimiter = ',', default_values_t = [128usize, 256, 512, 1024])]
     matmul: Vec<usize>,
-    /// Network settings: lan (1 Gbps, 2 ms round trip), wan (the paper's: 500 Mbps, 20 ms one way).
-    #[arg(long, value_delimiter = ',', default_values_t = ["lan".to_string(), "wan".to_string()])]
+    /// Network settings: none (memory channels, no shaping), lan (1 Gbps, 2 ms round trip), wan
+    /// (the paper's: 500 Mbps, 20 ms one way).
+    #[arg(long, value_delimiter = ',', default_values_t = ["none".to_string(), "lan".to_string(), "wan".to_string()])]
     networks: Vec<String>,
-    /// Repetitions per measurement (the median is reported).
+    /// Repetitions per measurement (the median is reported; offline identification runs once).
     #[arg(long, default_value_t = 3)]
     reps: usize,
+    /// Applications to identify with at the paper's batch sizes (fingercode, eigenfaces,
+    /// facenet; `none` for none).
+    #[arg(long, value_delimiter = ',', default_values_t = ["fingercode".to_string(), "eigenfaces".to_string(), "facenet".to_string()])]
+    apps: Vec<String>,
+    /// Measure an identification's offline phase (from OT, unshaped, once) only where it sends
+    /// at most this many GB per party (the largest batches send hundreds).
+    #[arg(long, default_value_t = 25.0)]
+    offline_budget_gb: f64,
 }
 
 /// One record of the JSON report.
@@ -51,18 +63,26 @@ pub struct TensorRecord {
     n: usize,
     modulus_bits: u32,
     network: String,
+    /// For identification: `distance` (the paper's measure) or `identify` (with the threshold);
+    /// `-` otherwise.
+    step: String,
     seconds: f64,
     bytes_per_party: u64,
     rounds: u64,
 }
 
-fn shaper(network: &str) -> Result<Shaper, String> {
+/// The shaper of a network setting: `none` (no shaping: memory channels), `lan` or `wan`.
+fn shaper(network: &str) -> Result<Option<Shaper>, String> {
     let (mbps, one_way_ms) = match network {
+        "none" => return Ok(None),
         "lan" => (1000.0, 1),
         "wan" => (500.0, 20),
-        other => return Err(format!("unknown network {other:?} (use lan or wan)")),
+        other => return Err(format!("unknown network {other:?} (use none, lan or wan)")),
     };
-    Ok(Shaper { latency: Duration::from_millis(one_way_ms), bandwidth_bytes_per_sec: Some((mbps * 1e6 / 8.0) as u64) })
+    Ok(Some(Shaper {
+        latency: Duration::from_millis(one_way_ms),
+        bandwidth_bytes_per_sec: Some((mbps * 1e6 / 8.0) as u64),
+    }))
 }
 
 /// The paper's figures (ms, and MB for a triple) where its tables give them: Table 1 / 3 for one
@@ -127,7 +147,7 @@ pub fn run_suite(a: TensorArgs) -> Result<(), String> {
     println!("Tensor triples from OT (paper 004, Fig. 5 on Gilboa's product), 32-bit, one (d, d) triple, offline");
     println!("{:>6} {:<5} {:>10} {:>12} {:>7}  paper", "d", "net", "seconds", "MB/party", "rounds");
     for net in &a.networks {
-        let cfg = NetConfig { shaper: Some(shaper(net)?), ..NetConfig::default() };
+        let cfg = NetConfig { shaper: shaper(net)?, ..NetConfig::default() };
         for &d in &a.triples {
             let ring = Z32::new();
             let (s, bytes, rounds) = measure(&cfg, a.reps, |p| {
@@ -153,10 +173,30 @@ pub fn run_suite(a: TensorArgs) -> Result<(), String> {
     println!("\nMatrix products d × d × d with a dealt matrix triple (Fig. 10), online");
     println!("{:>6} {:>4} {:<5} {:>10} {:>12} {:>7}  paper", "d", "bits", "net", "seconds", "MB/party", "rounds");
     for net in &a.networks {
-        let cfg = NetConfig { shaper: Some(shaper(net)?), ..NetConfig::default() };
+        let cfg = NetConfig { shaper: shaper(net)?, ..NetConfig::default() };
         for &d in &a.matmul {
             records.push(product(&Z32::new(), 32, d, net, &cfg, a.reps)?);
             records.push(product(&Z128::new(), 128, d, net, &cfg, a.reps)?);
+        }
+    }
+    let apps: Vec<App> = a
+        .apps
+        .iter()
+        .filter(|s| s.as_str() != "none")
+        .map(|s| {
+            App::from_name(s).ok_or_else(|| format!("unknown app {s:?} (use fingercode, eigenfaces, facenet or none)"))
+        })
+        .collect::<Result<_, _>>()?;
+    if !apps.is_empty() {
+        println!("\nBatched identification (Tables 6-8): m queries × n references, distances then the threshold");
+        println!(
+            "{:<10} {:>5} {:>5} {:<7} {:<7} {:>9} {:>10} {:>12} {:>7}  paper",
+            "app", "m", "n", "phase", "net", "distance", "identify", "MB/party", "rounds"
+        );
+        for app in apps {
+            for (m, n) in paper_batches(app) {
+                records.extend(identification(app, m, n, &a)?);
+            }
         }
     }
     if let Some(path) = &a.json {
@@ -218,8 +258,121 @@ fn record(
         n,
         modulus_bits: bits,
         network: net.into(),
+        step: "-".into(),
         seconds: s,
         bytes_per_party: bytes,
         rounds,
     }
+}
+
+/// The paper's batches of each application (Tables 6, 7 and 8).
+fn paper_batches(app: App) -> Vec<(usize, usize)> {
+    match app {
+        App::FingerCode => vec![(128, 128), (128, 1024)],
+        App::Eigenfaces => vec![(80, 320), (80, 1000)],
+        App::FaceNet => vec![(16, 16), (16, 1024), (1024, 1024)],
+    }
+}
+
+/// The paper's identification figures: seconds (and MB where given), online or offline.
+fn paper_identification(app: App, m: usize, n: usize, phase: &str) -> &'static str {
+    match (app, m, n, phase) {
+        (App::FingerCode, 128, 128, "online") => "0.016 s, 1.25 MB",
+        (App::FingerCode, 128, 128, _) => "1.90 s, 2640 MB",
+        (App::FingerCode, 128, 1024, "online") => "0.082 s, 5.63 MB",
+        (App::FingerCode, 128, 1024, _) => "15.54 s, 20560 MB",
+        (App::Eigenfaces, 80, 320, "online") => "0.029 s, 14.57 MB",
+        (App::Eigenfaces, 80, 320, _) => "41.44 s, 65207 MB",
+        (App::Eigenfaces, 80, 1000, "online") => "0.032 s, 14.69 MB",
+        (App::Eigenfaces, 80, 1000, _) => "124.24 s, 202057 MB",
+        (App::FaceNet, 16, 16, "online") => "0.00068 s",
+        (App::FaceNet, 16, 16, _) => "0.02 s (COT)",
+        (App::FaceNet, 16, 1024, "online") => "0.0055 s",
+        (App::FaceNet, 16, 1024, _) => "0.378 s (COT), 12.00 s (SOT)",
+        (App::FaceNet, 1024, 1024, "online") => "0.25 s",
+        (App::FaceNet, 1024, 1024, _) => "19.456 s (COT), 1219.05 s (SOT)",
+        _ => "-",
+    }
+}
+
+/// One batch: online under every network with dealt triples (the online phase does not
+/// depend on where they came from), the median of `reps`; offline from OT, unshaped, once,
+/// where within the budget. Each run's decisions must equal the twin's.
+fn identification(app: App, m: usize, n: usize, a: &TensorArgs) -> Result<Vec<TensorRecord>, String> {
+    let data = Dataset::synthetic(app, m, n, 1);
+    let want = data.decide();
+    let bits = app.ring_bits();
+    let mut out = Vec::new();
+    let check = |got: &protocol::Outcome| -> Result<[Measured; 2], String> {
+        if got.matches != want {
+            return Err(format!("{} {m} × {n}: the secure decisions differ from the twin's", app.name()));
+        }
+        Ok(got.parties)
+    };
+    let slowest = |ps: &[Measured; 2], f: fn(&Measured) -> f64| f(&ps[0]).max(f(&ps[1]));
+    for net in &a.networks {
+        let cfg = NetConfig { shaper: shaper(net)?, ..NetConfig::default() };
+        let mut runs = Vec::new();
+        for rep in 0..a.reps.max(1) {
+            let got = protocol::run_local(&data, Backend::Memory, cfg.clone(), Source::Dealer(rep as u64))
+                .map_err(|e| e.to_string())?;
+            runs.push(check(&got)?);
+        }
+        let median = |f: fn(&Measured) -> f64| {
+            let mut v: Vec<f64> = runs.iter().map(|ps| slowest(ps, f)).collect();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (dist, all) = (median(|x| x.distance_seconds), median(|x| x.online_seconds));
+        let online = busier(&runs[0][0].online, &runs[0][1].online);
+        println!(
+            "{:<10} {m:>5} {n:>5} {:<7} {net:<7} {dist:>9.4} {all:>10.4} {:>12.2} {:>7}  {}",
+            app.name(),
+            "online",
+            online.0 as f64 / 1e6,
+            online.1,
+            paper_identification(app, m, n, "online")
+        );
+        let mut r = record(app.name(), "online", m, n, bits, net, dist, online.0, online.1);
+        r.step = "distance".into();
+        out.push(r);
+        let mut r = record(app.name(), "online", m, n, bits, net, all, online.0, online.1);
+        r.step = "identify".into();
+        out.push(r);
+    }
+    let gb = protocol::offline_bytes(&protocol::Batch { app, m, n, threshold: data.threshold }) as f64 / 1e9;
+    if gb > a.offline_budget_gb {
+        println!(
+            "{:<10} {m:>5} {n:>5} {:<7} {:<7} skipped: about {gb:.0} GB per party (--offline-budget-gb {})  {}",
+            app.name(),
+            "offline",
+            "none",
+            a.offline_budget_gb,
+            paper_identification(app, m, n, "offline")
+        );
+        return Ok(out);
+    }
+    let got =
+        protocol::run_local(&data, Backend::Memory, NetConfig::default(), Source::Ot).map_err(|e| e.to_string())?;
+    let ps = check(&got)?;
+    let s = slowest(&ps, |x| x.offline_seconds);
+    let (bytes, rounds) = busier(&ps[0].offline, &ps[1].offline);
+    println!(
+        "{:<10} {m:>5} {n:>5} {:<7} {:<7} {:>9} {s:>10.3} {:>12.2} {rounds:>7}  {}",
+        app.name(),
+        "offline",
+        "none",
+        "-",
+        bytes as f64 / 1e6,
+        paper_identification(app, m, n, "offline")
+    );
+    let mut r = record(app.name(), "offline", m, n, bits, "none", s, bytes, rounds);
+    r.step = "identify".into();
+    out.push(r);
+    Ok(out)
+}
+
+/// The busier party's bytes sent and rounds.
+fn busier(a: &Stats, b: &Stats) -> (u64, u64) {
+    (a.bytes_sent.max(b.bytes_sent), a.rounds.max(b.rounds))
 }

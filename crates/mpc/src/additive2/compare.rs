@@ -73,6 +73,15 @@ impl BitTriples {
         Ok(BitTriples { a, b, c, used: 0 })
     }
 
+    /// Both parties' shares of `64·words` triples made by a dealer who knows them (paper 004,
+    /// appendix C), drawn from `rng`.
+    pub fn deal<G: RngCore + ?Sized>(rng: &mut G, words: usize) -> [Self; 2] {
+        let mut draw = || -> Vec<u64> { (0..words).map(|_| rng.next_u64()).collect() };
+        let (a0, a1, b0, b1, c0) = (draw(), draw(), draw(), draw(), draw());
+        let c1 = (0..words).map(|w| ((a0[w] ^ a1[w]) & (b0[w] ^ b1[w])) ^ c0[w]).collect();
+        [BitTriples { a: a0, b: b0, c: c0, used: 0 }, BitTriples { a: a1, b: b1, c: c1, used: 0 }]
+    }
+
     /// Words of triples not yet used.
     pub fn remaining(&self) -> usize {
         self.a.len() - self.used

@@ -18,7 +18,7 @@ pub mod triple;
 pub mod vole;
 
 pub use compare::{less_than, reveal_bits, BitTriples, SharedBits};
-pub use product::{dot, matmul, mul, outer, MatrixTriple};
+pub use product::{dot, matmul, matmul_t, mul, outer, MatrixTriple};
 pub use triple::{generate, TensorTriple};
 pub use vole::Ots;
 

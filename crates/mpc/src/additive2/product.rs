@@ -109,31 +109,50 @@ pub fn matmul<R: Ring>(
     b: &[R::El],
     triple: &MatrixTriple<R::El>,
 ) -> Result<Vec<R::El>> {
+    let (_, k, n) = triple.shape();
+    if b.len() != k * n {
+        return Err(MpcError::InvalidParameter(format!("a {k} × {n} right factor of {} elements", b.len())));
+    }
+    matmul_t(ring, p, a, &transpose(b, k, n), triple)
+}
+
+/// [`matmul`] with the right factor given transposed: `Bᵀ` (n × k, row-major), as a server
+/// holds its references one per row. Nothing is transposed on the way.
+pub fn matmul_t<R: Ring>(
+    ring: &R,
+    p: &mut Party,
+    a: &[R::El],
+    bt: &[R::El],
+    triple: &MatrixTriple<R::El>,
+) -> Result<Vec<R::El>> {
     let (m, k, n) = triple.shape();
-    if a.len() != m * k || b.len() != k * n {
+    if a.len() != m * k || bt.len() != k * n {
         return Err(MpcError::InvalidParameter(format!(
             "a {m} × {k} by {k} × {n} product of {} and {} elements",
             a.len(),
-            b.len()
+            bt.len()
         )));
     }
-    let (s, t) = open(ring, p, a, b, &triple.u, &triple.v)?;
+    let (s, tt) = open(ring, p, a, bt, &triple.u, &triple.vt)?;
     // [AB] = (S·[party 0] + U)·T + S·V + W: one product of [L | S] (m × 2k) by the transpose
-    // of [T; V] (2k × n), on the ring's matrix kernel
+    // of [T; V] (rows [Tᵀ_j | Vᵀ_j], n × 2k), on the ring's matrix kernel
     let mut c = triple.w.clone();
     if k > 0 {
         let me0 = p.id() == 0;
-        let u = &triple.u;
-        let left: Vec<R::El> = (0..m)
-            .flat_map(|i| {
-                let (s, u) = (&s[i * k..(i + 1) * k], &u[i * k..(i + 1) * k]);
-                let l = s.iter().zip(u).map(move |(&s, &u)| if me0 { ring.add(s, u) } else { u });
-                l.chain(s.iter().copied())
-            })
-            .collect();
-        let (t, v) = (&t, &triple.v);
-        let right: Vec<R::El> =
-            (0..n).flat_map(|j| (0..k).map(move |l| t[l * n + j]).chain((0..k).map(move |l| v[l * n + j]))).collect();
+        let mut left = Vec::with_capacity(2 * m * k);
+        for (s, u) in s.chunks_exact(k).zip(triple.u.chunks_exact(k)) {
+            if me0 {
+                left.extend(s.iter().zip(u).map(|(&s, &u)| ring.add(s, u)));
+            } else {
+                left.extend_from_slice(u);
+            }
+            left.extend_from_slice(s);
+        }
+        let mut right = Vec::with_capacity(2 * n * k);
+        for (t, v) in tt.chunks_exact(k).zip(triple.vt.chunks_exact(k)) {
+            right.extend_from_slice(t);
+            right.extend_from_slice(v);
+        }
         let mut prod = vec![ring.zero(); m * n];
         ring.gemm(&left, &right, 2 * k, &mut prod);
         for (c, x) in c.iter_mut().zip(prod) {
@@ -143,15 +162,32 @@ pub fn matmul<R: Ring>(
     Ok(c)
 }
 
+/// The transpose of a `rows × cols` row-major matrix, in cache-sized blocks.
+pub(super) fn transpose<E: Copy>(x: &[E], rows: usize, cols: usize) -> Vec<E> {
+    const BLOCK: usize = 32;
+    let Some(&first) = x.first() else { return Vec::new() };
+    let mut out = vec![first; rows * cols];
+    for r0 in (0..rows).step_by(BLOCK) {
+        for c0 in (0..cols).step_by(BLOCK) {
+            for r in r0..(r0 + BLOCK).min(rows) {
+                for c in c0..(c0 + BLOCK).min(cols) {
+                    out[c * rows + r] = x[r * cols + c];
+                }
+            }
+        }
+    }
+    out
+}
+
 /// About the most bytes one message of [`MatrixTriple::generate`] carries.
 pub const GENERATE_BUDGET: usize = 1 << 28;
 
-/// One party's share of a matrix triple: `U` (m × k), `V` (k × n), `W = U·V` (m × n), all
-/// row-major: k tensor triples side by side, made before the inputs are known.
+/// One party's share of a matrix triple: `U` (m × k), `V` (k × n, kept as `Vᵀ`), `W = U·V`
+/// (m × n), all row-major: k tensor triples side by side, made before the inputs are known.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MatrixTriple<E> {
     pub(super) u: Vec<E>,
-    pub(super) v: Vec<E>,
+    pub(super) vt: Vec<E>,
     pub(super) w: Vec<E>,
     shape: (usize, usize, usize),
 }
@@ -170,16 +206,15 @@ impl<E: Copy> MatrixTriple<E> {
         rng: &mut G,
         (m, k, n): (usize, usize, usize),
     ) -> [Self; 2] {
-        let (u, v) = (ring.sample_vec(rng, m * k), ring.sample_vec(rng, k * n));
+        // V is drawn transposed: a uniform matrix either way
+        let (u, vt) = (ring.sample_vec(rng, m * k), ring.sample_vec(rng, n * k));
         let mut w = vec![ring.zero(); m * n];
         if k > 0 {
-            let v = &v;
-            let vt: Vec<E> = (0..n).flat_map(|j| (0..k).map(move |l| v[l * n + j])).collect();
             ring.gemm(&u, &vt, k, &mut w);
         }
-        let ([u0, u1], [v0, v1], [w0, w1]) = (share(ring, rng, &u), share(ring, rng, &v), share(ring, rng, &w));
+        let ([u0, u1], [v0, v1], [w0, w1]) = (share(ring, rng, &u), share(ring, rng, &vt), share(ring, rng, &w));
         let shape = (m, k, n);
-        [MatrixTriple { u: u0, v: v0, w: w0, shape }, MatrixTriple { u: u1, v: v1, w: w1, shape }]
+        [MatrixTriple { u: u0, vt: v0, w: w0, shape }, MatrixTriple { u: u1, vt: v1, w: w1, shape }]
     }
 
     /// A fresh (m, k, n) triple from OT: k (m, n) tensor triples ([`generate`]), made a few at
@@ -226,20 +261,21 @@ impl<E: Copy> MatrixTriple<E> {
         Ok(triple)
     }
 
-    /// All zero, `V` empty: [`put`](Self::put) fills it.
+    /// All zero: [`put`](Self::put) fills it.
     fn empty<R: Ring<El = E>>(ring: &R, (m, k, n): (usize, usize, usize)) -> Self {
         let (u, w) = (vec![ring.zero(); m * k], vec![ring.zero(); m * n]);
-        MatrixTriple { u, v: Vec::with_capacity(k * n), w, shape: (m, k, n) }
+        MatrixTriple { u, vt: vec![ring.zero(); n * k], w, shape: (m, k, n) }
     }
 
-    /// Tensor triple `l` (of exactly (m, n); the triples come in order): column l of `U`, row l
-    /// of `V`, its `W` added.
+    /// Tensor triple `l` (of exactly (m, n)): column l of `U`, row l of `V`, its `W` added.
     fn put<R: Ring<El = E>>(&mut self, ring: &R, l: usize, t: &TensorTriple<E>) {
         let k = self.shape.1;
         for (i, &x) in t.u.iter().enumerate() {
             self.u[i * k + l] = x;
         }
-        self.v.extend_from_slice(&t.v);
+        for (j, &x) in t.v.iter().enumerate() {
+            self.vt[j * k + l] = x;
+        }
         for (x, &y) in self.w.iter_mut().zip(&t.w) {
             *x = ring.add(*x, y);
         }

@@ -93,6 +93,7 @@ fn dealt_matrix_triples_serve_products() {
     let mut rng = StdRng::seed_from_u64(5);
     let (m, k, n) = (3, 4, 2);
     let dealt = MatrixTriple::deal(&ring, &mut rng, (m, k, n));
+    assert_eq!(product::transpose(&product::transpose(&dealt[0].u, m, k), k, m), dealt[0].u);
     let (a, b) = (values(&ring, &mut rng, m * k), values(&ring, &mut rng, k * n));
     let (sa, sb) = (share(&ring, &mut rng, &a), share(&ring, &mut rng, &b));
     let got = run(2, Backend::Memory, NetConfig::default(), |p| {
@@ -248,6 +249,10 @@ fn bit_triples_hold() {
         assert_eq!((x.0[w] ^ y.0[w]) & (x.1[w] ^ y.1[w]), x.2[w] ^ y.2[w]);
     }
     assert_ne!(x.0, y.0, "random a");
+    let [d0, d1] = BitTriples::deal(&mut StdRng::seed_from_u64(1), 2);
+    for w in 0..2 {
+        assert_eq!((d0.a[w] ^ d1.a[w]) & (d0.b[w] ^ d1.b[w]), d0.c[w] ^ d1.c[w]);
+    }
 }
 
 /// A field, a threshold of more than `k` bits and `k` at the ring's width are refused; too
@@ -296,7 +301,8 @@ fn generated_matrix_triples_hold() {
     })
     .unwrap();
     let (u, v, w) =
-        (add(&ring, &got[0].u, &got[1].u), add(&ring, &got[0].v, &got[1].v), add(&ring, &got[0].w, &got[1].w));
+        (add(&ring, &got[0].u, &got[1].u), add(&ring, &got[0].vt, &got[1].vt), add(&ring, &got[0].w, &got[1].w));
+    let v = product::transpose(&v, n, k);
     assert_eq!(w, twin(&ring, &u, &v, (m, k, n)));
     assert_eq!(got[0].shape(), (m, k, n));
 }
