@@ -14,7 +14,7 @@ pub enum App {
     FingerCode,
     /// Faces of 92 × 112 pixels projected on [`EIGENFACES`] eigenfaces in MPC, 64-bit distances.
     Eigenfaces,
-    /// 128-dimensional embeddings, 64-bit distances.
+    /// 128-dimensional embeddings, 32-bit distances.
     FaceNet,
 }
 
@@ -63,12 +63,15 @@ impl App {
         }
     }
 
-    /// The ring's width: the paper's 32 bits for FingerCode, 64 for FaceNet; 64 for Eigenfaces
-    /// too, whose projected distances do not fit 32 bits.
+    /// The ring's width: the smallest of 32 and 64 bits that holds every distance exactly —
+    /// the paper's 32 for FingerCode; 32 for FaceNet too (the paper takes 64, but 8-bit
+    /// embeddings' distances stay below 2^23); 64 for Eigenfaces, whose projected distances do
+    /// not fit 32 bits.
     pub fn ring_bits(self) -> u32 {
-        match self {
-            App::FingerCode => 32,
-            _ => 64,
+        if self.distance_bits() < 32 {
+            32
+        } else {
+            64
         }
     }
 

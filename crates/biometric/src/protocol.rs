@@ -1,17 +1,22 @@
 //! The two-party protocol (paper 004, section 5): party 0 is the client with the queries,
 //! party 1 the server with the references (and, for Eigenfaces, the basis and average face).
 //!
-//! Offline ([`offline`]): the matrix triples of the products and the bit triples of the
-//! threshold, from OT (or from a dealer, appendix C). Online ([`identify`]): each party's
-//! input is its own share (the other's is zero), so no input is sent; for Eigenfaces the
-//! projection `(X − Ū)·U` is one matrix product and its squared norms Beaver products; the
-//! distances `D = ‖x_i‖² + ‖y_j‖² − 2·X·Yᵀ` take one matrix product, the norms being local
-//! where their vectors are; then `[D_ij ≤ threshold]` by [`less_than`], XOR-shared.
+//! Every matrix product multiplies a matrix of the client's by one of the server's, so each is
+//! an [`owned_product`] (one direction of Gilboa's product offline, one local product per party
+//! online). Offline ([`offline`]): those triples and the bit triples of the threshold, from OT
+//! (or from a dealer, appendix C). Online ([`identify`]): the distances
+//! `D = ‖x_i‖² + ‖y_j‖² − 2·X·Yᵀ`, the norms local where their vectors are, then
+//! `[D_ij ≤ threshold]` by [`less_than`], XOR-shared. For Eigenfaces the projection
+//! `X̄ = X·U − ū·U` comes first (the client's `X` by the server's basis), shared; its squared
+//! norms are Beaver products and `X̄·Yᵀ` is the client's share of `X̄` by the server's `Y`
+//! plus the server's share of it by `Y` locally.
 
 use std::time::Instant;
 
 use argus_math::{Ring, Z32, Z64};
-use argus_mpc::additive2::{self, compare, less_than, BitTriples, MatrixTriple, Ots, SharedBits, TensorTriple};
+use argus_mpc::additive2::{
+    self, compare, less_than, owned_product, BitTriples, Ots, OwnedTriple, SharedBits, TensorTriple,
+};
 use argus_mpc::local::{self, Backend};
 use argus_mpc::{MpcError, Party};
 use argus_net::{NetConfig, Stats};
@@ -51,8 +56,8 @@ impl Batch {
 
 /// One party's correlated randomness for one batch, made before the inputs are known.
 pub struct Offline<E> {
-    distances: MatrixTriple<E>,
-    projection: Option<(MatrixTriple<E>, Vec<TensorTriple<E>>)>,
+    distances: OwnedTriple<E>,
+    projection: Option<(OwnedTriple<E>, Vec<TensorTriple<E>>)>,
     bits: BitTriples,
 }
 
@@ -71,8 +76,8 @@ pub fn offline<R: Ring>(
         Source::Dealer(seed) => Some(ChaCha20Rng::seed_from_u64(seed ^ salt << 32)),
     };
     let triple = |p: &mut Party, ots: &mut Ots, shape: (usize, usize, usize)| match dealer(shape.1 as u64) {
-        None => MatrixTriple::generate(ring, p, ots, shape),
-        Some(mut rng) => Ok(MatrixTriple::deal(ring, &mut rng, shape).into_iter().nth(me).expect("two shares")),
+        None => OwnedTriple::generate(ring, p, ots, shape),
+        Some(mut rng) => Ok(OwnedTriple::deal(ring, &mut rng, shape).into_iter().nth(me).expect("two parts")),
     };
     let projection = match app {
         App::Eigenfaces => {
@@ -91,21 +96,27 @@ pub fn offline<R: Ring>(
 }
 
 /// Bytes each party sends in [`offline`] from OT, IKNP's padding aside (paper 004, Table 3:
-/// an (m, n) tensor triple costs `m·ℓ` OTs of 16 bytes and `m·ℓ·n` ring elements of `ℓ` bits),
-/// for the matrix triples, Eigenfaces' squares and the threshold's bit triples (two OTs each).
-pub fn offline_bytes(batch: &Batch) -> u64 {
+/// one direction of an (m, n) tensor triple costs `m·ℓ` OTs of 16 bytes from one party and
+/// `m·ℓ·n` ring elements of `ℓ` bits from the other), for the owned triples, Eigenfaces'
+/// squares (both directions) and the threshold's bit triples (one OT each way per triple).
+pub fn offline_bytes(batch: &Batch) -> [u64; 2] {
     let (app, m, n) = (batch.app, batch.m as u64, batch.n as u64);
     let ell = app.ring_bits() as u64;
-    let tensors = |m: u64, n: u64, count: u64| count * m * ell * (16 + n * ell / 8);
-    let mut total = tensors(m, n, app.compared_dim() as u64);
+    // an owned (m, k, n) triple: party 0 receives k·m·ℓ OTs, party 1 sends their corrections
+    let owned = |m: u64, k: u64, n: u64| [k * m * ell * 16, k * m * ell * n * ell / 8];
+    let mut total = owned(m, app.compared_dim() as u64, n);
     if app == App::Eigenfaces {
         let e = EIGENFACES as u64;
-        total += tensors(m, e, app.dim() as u64) + tensors(1, 1, m * e);
+        let proj = owned(m, app.dim() as u64, e);
+        let squares = m * e * ell * (16 + ell / 8);
+        total = [total[0] + proj[0] + squares, total[1] + proj[1] + squares];
     }
-    total + 64 * compare::triple_words(batch.m * batch.n, batch.compare_bits()) as u64 * 16
+    let bits = 64 * compare::triple_words(batch.m * batch.n, batch.compare_bits()) as u64 * 16;
+    total.map(|t| t + bits)
 }
 
 /// One party's private input.
+#[derive(Clone, Copy)]
 pub enum Input<'a> {
     /// Party 0: `m` queries, row-major.
     Client { queries: &'a [u8] },
@@ -165,41 +176,66 @@ pub fn distances<R: Ring>(
     }
     let el = |v: i64| ring.from_i128(v as i128);
     let zeros = |len: usize| vec![ring.zero(); len];
-    // the compared vectors' shares (m × d) and the squared norms of the queries' side (m)
-    let (a, norms) = match (&pre.projection, &input) {
-        (Some((proj, squares)), _) => {
-            let (x, u) = match input {
-                Input::Client { queries } => (queries.iter().map(|&v| el(v as i64)).collect(), zeros(dim * EIGENFACES)),
-                Input::Server { basis, mean, .. } => {
-                    let minus_mean: Vec<R::El> = (0..m).flat_map(|_| mean.iter().map(|&v| el(-(v as i64)))).collect();
-                    // Uᵀ: one eigenface per row
-                    let ut =
-                        (0..EIGENFACES).flat_map(|e| (0..dim).map(move |j| el(basis[j * EIGENFACES + e]))).collect();
-                    (minus_mean, ut)
-                }
-            };
-            let xbar = additive2::matmul_t(ring, p, &x, &u, proj)?;
-            let sq = additive2::mul(ring, p, &xbar, &xbar, squares)?;
-            let norms = sq.chunks_exact(d).map(|r| r.iter().fold(ring.zero(), |s, &v| ring.add(s, v))).collect();
-            (xbar, norms)
-        }
-        (None, Input::Client { queries }) => {
-            let norms = queries.chunks_exact(d).map(|q| el(q.iter().map(|&v| (v as i64).pow(2)).sum())).collect();
-            (queries.iter().map(|&v| el(v as i64)).collect(), norms)
-        }
-        (None, Input::Server { .. }) => (zeros(m * d), zeros(m)),
-    };
-    // Y (n × d, the right factor transposed) and the references' squared norms: the server's,
-    // zero at the client
-    let (y, ref_norms) = match input {
-        Input::Client { .. } => (zeros(d * n), zeros(n)),
+    // the server's compared vectors Y (n × d) and their squared norms
+    let server = match input {
+        Input::Client { .. } => None,
         Input::Server { refs, basis, mean } => {
             let y = project(app, refs, basis, mean);
-            let norms = y.chunks_exact(d).map(|r| el(r.iter().map(|&v| v * v).sum())).collect();
-            (y.into_iter().map(el).collect(), norms)
+            let norms: Vec<R::El> = y.chunks_exact(d).map(|r| el(r.iter().map(|&v| v * v).sum())).collect();
+            Some((y.into_iter().map(el).collect::<Vec<_>>(), norms, basis, mean))
         }
     };
-    let cross = additive2::matmul_t(ring, p, &a, &y, &pre.distances)?;
+    let (cross, norms) = match (&pre.projection, input, &server) {
+        (None, Input::Client { queries }, _) => {
+            let x: Vec<R::El> = queries.iter().map(|&v| el(v as i64)).collect();
+            let norms = queries.chunks_exact(d).map(|q| el(q.iter().map(|&v| (v as i64).pow(2)).sum())).collect();
+            (owned_product(ring, p, &x, &pre.distances)?, norms)
+        }
+        (None, Input::Server { .. }, Some((y, ..))) => (owned_product(ring, p, y, &pre.distances)?, zeros(m)),
+        (Some((proj, squares)), input, server) => {
+            // X̄ = X·U − ū·U, the client's X by the server's basis (Uᵀ: one eigenface per row)
+            let mut xbar = match (input, server) {
+                (Input::Client { queries }, _) => {
+                    let x: Vec<R::El> = queries.iter().map(|&v| el(v as i64)).collect();
+                    owned_product(ring, p, &x, proj)?
+                }
+                (_, Some((_, _, basis, mean))) => {
+                    let ut: Vec<R::El> =
+                        (0..EIGENFACES).flat_map(|e| (0..dim).map(move |j| el(basis[j * EIGENFACES + e]))).collect();
+                    let mut xbar = owned_product(ring, p, &ut, proj)?;
+                    let mean_proj: Vec<i64> = (0..EIGENFACES)
+                        .map(|e| (0..dim).map(|j| mean[j] as i64 * basis[j * EIGENFACES + e]).sum())
+                        .collect();
+                    for row in xbar.chunks_exact_mut(EIGENFACES) {
+                        for (x, &mp) in row.iter_mut().zip(&mean_proj) {
+                            *x = ring.sub(*x, el(mp));
+                        }
+                    }
+                    xbar
+                }
+                _ => unreachable!("the server has its part"),
+            };
+            let sq = additive2::mul(ring, p, &xbar, &xbar, squares)?;
+            let norms = sq.chunks_exact(d).map(|r| r.iter().fold(ring.zero(), |s, &v| ring.add(s, v))).collect();
+            // X̄·Yᵀ: the client's share by the server's Y, plus the server's share by Y locally
+            let c = match &server {
+                None => owned_product(ring, p, &xbar, &pre.distances)?,
+                Some((y, ..)) => {
+                    let mut c = owned_product(ring, p, y, &pre.distances)?;
+                    let mut local = zeros(m * n);
+                    ring.gemm(&xbar, y, d, &mut local);
+                    for (c, l) in c.iter_mut().zip(local) {
+                        *c = ring.add(*c, l);
+                    }
+                    xbar.clear();
+                    c
+                }
+            };
+            (c, norms)
+        }
+        _ => unreachable!("the server has its part"),
+    };
+    let ref_norms = server.as_ref().map_or_else(|| zeros(n), |(_, norms, ..)| norms.clone());
     let two = ring.from_u128(2);
     Ok(cross
         .iter()
@@ -302,7 +338,7 @@ mod tests {
             let data = Dataset::synthetic(app, m, n, 1);
             let got = run_local(&data, Backend::Memory, NetConfig::default(), Source::Ot).unwrap();
             let want = offline_bytes(&Batch { app, m, n, threshold: data.threshold });
-            for party in got.parties {
+            for (party, want) in got.parties.iter().zip(want) {
                 let sent = party.offline.bytes_sent;
                 assert!(sent >= want && sent - want <= 8 * 128 * 16, "{app:?}: sent {sent}, formula {want}");
             }

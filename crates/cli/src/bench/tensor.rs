@@ -340,7 +340,8 @@ fn identification(app: App, m: usize, n: usize, a: &TensorArgs) -> Result<Vec<Te
         r.step = "identify".into();
         out.push(r);
     }
-    let gb = protocol::offline_bytes(&protocol::Batch { app, m, n, threshold: data.threshold }) as f64 / 1e9;
+    let bytes = protocol::offline_bytes(&protocol::Batch { app, m, n, threshold: data.threshold });
+    let gb = bytes[0].max(bytes[1]) as f64 / 1e9;
     if gb > a.offline_budget_gb {
         println!(
             "{:<10} {m:>5} {n:>5} {:<7} {:<7} skipped: about {gb:.0} GB per party (--offline-budget-gb {})  {}",

@@ -10,7 +10,7 @@
 //! and equal flags of halves: `gt = gt_hi ⊕ eq_hi·gt_lo`, `eq = eq_hi·eq_lo`). Every layer is one
 //! round for the whole batch; the bits travel 64 instances to a word.
 
-use argus_math::{Modulus, Ring, Z64};
+use argus_math::{BitVec, Modulus, Ring, Z64};
 use rand_core::RngCore;
 
 use super::exchange;
@@ -146,19 +146,19 @@ pub fn less_than<R: Ring>(
     let me0 = p.id() == 0;
     let low = (1u128 << k) - 1;
     let words = x.len().div_ceil(64);
-    // this party's z share mod 2^(k+1): its top bit, and its k-bit operand of the carry test
-    let mut top = vec![0u64; words];
-    let mut planes = vec![vec![0u64; words]; k as usize];
-    for (i, &xi) in x.iter().enumerate() {
-        let z = if me0 { ring.to_u128(xi).wrapping_sub(t) } else { ring.to_u128(xi) };
-        top[i / 64] |= ((z >> k & 1) as u64) << (i % 64);
+    // this party's z share mod 2^(k+1): bit planes 0..k of its k-bit operand of the carry test
+    // (party 0's bits a_j; party 1 holds ¬b_j, the other input of gt_j = a_j ∧ ¬b_j) and, as
+    // plane k, its top bit
+    let mut planes: Vec<Vec<u64>> = BitVec::planes_from_fn(x.len(), k as usize + 1, |i| {
+        let z = if me0 { ring.to_u128(x[i]).wrapping_sub(t) } else { ring.to_u128(x[i]) };
         let operand = if me0 { z & low } else { low - (z & low) };
-        // party 0's bits a_j; party 1 holds ¬b_j, the other input of gt_j = a_j ∧ ¬b_j
         let bits = if me0 { operand } else { !operand & low };
-        for (j, plane) in planes.iter_mut().enumerate() {
-            plane[i / 64] |= ((bits >> j & 1) as u64) << (i % 64);
-        }
-    }
+        bits | (z >> k & 1) << k
+    })
+    .into_iter()
+    .map(BitVec::into_words)
+    .collect();
+    let top = planes.pop().expect("k + 1 planes");
     // layer 0: gt_j = a_j ∧ ¬b_j (shares (a_j, 0) and (0, ¬b_j)), eq_j = a_j ⊕ ¬b_j (free)
     let zero = vec![0u64; words];
     let inputs: Vec<(&[u64], &[u64])> =

@@ -6,6 +6,9 @@
 //!   (Gilboa; paper 004, Fig. 6 over a ring), the primitive under the triples.
 //! * [`triple`]: tensor triples `(u, v, W = u ⊗ v)` (Fig. 5, two products in opposite
 //!   directions), trimmed to serve smaller products.
+//! * [`owned`]: products of one party's matrix by the other's (a client's queries by a
+//!   server's references) with triples whose `U` and `V` each party owns: half the offline
+//!   cost and one local product each online.
 //! * [`compare`]: `[x < t]` for shared `x` and a public threshold, as XOR-shared bits, with
 //!   boolean Beaver triples from random OT (the threshold step of identification).
 //! * [`product`]: element-wise products with Beaver triples (the baseline), dot, outer
@@ -13,11 +16,13 @@
 //!   [`MatrixTriple`]: k tensor triples assembled for one matrix product ahead of time.
 
 pub mod compare;
+pub mod owned;
 pub mod product;
 pub mod triple;
 pub mod vole;
 
 pub use compare::{less_than, reveal_bits, BitTriples, SharedBits};
+pub use owned::{owned_product, OwnedTriple};
 pub use product::{dot, matmul, matmul_t, mul, outer, MatrixTriple};
 pub use triple::{generate, TensorTriple};
 pub use vole::Ots;

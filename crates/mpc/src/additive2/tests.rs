@@ -306,3 +306,39 @@ fn generated_matrix_triples_hold() {
     assert_eq!(w, twin(&ring, &u, &v, (m, k, n)));
     assert_eq!(got[0].shape(), (m, k, n));
 }
+
+/// Products of party 0's `X` by party 1's `Y` with owned triples from OT (in three messages)
+/// and from a dealer agree with the twin; party 0 sends `m·k` elements, party 1 `n·k`, in one
+/// round; a wrong length is refused.
+#[test]
+fn owned_products_agree_with_the_twin() {
+    fn check<R: Ring>(ring: &R, (m, k, n): (usize, usize, usize)) {
+        let mut rng = StdRng::seed_from_u64(9);
+        let (x, y) = (values(ring, &mut rng, m * k), values(ring, &mut rng, k * n));
+        let yt = product::transpose(&y, k, n);
+        let dealt = OwnedTriple::deal(ring, &mut rng, (m, k, n));
+        let per_column = m * ring.bits() as usize * ring.wire_len(n);
+        let got = run(2, Backend::Memory, NetConfig::default(), |p| {
+            let me = p.id();
+            let mut ots = Ots::setup(p)?;
+            let made = OwnedTriple::generate_within(ring, p, &mut ots, (m, k, n), per_column * k.div_ceil(3))?;
+            let mine = if me == 0 { &x } else { &yt };
+            sync(p);
+            let before = p.stats();
+            let c = owned_product(ring, p, mine, &made)?;
+            let used = p.stats() - before;
+            assert_eq!(used.rounds, 1);
+            assert_eq!(used.bytes_sent as usize, ring.wire_len(if me == 0 { m * k } else { n * k }));
+            let d = owned_product(ring, p, mine, &dealt[me])?;
+            assert!(owned_product(ring, p, &mine[1..], &dealt[me]).is_err());
+            Ok((reveal(ring, p, &c)?, reveal(ring, p, &d)?))
+        })
+        .unwrap();
+        let want = twin(ring, &x, &y, (m, k, n));
+        assert_eq!(got[0].0, want);
+        assert_eq!(got[0].1, want);
+    }
+    check(&Z32::new(), (4, 7, 5));
+    check(&Z64::new(), (1, 3, 9));
+    check(&Fp::p128(), (3, 2, 2));
+}

@@ -1,0 +1,136 @@
+//! Products of one party's matrix by the other's: `X·Y` for party 0's `X` (m × k) and party 1's
+//! `Y` (k × n, held as `Yᵀ`), as when a client's queries meet a server's references.
+//!
+//! A matrix triple whose `U` party 0 owns and whose `V` party 1 owns ([`OwnedTriple`]) needs
+//! only the cross term `U ⊗ V` from OT, one direction of Gilboa's product (half of Fig. 5's
+//! cost), and the product costs each party one local `m·k·n` matrix product instead of two:
+//! party 0 sends `S = X − U`, party 1 sends `T = Y − V`, and `X·Y = U·T + S·Y + W` with `U·T`
+//! party 0's to compute and `S·Y` party 1's. Each message is masked by a matrix the receiver
+//! never sees.
+
+use argus_math::Ring;
+use rand_core::RngCore;
+
+use super::product::GENERATE_BUDGET;
+use super::share;
+use super::vole::{cross, Ots};
+use crate::error::{MpcError, Result};
+use crate::party::Party;
+
+/// One party's part of a owned triple: party 0 holds `U` (m × k), party 1 `Vᵀ` (n × k), and
+/// each a share of `W = U·V` (m × n), all row-major.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnedTriple<E> {
+    pub(super) mine: Vec<E>,
+    pub(super) w: Vec<E>,
+    shape: (usize, usize, usize),
+}
+
+impl<E: Copy> OwnedTriple<E> {
+    /// `(m, k, n)`.
+    pub fn shape(&self) -> (usize, usize, usize) {
+        self.shape
+    }
+
+    /// A fresh (m, k, n) owned triple from OT: party 0 draws the k columns of `U`, party 1 the k
+    /// rows of `V`, and each `u_l ⊗ v_l` is shared by Gilboa's product (party 0 choosing by the
+    /// bits of `u_l`), a few per message so that none exceeds about [`GENERATE_BUDGET`] bytes.
+    pub fn generate<R: Ring<El = E>>(
+        ring: &R,
+        p: &mut Party,
+        ots: &mut Ots,
+        shape: (usize, usize, usize),
+    ) -> Result<Self> {
+        Self::generate_within(ring, p, ots, shape, GENERATE_BUDGET)
+    }
+
+    /// [`generate`](Self::generate) with messages of about `budget` bytes at most.
+    pub(crate) fn generate_within<R: Ring<El = E>>(
+        ring: &R,
+        p: &mut Party,
+        ots: &mut Ots,
+        (m, k, n): (usize, usize, usize),
+        budget: usize,
+    ) -> Result<Self> {
+        p.require("two-party additive sharing", 2)?;
+        let me0 = p.id() == 0;
+        let per_column = m.max(1) * ring.bits() as usize * ring.wire_len(n.max(1));
+        let chunk = (budget / per_column).clamp(1, k.max(1));
+        let (rows, mut mine) = if me0 { (m, vec![ring.zero(); m * k]) } else { (n, vec![ring.zero(); n * k]) };
+        let mut w = vec![ring.zero(); m * n];
+        for first in (0..k).step_by(chunk) {
+            let count = chunk.min(k - first);
+            let drawn: Vec<Vec<E>> = (0..count).map(|_| ring.sample_vec(p.prg.own(), rows)).collect();
+            let pairs: Vec<(&[E], usize)> = drawn.iter().map(|x| (&x[..], if me0 { n } else { m })).collect();
+            let (received, sent) =
+                if me0 { cross(ring, p, ots, &pairs, &[])? } else { cross(ring, p, ots, &[], &pairs)? };
+            for (l, x) in (first..).zip(&drawn) {
+                for (i, &e) in x.iter().enumerate() {
+                    mine[i * k + l] = e;
+                }
+            }
+            for part in received.iter().chain(&sent) {
+                for (w, &x) in w.iter_mut().zip(part) {
+                    *w = ring.add(*w, x);
+                }
+            }
+        }
+        Ok(OwnedTriple { mine, w, shape: (m, k, n) })
+    }
+
+    /// Both parties' parts of a fresh (m, k, n) owned triple made by a dealer who knows it
+    /// (paper 004, appendix C), drawn from `rng`.
+    pub fn deal<R: Ring<El = E>, G: RngCore + ?Sized>(
+        ring: &R,
+        rng: &mut G,
+        (m, k, n): (usize, usize, usize),
+    ) -> [Self; 2] {
+        let (u, vt) = (ring.sample_vec(rng, m * k), ring.sample_vec(rng, n * k));
+        let mut w = vec![ring.zero(); m * n];
+        if k > 0 {
+            ring.gemm(&u, &vt, k, &mut w);
+        }
+        let [w0, w1] = share(ring, rng, &w);
+        let shape = (m, k, n);
+        [OwnedTriple { mine: u, w: w0, shape }, OwnedTriple { mine: vt, w: w1, shape }]
+    }
+}
+
+/// Shares of `X·Y` (m × n, row-major) for party 0's `X` (m × k) and party 1's `Yᵀ` (n × k),
+/// each passing its own matrix as `mine`. One round; party 0 sends `m·k` elements, party 1
+/// `n·k`, and each computes one m × k × n product.
+pub fn owned_product<R: Ring>(
+    ring: &R,
+    p: &mut Party,
+    mine: &[R::El],
+    triple: &OwnedTriple<R::El>,
+) -> Result<Vec<R::El>> {
+    p.require("two-party additive sharing", 2)?;
+    let (m, k, n) = triple.shape();
+    let me0 = p.id() == 0;
+    let (rows, other_rows) = if me0 { (m, n) } else { (n, m) };
+    if mine.len() != rows * k {
+        return Err(MpcError::InvalidParameter(format!(
+            "party {} of an {m} × {k} by {k} × {n} cross product gives {} elements, not {}",
+            p.id(),
+            mine.len(),
+            rows * k
+        )));
+    }
+    // party 0: S = X − U; party 1: Tᵀ = Yᵀ − Vᵀ
+    let masked: Vec<R::El> = mine.iter().zip(&triple.mine).map(|(&x, &r)| ring.sub(x, r)).collect();
+    let peer = 1 - p.id();
+    p.send_elems(ring, peer, &masked)?;
+    let theirs = p.recv_elems(ring, peer, other_rows * k)?;
+    let mut c = triple.w.clone();
+    if k > 0 {
+        // party 0: U·T (U by the rows of Tᵀ); party 1: S·Y (the rows of S by those of Yᵀ)
+        let (left, right): (&[R::El], &[R::El]) = if me0 { (&triple.mine, &theirs) } else { (&theirs, mine) };
+        let mut prod = vec![ring.zero(); m * n];
+        ring.gemm(left, right, k, &mut prod);
+        for (c, x) in c.iter_mut().zip(prod) {
+            *c = ring.add(*c, x);
+        }
+    }
+    Ok(c)
+}
