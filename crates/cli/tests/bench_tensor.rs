@@ -9,15 +9,17 @@ const EXE: &str = env!("CARGO_BIN_EXE_argus");
 fn tiny_tensor_bench_writes_its_records() {
     let json = std::env::temp_dir().join(format!("argus-bench-tensor-{}.json", std::process::id()));
     let out = Command::new(EXE)
-        .args(["bench", "tensor", "--triples", "4", "--matmul", "8", "--networks", "lan", "--reps", "1", "--json"])
+        .args(["bench", "tensor", "--triples", "4", "--matmul", "8", "--networks", "lan", "--reps", "1"])
+        .args(["--apps", "fingercode,facenet", "--batches", "3x5", "--json"])
         .arg(&json)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let records: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     std::fs::remove_file(&json).ok();
-    // one triple, two products (32- and 128-bit)
-    assert_eq!(records.len(), 3);
+    // one triple, two products (32- and 128-bit), then per app two online records (distances,
+    // with the threshold) and one offline
+    assert_eq!(records.len(), 3 + 2 * 3);
     for r in &records {
         for field in
             ["suite", "op", "phase", "m", "n", "modulus_bits", "network", "seconds", "bytes_per_party", "rounds"]
@@ -31,6 +33,25 @@ fn tiny_tensor_bench_writes_its_records() {
     assert_eq!(records[0]["phase"], "offline");
     assert_eq!(records[1]["op"], "matmul");
     assert_eq!(records[1]["rounds"], 1);
+    let apps: Vec<_> = records[3..]
+        .iter()
+        .map(|r| (r["op"].as_str().unwrap(), r["phase"].as_str().unwrap(), r["step"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        apps[..3],
+        [
+            ("fingercode", "online", "distance"),
+            ("fingercode", "online", "identify"),
+            ("fingercode", "offline", "identify")
+        ]
+    );
+    assert_eq!(records[3]["rounds"], 1 + 6, "one product and the comparison's layers (26 bits)");
+    assert_eq!(records[6]["op"], "facenet");
+    assert_eq!(records[6]["modulus_bits"], 32);
+    let bad = Command::new(EXE).args(["bench", "tensor", "--apps", "iris"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown app"));
+    let bad = Command::new(EXE).args(["bench", "tensor", "--batches", "3by5"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--batches"));
     let bad = Command::new(EXE).args(["bench", "tensor", "--networks", "moon"]).output().unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown network"));

@@ -45,6 +45,10 @@ pub struct TensorArgs {
     /// facenet; `none` for none).
     #[arg(long, value_delimiter = ',', default_values_t = ["fingercode".to_string(), "eigenfaces".to_string(), "facenet".to_string()])]
     apps: Vec<String>,
+    /// Batches MxN (queries × references) to identify in, for every app, instead of the
+    /// paper's (e.g. 16x1024,1024x1024).
+    #[arg(long, value_delimiter = ',')]
+    batches: Vec<String>,
     /// Measure an identification's offline phase (from OT, unshaped, once) only where it sends
     /// at most this many GB per party (the largest batches send hundreds).
     #[arg(long, default_value_t = 25.0)]
@@ -193,8 +197,10 @@ pub fn run_suite(a: TensorArgs) -> Result<(), String> {
             "{:<10} {:>5} {:>5} {:<7} {:<7} {:>9} {:>10} {:>12} {:>7}  paper",
             "app", "m", "n", "phase", "net", "distance", "identify", "MB/party", "rounds"
         );
+        let chosen: Vec<(usize, usize)> = a.batches.iter().map(|b| parse_batch(b)).collect::<Result<_, _>>()?;
         for app in apps {
-            for (m, n) in paper_batches(app) {
+            let batches = if chosen.is_empty() { paper_batches(app) } else { chosen.clone() };
+            for (m, n) in batches {
                 records.extend(identification(app, m, n, &a)?);
             }
         }
@@ -262,6 +268,18 @@ fn record(
         seconds: s,
         bytes_per_party: bytes,
         rounds,
+    }
+}
+
+/// `MxN` as (queries, references), both at least 1.
+fn parse_batch(b: &str) -> Result<(usize, usize), String> {
+    let parse = |s: &str| s.trim().parse::<usize>().ok().filter(|&v| v > 0);
+    match b.split_once(['x', 'X', '×']) {
+        Some((m, n)) => match (parse(m), parse(n)) {
+            (Some(m), Some(n)) => Ok((m, n)),
+            _ => Err(format!("--batches {b:?}: queries and references must be whole numbers above 0")),
+        },
+        None => Err(format!("--batches {b:?}: write queries x references, e.g. 16x1024")),
     }
 }
 
