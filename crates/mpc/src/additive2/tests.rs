@@ -342,3 +342,49 @@ fn owned_products_agree_with_the_twin() {
     check(&Z64::new(), (1, 3, 9));
     check(&Fp::p128(), (3, 2, 2));
 }
+
+/// What each party receives in a comparison and in an owned product looks uniform and the same
+/// whether the inputs are all 0, all at their largest or random (the messages are masked by
+/// triples the receiver never sees).
+#[test]
+fn views_of_comparisons_and_owned_products_are_independent_of_the_inputs() {
+    use crate::testing::{assert_views_uniform, byte_histogram};
+    let ring = Z32::new();
+    let (n, k) = (2048, 20u32);
+    let (m, kk, cols) = (16, 32, 24);
+    let mut rng = StdRng::seed_from_u64(12);
+    let max = (1u32 << k) - 1;
+    let sets: Vec<(Vec<u32>, Vec<u32>)> = vec![
+        (vec![0; n], vec![0; (m + cols) * kk]),
+        (vec![max; n], vec![u32::MAX; (m + cols) * kk]),
+        ((0..n).map(|_| rng.gen_range(0..=max)).collect(), ring.sample_vec(&mut rng, (m + cols) * kk)),
+    ];
+    type View = Vec<(usize, Vec<u8>)>;
+    let views: Vec<Vec<(View, View)>> = sets
+        .iter()
+        .map(|(x, mats)| {
+            let sx = share(&ring, &mut StdRng::seed_from_u64(1), x);
+            run(2, Backend::Memory, NetConfig::default(), |p| {
+                let me = p.id();
+                let mut ots = Ots::setup(p)?;
+                let mut triples = BitTriples::generate(p, &mut ots, compare::triple_words(n, k))?;
+                let owned = OwnedTriple::generate(&ring, p, &mut ots, (m, kk, cols))?;
+                p.net().record_view();
+                less_than(&ring, p, &mut triples, &sx[me], 1 << (k - 1), k)?;
+                let compare_view = p.net().take_view();
+                p.net().record_view();
+                let mine = if me == 0 { &mats[..m * kk] } else { &mats[m * kk..] };
+                owned_product(&ring, p, mine, &owned)?;
+                Ok((compare_view, p.net().take_view()))
+            })
+            .unwrap()
+        })
+        .collect();
+    for id in 0..2 {
+        let hs: Vec<[f64; 256]> = views.iter().map(|v| byte_histogram(&v[id].0)).collect();
+        assert!(hs[0].iter().sum::<f64>() > 20_000.0, "the comparison's layers");
+        assert_views_uniform("less_than", id, &hs);
+        let hs: Vec<[f64; 256]> = views.iter().map(|v| byte_histogram(&v[id].1)).collect();
+        assert_views_uniform("owned_product", id, &hs);
+    }
+}
