@@ -277,7 +277,7 @@ word!(u8, None, None);
 word!(u16, Some(crate::kernels::dot_u16), Some(crate::kernels::gemm_u16));
 word!(u32, Some(crate::kernels::dot_u32), Some(crate::kernels::gemm_u32));
 word!(u64, Some(crate::kernels::dot_u64), Some(crate::kernels::gemm_u64));
-word!(u128, None, None);
+word!(u128, None, Some(crate::kernels::gemm_u128));
 
 /// The ring Z_2^k with k the width of the machine word `W` (wrapping arithmetic).
 pub struct Z2<W>(PhantomData<W>);

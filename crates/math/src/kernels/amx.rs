@@ -61,9 +61,9 @@ use super::gemm::{aligned_scratch, Blocking};
 use super::isa::Isa;
 
 /// Bytes of K per tile row, and elements of K per tile step.
-const STEP: usize = 64;
+pub(super) const STEP: usize = 64;
 /// Bytes of one 16 × 64-byte tile.
-const TILE: usize = 1024;
+pub(super) const TILE: usize = 1024;
 /// Queries per block (a multiple of 32: query tiles are processed in pairs).
 const MQ: usize = 1024;
 /// Database rows per block (a multiple of 16).
@@ -136,7 +136,7 @@ impl_simd_kernels! {
 
 /// The tile configuration: palette 1, eight tiles of 16 rows × 64 bytes.
 #[repr(C, align(64))]
-struct TileConfig {
+pub(super) struct TileConfig {
     palette: u8,
     start_row: u8,
     reserved: [u8; 14],
@@ -144,7 +144,7 @@ struct TileConfig {
     rows: [u8; 16],
 }
 
-const CONFIG: TileConfig = {
+pub(super) const CONFIG: TileConfig = {
     let mut c = TileConfig { palette: 1, start_row: 0, reserved: [0; 14], colsb: [0; 16], rows: [0; 16] };
     let mut t = 0;
     while t < 8 {

@@ -4,6 +4,7 @@
 
 use super::correlate::{correlate_part, Correlation, LeafQueries, Plan, MAX_LEVELS as MAX_CORRELATION_LEVELS};
 use super::dispatch::{backend, Kernels};
+use super::ring128::{self, Gemm128};
 use super::threads::{split_rows, split_rows_by};
 use super::{detected, Isa, KernelError, P65519};
 
@@ -272,6 +273,28 @@ dot! { dot_f65519, dot_f65519_with, u16, field_dot_errors!(), canonical_pair, "Î
 gemm_ring! { gemm_u16, gemm_u16_with, gemm_u16_rows, gemm_u16_rows_with, u16, "Blocked matrix product mod 2^16." }
 gemm_ring! { gemm_u32, gemm_u32_with, gemm_u32_rows, gemm_u32_rows_with, u32, "Blocked matrix product mod 2^32." }
 gemm_ring! { gemm_u64, gemm_u64_with, gemm_u64_rows, gemm_u64_rows_with, u64, "Blocked matrix product mod 2^64." }
+gemm_ring! { gemm_u128, gemm_u128_with, gemm_u128_rows, gemm_u128_rows_with, u128, "Blocked matrix product mod 2^128, on the level's fastest [`Gemm128`] kernel." }
+
+/// [`gemm_u128`] on a forced kernel: `kernel` itself if this CPU runs it (see
+/// [`Gemm128::available`]), else the best one below it that it does; for tests and benchmarks.
+///
+/// Errors: [`KernelError::ShapeMismatch`] as for [`gemm_u128`]; nothing is written then.
+pub fn gemm_u128_kernel(
+    kernel: Gemm128,
+    a: &[u128],
+    b: &[u128],
+    len: usize,
+    out: &mut [u128],
+) -> Result<(), KernelError> {
+    gemm_shape(a.len(), b.len(), len, out.len())?;
+    let a_rows: Vec<usize> = (0..a.len() / len).map(|i| i * len).collect();
+    let kernel = kernel.or_below();
+    split_rows(a_rows.len(), b, len, out, |b, out| {
+        ring128::run(kernel, a, &a_rows, b, len, out);
+        true
+    });
+    Ok(())
+}
 
 /// Blocked matrix product in F_65519 on canonical inputs, with canonical outputs.
 ///

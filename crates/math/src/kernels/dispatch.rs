@@ -4,7 +4,7 @@
 //! indirect call costs a few nanoseconds per kernel call, not per element.
 
 use super::isa::{self, Isa};
-use super::{f65519, portable};
+use super::{f65519, portable, ring128};
 
 /// One implementation of every kernel. Arguments are already validated: equal lengths,
 /// `len > 0` and consistent shapes for the matrix products, canonical field inputs except
@@ -40,6 +40,8 @@ pub(crate) trait Kernels: Sync {
     fn gemm_u16(&self, a: &[u16], a_rows: &[usize], b: &[u16], len: usize, out: &mut [u16]);
     fn gemm_u32(&self, a: &[u32], a_rows: &[usize], b: &[u32], len: usize, out: &mut [u32]);
     fn gemm_u64(&self, a: &[u64], a_rows: &[usize], b: &[u64], len: usize, out: &mut [u64]);
+    /// The level's [`Gemm128`](super::Gemm128) kernel (`ring128::chosen`).
+    fn gemm_u128(&self, a: &[u128], a_rows: &[usize], b: &[u128], len: usize, out: &mut [u128]);
     /// Inputs not yet checked for canonicity: returns `false` (and unspecified `out`) if some
     /// input is ≥ p, so implementations can fuse the check into a pass they make anyway.
     fn gemm_f65519(&self, a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> bool;
@@ -123,6 +125,9 @@ impl Kernels for Portable {
     }
     fn gemm_u64(&self, a: &[u64], a_rows: &[usize], b: &[u64], len: usize, out: &mut [u64]) {
         portable::gemm(a, a_rows, b, len, out)
+    }
+    fn gemm_u128(&self, a: &[u128], a_rows: &[usize], b: &[u128], len: usize, out: &mut [u128]) {
+        ring128::gemm_portable(a, a_rows, b, len, out)
     }
     fn gemm_f65519(&self, a: &[u16], b: &[u16], len: usize, out: &mut [u16]) -> bool {
         // Checked up front: the portable product is slow enough that one more pass is noise.
@@ -226,6 +231,11 @@ macro_rules! impl_simd_kernels {
             impl_simd_kernels!(@gemm16 [$($g16)?] $feat, $v16, $mr, $nr, $ring);
             impl_simd_kernels!(@gemm $feat, gemm_u32, u32, $v32, $mr, $nr, $ring);
             impl_simd_kernels!(@gemm $feat, gemm_u64, u64, $v64, $mr, $nr, $ring);
+
+            fn gemm_u128(&self, a: &[u128], a_rows: &[usize], b: &[u128], len: usize, out: &mut [u128]) {
+                let kernel = $crate::kernels::ring128::chosen($isa);
+                $crate::kernels::ring128::run(kernel, a, a_rows, b, len, out)
+            }
 
             impl_simd_kernels!(@gemmf [$($gf)?] $feat, $v16, $mr, $nr, $field);
         }

@@ -1,6 +1,6 @@
 //! A dependency-free throughput measurement of the plaintext matrix products, for the
 //! project's `argus bench core` command (the criterion benches cover the same ground in more
-//! detail).
+//! detail), and the timing behind kernel choices made by measurement (`fastest_of`).
 
 use std::time::Instant;
 
@@ -54,25 +54,53 @@ pub fn measure_plain_dot_with(
     // One core's rate: the product on the calling thread (restored below).
     let saved = super::threads::setting();
     super::set_threads(1);
-    let mut run = || {
-        let start = Instant::now();
+    let times = timed_runs(reps, || {
         // The shapes are consistent by construction and the values canonical, so the kernels
         // cannot fail; a failure would only show up as a meaningless timing.
         let _ = match variant {
             PlainDotVariant::Ring16 => gemm_u16_with(isa, &a, &b, len, &mut out),
             PlainDotVariant::Field65519 => gemm_f65519_with(isa, &a, &b, len, &mut out),
         };
-        start.elapsed().as_secs_f64()
-    };
-    run();
-    let mut times: Vec<f64> = (0..reps).map(|_| run()).collect();
+    });
     super::set_threads(saved);
-    times.sort_by(f64::total_cmp);
     let seconds_median = times[times.len() / 2];
     PlainDotMeasurement {
         seconds_median,
         dots_per_sec: (MEASURE_QUERIES * rows) as f64 / seconds_median.max(f64::MIN_POSITIVE),
     }
+}
+
+/// Wall-clock seconds of `reps` calls of `f` (at least one) after one warm-up call, sorted
+/// ascending.
+fn timed_runs(reps: usize, mut f: impl FnMut()) -> Vec<f64> {
+    f();
+    let mut times: Vec<f64> = (0..reps.max(1))
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times
+}
+
+/// Which of several equivalent computations runs fastest here: one warm-up call of each, then
+/// `rounds` rounds that time each once, interleaved so that a burst of other load on the
+/// machine hits all of them alike; returns the index of the lowest time (0 if there are none).
+pub(crate) fn fastest_of(candidates: &mut [&mut dyn FnMut()], rounds: usize) -> usize {
+    for f in candidates.iter_mut() {
+        f();
+    }
+    let mut best = vec![f64::INFINITY; candidates.len()];
+    for _ in 0..rounds.max(1) {
+        for (b, f) in best.iter_mut().zip(candidates.iter_mut()) {
+            let start = Instant::now();
+            f();
+            *b = b.min(start.elapsed().as_secs_f64());
+        }
+    }
+    (0..best.len()).min_by(|&x, &y| best[x].total_cmp(&best[y])).unwrap_or(0)
 }
 
 /// Marsaglia's xorshift64: plenty for benchmark data, and no `rand` dependency.

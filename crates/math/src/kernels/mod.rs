@@ -4,7 +4,8 @@
 //!   Z_2^64 (wrapping) and for F_65519 ([`P65519`], canonical `u16` values in `[0, p)`).
 //! * `dot_*`: one inner product. `gemm_*`: many, as a blocked matrix product
 //!   `out[i·rows_b + j] = dot(a_i, b_j)` of `rows_a` query vectors against `rows_b` database
-//!   rows, both row-major with row length `len`.
+//!   rows, both row-major with row length `len`; for Z_2^16 to Z_2^128 ([`gemm_u128`] has
+//!   kernels of its own, [`Gemm128`], one chosen per level by a short measurement).
 //!
 //! Every function validates its arguments and returns a [`KernelError`] instead of panicking.
 //! The plain names run at [`detected()`]; the `_with` variants run at a given [`Isa`] (or the
@@ -27,16 +28,21 @@ mod isa;
 mod measure;
 mod p32;
 mod portable;
+mod ring128;
 mod threads;
 
 #[cfg(target_arch = "x86_64")]
 mod amx;
+#[cfg(target_arch = "x86_64")]
+mod amx128;
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 #[cfg(target_arch = "x86_64")]
 mod gemm;
+#[cfg(target_arch = "x86_64")]
+mod ifma;
 #[cfg(target_arch = "x86_64")]
 mod packed;
 #[cfg(target_arch = "x86_64")]
@@ -51,4 +57,5 @@ pub use error::KernelError;
 pub use f65519::P65519;
 pub use isa::{available, detected, Isa, ISA_ENV};
 pub use measure::{measure_plain_dot, measure_plain_dot_with, PlainDotMeasurement, PlainDotVariant, MEASURE_QUERIES};
+pub use ring128::Gemm128;
 pub use threads::{set_threads, threads};

@@ -606,3 +606,200 @@ fn gemm_f65519_crosses_every_block_boundary() {
     }
     set_threads(saved);
 }
+
+/// The matrix product mod 2^128: every kernel this CPU runs ([`Gemm128`]), each forced, and every
+/// level's choice, against the naive `wrapping_mul`/`wrapping_add` reference.
+mod ring128 {
+    use super::*;
+
+    fn dot128(a: &[u128], b: &[u128]) -> u128 {
+        let mut acc = 0u128;
+        for i in 0..a.len() {
+            acc = acc.wrapping_add(a[i].wrapping_mul(b[i]));
+        }
+        acc
+    }
+
+    /// `out` pre-filled with garbage: the kernels must overwrite, not accumulate into, it.
+    fn check_with(label: &str, expect: &[u128], f: impl FnOnce(&mut [u128]) -> Result<(), KernelError>) {
+        let mut out = vec![0x5555_aaaa_u128 << 64 | 7; expect.len()];
+        f(&mut out).unwrap();
+        if let Some(at) = out.iter().zip(expect).position(|(o, e)| o != e) {
+            panic!("{label}: first wrong output {at}: {:#x} != {:#x}", out[at], expect[at]);
+        }
+    }
+
+    /// Every available kernel forced, then every level's choice.
+    fn check(a: &[u128], b: &[u128], len: usize) {
+        let expect = reference::gemm(a, b, len, dot128);
+        let shape = format!("{}x{} rows of len {len}", a.len() / len, b.len() / len);
+        for kernel in Gemm128::available() {
+            check_with(&format!("{kernel} kernel, {shape}"), &expect, |out| gemm_u128_kernel(kernel, a, b, len, out));
+        }
+        for isa in available() {
+            check_with(&format!("level {isa}, {shape}"), &expect, |out| gemm_u128_with(isa, a, b, len, out));
+        }
+    }
+
+    fn rnd(x: &mut u64, n: usize) -> Vec<u128> {
+        (0..n)
+            .map(|_| {
+                *x ^= *x << 13;
+                *x ^= *x >> 7;
+                *x ^= *x << 17;
+                u128::from(*x) << 64 | u128::from(x.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            })
+            .collect()
+    }
+
+    /// The values the limb and byte splits treat specially: limb and half boundaries of the
+    /// 51-bit limbs (IFMA), byte boundaries (AMX), 64-bit halves (portable).
+    const SPECIAL: [u128; 10] =
+        [0, 1, u128::MAX, 1 << 127, (1 << 51) - 1, (1 << 52) - 1, 1 << 102, !0 << 102, u64::MAX as u128, 0xff << 120];
+
+    fn elem() -> impl Strategy<Value = u128> {
+        prop_oneof![4 => any::<u128>(), 1 => select(&SPECIAL[..])]
+    }
+
+    proptest! {
+        #[test]
+        fn gemm_u128_random(
+            (len, a, b) in (1usize..300, 0usize..12, 0usize..12).prop_flat_map(|(len, ra, rb)| {
+                (Just(len), prop::collection::vec(elem(), ra * len), prop::collection::vec(elem(), rb * len))
+            })
+        ) {
+            check(&a, &b, len);
+        }
+    }
+
+    /// Ragged shapes around every kernel's tiles and blocks (IFMA: 3 × 8 tiles, 63-row query
+    /// blocks, 512-element K-blocks; AMX: 32-row blocks, 1024-element K-blocks, 64-element
+    /// steps; portable: 2 × 2 tiles, 16-row blocks, 1024-element K-blocks; odd lengths for
+    /// Winograd's pairing), constant special values, and zero rows on either side.
+    #[test]
+    fn gemm_u128_edges() {
+        let mut x = 0x1234_5678_9abc_def0u64;
+        for (ra, rb, len) in [
+            (1, 1, 1),
+            (1, 9, 3),
+            (9, 1, 17),
+            (3, 5, 8),
+            (7, 13, 100),
+            (33, 65, 70),
+            (65, 33, 129),
+            (70, 9, 1100),
+            (2, 3, 2049),
+        ] {
+            check(&rnd(&mut x, ra * len), &rnd(&mut x, rb * len), len);
+            for v in SPECIAL {
+                check(&vec![v; ra * len], &vec![u128::MAX - v; rb * len], len);
+            }
+        }
+        check(&[], &rnd(&mut x, 30), 10);
+        check(&rnd(&mut x, 30), &[], 10);
+    }
+
+    /// All-ones inputs longer than a K-block of every kernel and than 4096 elements: the largest
+    /// limb and byte sums, where an unnormalised 64-bit limb sum (or an i32 byte sum) would
+    /// overflow.
+    #[test]
+    fn gemm_u128_long_all_ones() {
+        for len in [5000, 4096 + 64, 1365, 1366] {
+            check(&vec![u128::MAX; 3 * len], &vec![u128::MAX; 10 * len], len);
+            check(&vec![(1 << 51) - 1; 2 * len], &vec![u128::MAX; 9 * len], len);
+        }
+    }
+
+    /// The IFMA kernel forced by name; skips (with a note) only on CPUs without IFMA.
+    #[test]
+    fn gemm_u128_ifma_forced() {
+        forced(Gemm128::Ifma);
+    }
+
+    /// The AMX kernel forced by name; skips (with a note) only where AMX is not usable.
+    #[test]
+    fn gemm_u128_amx_forced() {
+        forced(Gemm128::Amx);
+    }
+
+    #[test]
+    fn gemm_u128_portable_forced() {
+        forced(Gemm128::Portable);
+    }
+
+    fn forced(kernel: Gemm128) {
+        if !Gemm128::available().contains(&kernel) {
+            eprintln!("note: skipping the {kernel} kernel of gemm_u128: this CPU lacks it");
+            return;
+        }
+        let mut x = 0xfeed_0123_4567_89abu64;
+        for (ra, rb, len) in [(40, 36, 1030), (8, 8, 64), (1, 1, 5000)] {
+            let (a, b) = (rnd(&mut x, ra * len), rnd(&mut x, rb * len));
+            let expect = reference::gemm(&a, &b, len, dot128);
+            check_with(&format!("{kernel} kernel"), &expect, |out| gemm_u128_kernel(kernel, &a, &b, len, out));
+        }
+    }
+
+    /// Every level's choice is a kernel the level allows, and a forced kernel the CPU lacks
+    /// falls back to the best one below it.
+    #[test]
+    fn gemm_u128_choice_is_runnable() {
+        let avail = Gemm128::available();
+        assert_eq!(avail[0], Gemm128::Portable);
+        for isa in Isa::ALL {
+            let k = super::super::ring128::chosen(isa);
+            assert!(avail.contains(&k), "{isa}: {k}");
+            assert!(k <= Gemm128::Amx && (k != Gemm128::Amx || resolve(isa) == Isa::Amx), "{isa}: {k}");
+            assert!(k == Gemm128::Portable || resolve(isa) >= Isa::Avx512, "{isa}: {k}");
+        }
+        for k in Gemm128::ALL {
+            assert!(avail.contains(&k.or_below()) && k.or_below() <= k);
+        }
+    }
+
+    /// `Ring::gemm` of Z_2^128 runs the kernel (same results as the reference).
+    #[test]
+    fn z128_ring_gemm() {
+        use crate::Ring;
+        let mut x = 0x7777_0000_1111_2222u64;
+        let (a, b) = (rnd(&mut x, 5 * 77), rnd(&mut x, 9 * 77));
+        let mut out = vec![0u128; 45];
+        crate::Z128::new().gemm(&a, &b, 77, &mut out);
+        assert_eq!(out, reference::gemm(&a, &b, 77, dot128));
+    }
+
+    /// Query rows at overlapping offsets, and a product split over threads.
+    #[test]
+    fn gemm_u128_rows_and_threads() {
+        let mut x = 0x0bad_cafe_1234_5678u64;
+        let (len, rb) = (300, 70);
+        let a = rnd(&mut x, 40 * 7 + len);
+        let b = rnd(&mut x, rb * len);
+        let rows: Vec<usize> = (0..40).rev().map(|w| w * 7).collect();
+        let copied: Vec<u128> = rows.iter().flat_map(|&s| a[s..s + len].iter().copied()).collect();
+        let expect = reference::gemm(&copied, &b, len, dot128);
+        for isa in available() {
+            check_with(&format!("rows at {isa}"), &expect, |out| gemm_u128_rows_with(isa, &a, &rows, &b, len, out));
+        }
+        // 40 × 600 × 3000 multiply-adds: above the threading threshold, split unevenly.
+        let (ra, rb, len) = (40, 600, 3000);
+        let (a, b) = (rnd(&mut x, ra * len), rnd(&mut x, rb * len));
+        let expect = reference::gemm(&a, &b, len, dot128);
+        set_threads(3);
+        for kernel in Gemm128::available() {
+            check_with(&format!("{kernel} on 3 threads"), &expect, |out| gemm_u128_kernel(kernel, &a, &b, len, out));
+        }
+        set_threads(0);
+    }
+}
+
+/// The measured choice prefers the clearly faster of two computations, whatever their order.
+#[test]
+fn fastest_of_picks_the_quicker() {
+    let slow = || std::thread::sleep(std::time::Duration::from_millis(3));
+    let fast = || {};
+    let (mut s, mut f) = (slow, fast);
+    assert_eq!(super::measure::fastest_of(&mut [&mut s, &mut f], 2), 1);
+    assert_eq!(super::measure::fastest_of(&mut [&mut f, &mut s], 2), 0);
+    assert_eq!(super::measure::fastest_of(&mut [], 2), 0);
+}
