@@ -108,6 +108,15 @@ pub trait Ring: Clone + PartialEq + Debug + Send + Sync + 'static {
     fn sample_vec<R: RngCore + ?Sized>(&self, rng: &mut R, n: usize) -> Vec<Self::El> {
         (0..n).map(|_| self.sample(rng)).collect()
     }
+    /// Fills `out` with uniformly random elements (the same stream as [`sample_vec`] of
+    /// `out.len()` where a ring overrides both), without allocating.
+    ///
+    /// [`sample_vec`]: Ring::sample_vec
+    fn sample_into<R: RngCore + ?Sized>(&self, rng: &mut R, out: &mut [Self::El]) {
+        for x in out {
+            *x = self.sample(rng);
+        }
+    }
     /// `c · x` for every canonical `x` of `xs` (a public scalar times a vector; rings with a
     /// faster way than `mul` per element override it).
     fn scale_vec(&self, xs: &[Self::El], c: Self::El) -> Vec<Self::El> {
@@ -381,6 +390,9 @@ impl<W: Word> Ring for Z2<W> {
             v.extend_from_slice(b);
         }
         v
+    }
+    fn sample_into<R: RngCore + ?Sized>(&self, rng: &mut R, out: &mut [W]) {
+        rng.fill_bytes(bytemuck::cast_slice_mut(out));
     }
     fn encode(&self, xs: &[W], out: &mut Vec<u8>) {
         // Little-endian targets only (x86-64, aarch64): the in-memory form is the wire form.
@@ -873,7 +885,8 @@ mod tests {
     }
 
     /// A vector of random words is the stream read as words, whatever its length (the block
-    /// size of the bulk draw and one past it included), and decoding accepts unaligned bytes.
+    /// size of the bulk draw and one past it included), drawn into a vector or into a slice,
+    /// and decoding accepts unaligned bytes.
     #[test]
     fn sample_vec_reads_the_stream_in_order() {
         fn check<W: Word>(r: Z2<W>) {
@@ -882,6 +895,9 @@ mod tests {
                 let mut bytes = vec![0u8; n * w + 1];
                 Counter(0).fill_bytes(&mut bytes[1..]);
                 assert_eq!(r.sample_vec(&mut Counter(0), n), r.decode(&bytes[1..]).unwrap(), "n = {n}");
+                let mut into = vec![W::default(); n];
+                r.sample_into(&mut Counter(0), &mut into);
+                assert_eq!(into, r.sample_vec(&mut Counter(0), n), "sample_into, n = {n}");
                 let aligned = bytes[1..].to_vec();
                 assert_eq!(r.decode(&aligned).unwrap(), r.decode(&bytes[1..]).unwrap());
                 if let Some(view) = r.wire_view(&aligned) {

@@ -15,9 +15,9 @@ use argus_prg::{Prg, Seed};
 
 use crate::{iknp, Block, OtError};
 
-/// `m` elements of `G(key)`.
-fn expand<R: Ring>(ring: &R, key: Block, m: usize) -> Vec<R::El> {
-    ring.sample_vec(&mut Prg::new(&Seed(key.to_le_bytes())), m)
+/// `G(key)`: `out.len()` elements.
+fn expand<R: Ring>(ring: &R, key: Block, out: &mut [R::El]) {
+    ring.sample_into(&mut Prg::new(&Seed(key.to_le_bytes())), out);
 }
 
 /// The bits `y_{i,t}` (t below the ring's width) of every element, element by element.
@@ -49,23 +49,24 @@ pub fn cross<R: Ring>(
     let total: usize = xs.iter().map(|(_, n)| n * w).sum();
     let pairs = sender.random(net, peer, total)?;
     let mut msg = Vec::with_capacity(xs.iter().map(|(x, n)| n * w * ring.wire_len(x.len())).sum());
-    let mut d = Vec::new();
     let mut sent = Vec::with_capacity(xs.len());
     let mut pair = pairs.iter();
     for &(x, n) in xs {
         let m = x.len();
+        let (mut g0, mut g1, mut d) = (vec![ring.zero(); m], vec![ring.zero(); m], vec![ring.zero(); m]);
         let mut share = vec![ring.zero(); n * m];
         for row in share.chunks_exact_mut(m.max(1)).take(n) {
             let mut pow = ring.one();
             for _ in 0..w {
                 let [k0, k1] = *pair.next().expect("one OT per bit");
-                let (g0, g1) = (expand(ring, k0, m), expand(ring, k1, m));
-                d.clear();
-                d.extend((0..m).map(|j| ring.add(ring.sub(g0[j], g1[j]), ring.mul(pow, x[j]))));
-                ring.wire_encode(&d, &mut msg);
-                for (s, g) in row.iter_mut().zip(&g0) {
-                    *s = ring.sub(*s, *g);
+                expand(ring, k0, &mut g0);
+                expand(ring, k1, &mut g1);
+                // one pass: the correction d = g0 − g1 + 2^t·x, and −g0 into the share
+                for j in 0..m {
+                    d[j] = ring.add(ring.sub(g0[j], g1[j]), ring.mul(pow, x[j]));
+                    row[j] = ring.sub(row[j], g0[j]);
                 }
+                ring.wire_encode(&d, &mut msg);
                 pow = ring.add(pow, pow);
             }
         }
@@ -83,17 +84,31 @@ pub fn cross<R: Ring>(
     let mut received = Vec::with_capacity(ys.len());
     for &(y, m) in ys {
         let mut share = vec![ring.zero(); y.len() * m];
-        let len = ring.wire_len(m);
+        let (len, mut g) = (ring.wire_len(m), vec![ring.zero(); m]);
+        let mut decoded: Vec<R::El>;
         for row in share.chunks_exact_mut(m.max(1)).take(y.len()) {
             for _ in 0..w {
-                let d = ring
-                    .wire_decode(&got[at..at + len], m)
-                    .map_err(|e| OtError::BadElement { peer, reason: e.to_string() })?;
+                let bytes = &got[at..at + len];
                 at += len;
-                let g = expand(ring, *key.next().expect("one key per bit"), m);
-                let c = *choice.next().expect("one choice per bit");
-                for ((s, g), d) in row.iter_mut().zip(g).zip(d) {
-                    *s = ring.add(*s, if c { ring.add(g, d) } else { g });
+                // read in place where the ring's wire form is its memory form
+                let d = match ring.wire_view(bytes) {
+                    Some(d) if d.len() == m => d,
+                    _ => {
+                        decoded = ring
+                            .wire_decode(bytes, m)
+                            .map_err(|e| OtError::BadElement { peer, reason: e.to_string() })?;
+                        &decoded[..]
+                    }
+                };
+                expand(ring, *key.next().expect("one key per bit"), &mut g);
+                if *choice.next().expect("one choice per bit") {
+                    for ((s, &g), &d) in row.iter_mut().zip(&g).zip(d) {
+                        *s = ring.add(*s, ring.add(g, d));
+                    }
+                } else {
+                    for (s, &g) in row.iter_mut().zip(&g) {
+                        *s = ring.add(*s, g);
+                    }
                 }
             }
         }
