@@ -23,7 +23,7 @@ use argus_net::{NetConfig, Stats};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-use crate::data::{project, App, Dataset, EIGENFACES};
+use crate::data::{App, Dataset, EIGENFACES};
 
 /// Where the matrix triples come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,13 +97,21 @@ pub fn offline<R: Ring>(
 
 /// Bytes each party sends in [`offline`] from OT, IKNP's padding aside (paper 004, Table 3:
 /// one direction of an (m, n) tensor triple costs `m·ℓ` OTs of 16 bytes from one party and
-/// `m·ℓ·n` ring elements of `ℓ` bits from the other), for the owned triples, Eigenfaces'
+/// `m·ℓ·n` ring elements of `ℓ` bits from the other; the shorter side chooses), for the owned triples, Eigenfaces'
 /// squares (both directions) and the threshold's bit triples (one OT each way per triple).
 pub fn offline_bytes(batch: &Batch) -> [u64; 2] {
     let (app, m, n) = (batch.app, batch.m as u64, batch.n as u64);
     let ell = app.ring_bits() as u64;
-    // an owned (m, k, n) triple: party 0 receives k·m·ℓ OTs, party 1 sends their corrections
-    let owned = |m: u64, k: u64, n: u64| [k * m * ell * 16, k * m * ell * n * ell / 8];
+    // an owned (m, k, n) triple: the party with the shorter vector receives k·min·ℓ OTs, the
+    // other sends their corrections (max elements each)
+    let owned = |m: u64, k: u64, n: u64| {
+        let (ots, corrections) = (k * m.min(n) * ell * 16, k * m.min(n) * ell * m.max(n) * ell / 8);
+        if m <= n {
+            [ots, corrections]
+        } else {
+            [corrections, ots]
+        }
+    };
     let mut total = owned(m, app.compared_dim() as u64, n);
     if app == App::Eigenfaces {
         let e = EIGENFACES as u64;
@@ -120,8 +128,10 @@ pub fn offline_bytes(batch: &Batch) -> [u64; 2] {
 pub enum Input<'a> {
     /// Party 0: `m` queries, row-major.
     Client { queries: &'a [u8] },
-    /// Party 1: `n` references, row-major; for Eigenfaces its basis and average face.
-    Server { refs: &'a [u8], basis: &'a [i64], mean: &'a [u8] },
+    /// Party 1: its database as it keeps it — the `n` references' compared vectors, row-major
+    /// (the templates, or for Eigenfaces their projections: [`crate::data::project`], made once
+    /// when a reference is stored) — and for Eigenfaces the basis and average face.
+    Server { y: &'a [i64], basis: &'a [i64], mean: &'a [u8] },
 }
 
 /// XOR shares of `[D_ij ≤ threshold]`, row-major m × n: [`distances`], then the threshold.
@@ -162,8 +172,8 @@ pub fn distances<R: Ring>(
     let me0 = p.id() == 0;
     let lens = match input {
         Input::Client { queries } => me0 && queries.len() == m * dim,
-        Input::Server { refs, basis, mean } => {
-            !me0 && refs.len() == n * dim
+        Input::Server { y, basis, mean } => {
+            !me0 && y.len() == n * d
                 && (app != App::Eigenfaces || (basis.len() == dim * EIGENFACES && mean.len() == dim))
         }
     };
@@ -179,10 +189,9 @@ pub fn distances<R: Ring>(
     // the server's compared vectors Y (n × d) and their squared norms
     let server = match input {
         Input::Client { .. } => None,
-        Input::Server { refs, basis, mean } => {
-            let y = project(app, refs, basis, mean);
+        Input::Server { y, basis, mean } => {
             let norms: Vec<R::El> = y.chunks_exact(d).map(|r| el(r.iter().map(|&v| v * v).sum())).collect();
-            Some((y.into_iter().map(el).collect::<Vec<_>>(), norms, basis, mean))
+            Some((y.iter().map(|&v| el(v)).collect::<Vec<_>>(), norms, basis, mean))
         }
     };
     let (cross, norms) = match (&pre.projection, input, &server) {
@@ -288,6 +297,8 @@ pub fn run_party(p: &mut Party, data: &Dataset, source: Source) -> Result<(Vec<b
 fn party<R: Ring>(ring: &R, p: &mut Party, data: &Dataset, source: Source) -> Result<(Vec<bool>, Measured), MpcError> {
     let batch = Batch { app: data.app, m: data.m(), n: data.n(), threshold: data.threshold };
     let mut ots = Ots::setup(p)?;
+    // the server's database as stored: its references' compared vectors
+    let y = if p.id() == 1 { data.project(&data.refs) } else { Vec::new() };
     let barrier = |p: &mut Party| additive2::reveal(&Z32::new(), p, &[]).map(|_| ());
     barrier(p)?;
     let (start, before) = (Instant::now(), p.stats());
@@ -298,7 +309,7 @@ fn party<R: Ring>(ring: &R, p: &mut Party, data: &Dataset, source: Source) -> Re
     let input = if p.id() == 0 {
         Input::Client { queries: &data.queries }
     } else {
-        Input::Server { refs: &data.refs, basis: &data.basis, mean: &data.mean }
+        Input::Server { y: &y, basis: &data.basis, mean: &data.mean }
     };
     let dist = distances(ring, p, &batch, &pre, input)?;
     let distance_seconds = start.elapsed().as_secs_f64();
@@ -334,7 +345,9 @@ mod tests {
     /// The offline phase sends what [`offline_bytes`] says, up to IKNP's padding of each call.
     #[test]
     fn offline_bytes_are_the_papers() {
-        for (app, m, n) in [(App::FingerCode, 4, 30), (App::Eigenfaces, 2, 3), (App::FaceNet, 9, 64)] {
+        for (app, m, n) in
+            [(App::FingerCode, 4, 30), (App::FingerCode, 7, 3), (App::Eigenfaces, 2, 3), (App::FaceNet, 9, 64)]
+        {
             let data = Dataset::synthetic(app, m, n, 1);
             let got = run_local(&data, Backend::Memory, NetConfig::default(), Source::Ot).unwrap();
             let want = offline_bytes(&Batch { app, m, n, threshold: data.threshold });

@@ -92,7 +92,11 @@ fn shaper(network: &str) -> Result<Option<Shaper>, String> {
 /// The paper's figures (ms, and MB for a triple) where its tables give them: Table 1 / 3 for one
 /// 32-bit (d, d) triple, Table 4 for a 32-bit d × d × d product, Table 5 for a 128-bit one.
 fn paper(op: &str, bits: u32, d: usize, network: &str) -> String {
-    let lan = network == "lan";
+    let lan = match network {
+        "lan" => true,
+        "wan" => false,
+        _ => return "-".into(),
+    };
     match (op, bits, d) {
         ("tensor_triple", 32, 256) => format!("{} ms, 16.26 MB", if lan { 29 } else { 654 }),
         ("tensor_triple", 32, 1024) => format!("{} ms, 257.01 MB", if lan { 638 } else { 5530 }),

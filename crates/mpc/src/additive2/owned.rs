@@ -33,8 +33,9 @@ impl<E: Copy> OwnedTriple<E> {
     }
 
     /// A fresh (m, k, n) owned triple from OT: party 0 draws the k columns of `U`, party 1 the k
-    /// rows of `V`, and each `u_l ⊗ v_l` is shared by Gilboa's product (party 0 choosing by the
-    /// bits of `u_l`), a few per message so that none exceeds about [`GENERATE_BUDGET`] bytes.
+    /// rows of `V`, and each `u_l ⊗ v_l` is shared by Gilboa's product (the party with the
+    /// shorter vector choosing by its bits: `min(m, n)·ℓ` OTs per column), a few per message so
+    /// that none exceeds about [`GENERATE_BUDGET`] bytes.
     pub fn generate<R: Ring<El = E>>(
         ring: &R,
         p: &mut Party,
@@ -54,7 +55,10 @@ impl<E: Copy> OwnedTriple<E> {
     ) -> Result<Self> {
         p.require("two-party additive sharing", 2)?;
         let me0 = p.id() == 0;
-        let per_column = m.max(1) * ring.bits() as usize * ring.wire_len(n.max(1));
+        // the party with the shorter vector chooses (ℓ OTs per element of it), the other sends
+        // corrections as long as its own vector
+        let chooser = usize::from(n < m);
+        let per_column = m.min(n).max(1) * ring.bits() as usize * ring.wire_len(m.max(n).max(1));
         let chunk = (budget / per_column).clamp(1, k.max(1));
         let (rows, mut mine) = if me0 { (m, vec![ring.zero(); m * k]) } else { (n, vec![ring.zero(); n * k]) };
         let mut w = vec![ring.zero(); m * n];
@@ -63,15 +67,24 @@ impl<E: Copy> OwnedTriple<E> {
             let drawn: Vec<Vec<E>> = (0..count).map(|_| ring.sample_vec(p.prg.own(), rows)).collect();
             let pairs: Vec<(&[E], usize)> = drawn.iter().map(|x| (&x[..], if me0 { n } else { m })).collect();
             let (received, sent) =
-                if me0 { cross(ring, p, ots, &pairs, &[])? } else { cross(ring, p, ots, &[], &pairs)? };
+                if p.id() == chooser { cross(ring, p, ots, &pairs, &[])? } else { cross(ring, p, ots, &[], &pairs)? };
             for (l, x) in (first..).zip(&drawn) {
                 for (i, &e) in x.iter().enumerate() {
                     mine[i * k + l] = e;
                 }
             }
+            // each part is u_l ⊗ v_l's share, one row per element of the chooser's vector
             for part in received.iter().chain(&sent) {
-                for (w, &x) in w.iter_mut().zip(part) {
-                    *w = ring.add(*w, x);
+                if chooser == 0 {
+                    for (w, &x) in w.iter_mut().zip(part) {
+                        *w = ring.add(*w, x);
+                    }
+                } else {
+                    for (j, row) in part.chunks_exact(m.max(1)).enumerate().take(n) {
+                        for (i, &x) in row.iter().enumerate() {
+                            w[i * n + j] = ring.add(w[i * n + j], x);
+                        }
+                    }
                 }
             }
         }

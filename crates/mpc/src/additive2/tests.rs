@@ -317,7 +317,7 @@ fn owned_products_agree_with_the_twin() {
         let (x, y) = (values(ring, &mut rng, m * k), values(ring, &mut rng, k * n));
         let yt = product::transpose(&y, k, n);
         let dealt = OwnedTriple::deal(ring, &mut rng, (m, k, n));
-        let per_column = m * ring.bits() as usize * ring.wire_len(n);
+        let per_column = m.min(n) * ring.bits() as usize * ring.wire_len(m.max(n));
         let got = run(2, Backend::Memory, NetConfig::default(), |p| {
             let me = p.id();
             let mut ots = Ots::setup(p)?;
@@ -338,9 +338,12 @@ fn owned_products_agree_with_the_twin() {
         assert_eq!(got[0].0, want);
         assert_eq!(got[0].1, want);
     }
+    // party 0 chooses (m ≤ n), party 1 chooses (n < m)
     check(&Z32::new(), (4, 7, 5));
+    check(&Z32::new(), (6, 5, 2));
     check(&Z64::new(), (1, 3, 9));
     check(&Fp::p128(), (3, 2, 2));
+    check(&Fp::p128(), (3, 2, 1));
 }
 
 /// What each party receives in a comparison and in an owned product looks uniform and the same
