@@ -363,7 +363,7 @@ mod tests {
     #[test]
     fn thresholds_at_the_edges_and_wrong_roles() {
         let mut data = Dataset::synthetic(App::FaceNet, 3, 4, 2);
-        data.queries[..128].copy_from_slice(&data.refs[..128].to_vec());
+        data.queries[..128].copy_from_slice(&data.refs[..128]);
         for t in [0, App::FaceNet.max_distance() as u64, data.threshold] {
             data.threshold = t;
             let got = run_local(&data, Backend::Memory, NetConfig::default(), Source::Dealer(1)).unwrap();
