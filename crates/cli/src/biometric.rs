@@ -7,18 +7,16 @@
 //! the same population from --seed and uses only its own role's part (party 0 the queries,
 //! party 1 the references).
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use argus_biometric::protocol::{run_local, run_party, Measured, Source};
 use argus_biometric::{App, Dataset};
 use argus_mpc::local::Backend;
-use argus_mpc::Party;
-use argus_net::{tcp, NetConfig};
+use argus_net::NetConfig;
 
 use crate::failure::{bad_input, failed, Failure};
+use crate::one_party::OnePartyArgs;
 
 /// Which application.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -68,19 +66,8 @@ pub struct BiometricArgs {
     /// Transport of a local run: tcp (mutual TLS on loopback) or memory.
     #[arg(long, default_value = "tcp")]
     backend: String,
-    /// Run as this party alone (0 the client, 1 the server), over TCP with mutual TLS (needs
-    /// --addrs and --pki).
-    #[arg(long)]
-    party: Option<usize>,
-    /// With --party: both parties' listen/dial addresses, in party order, comma separated.
-    #[arg(long, value_delimiter = ',')]
-    addrs: Vec<SocketAddr>,
-    /// With --party: directory with `ca.pem`, `party-<i>.pem`, `party-<i>.key` (see `argus pki`).
-    #[arg(long)]
-    pki: Option<PathBuf>,
-    /// With --party: seconds to wait for the peer before giving up.
-    #[arg(long, default_value_t = 120)]
-    timeout: u64,
+    #[command(flatten)]
+    net: OnePartyArgs,
 }
 
 /// Most queries × references of one batch: the decisions and distances of a larger batch would
@@ -128,7 +115,7 @@ fn execute(a: BiometricArgs) -> Result<(), Failure> {
         started.elapsed().as_secs_f64()
     );
     let source = a.dealer.map_or(Source::Ot, Source::Dealer);
-    let (got, measured) = match a.party {
+    let (got, measured) = match a.net.party {
         None => local(&a, &data, source)?,
         Some(id) => {
             let (got, m) = one_party(&a, &data, source, id)?;
@@ -136,7 +123,7 @@ fn execute(a: BiometricArgs) -> Result<(), Failure> {
         }
     };
     for (i, m) in measured.iter().enumerate() {
-        let who = a.party.unwrap_or(i);
+        let who = a.net.party.unwrap_or(i);
         eprintln!(
             "party {who}: offline {:.3} s, {} bytes sent in {} rounds; online {:.3} s, {} bytes sent in {} rounds",
             m.offline_seconds,
@@ -165,19 +152,7 @@ fn one_party(a: &BiometricArgs, data: &Dataset, source: Source, id: usize) -> Re
     if id > 1 {
         return Err(bad_input(format!("--party {id}: the parties are 0 (client) and 1 (server)")));
     }
-    let Some(pki) = a.pki.as_deref() else {
-        return Err(bad_input(
-            "--party needs --addrs (both parties' addresses, in party order) and --pki (see `argus pki`)",
-        ));
-    };
-    if a.addrs.len() != 2 {
-        return Err(bad_input(format!("--addrs has {} address(es) for 2 parties", a.addrs.len())));
-    }
-    let identity = tcp::TlsIdentity::from_pem_dir(pki, id).map_err(bad_input)?;
-    eprintln!("party {id}: connecting to the other party");
-    let cfg = NetConfig::with_timeout(Duration::from_secs(a.timeout));
-    let net = tcp::connect(id, &a.addrs, &identity, cfg).map_err(|e| failed(e.to_string()))?;
-    let mut p = Party::new(net).map_err(|e| failed(format!("party {id}: {e}")))?;
+    let mut p = a.net.connect(id, 2)?;
     run_party(&mut p, data, source).map_err(|e| failed(format!("party {id}: {e}")))
 }
 

@@ -7,18 +7,18 @@
 //! circuit or input is refused before any party starts (exit status 2); a failure, or a secure
 //! output that differs from the plaintext evaluation of a local run, exits 1.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use argus_mpc::gmw::bristol::{bits_to_hex, hex_to_bits, parse, Bristol};
 use argus_mpc::gmw::{cost, evaluate, preprocess};
 use argus_mpc::local::{run, Backend};
 use argus_mpc::Party;
-use argus_net::{tcp, NetConfig};
+use argus_net::NetConfig;
 
 use crate::failure::{bad_input, failed, Failure};
+use crate::one_party::OnePartyArgs;
 
 /// Arguments of `argus gmw`.
 #[derive(clap::Args, Debug)]
@@ -37,18 +37,8 @@ pub struct GmwArgs {
     /// Transport of a local run: tcp (mutual TLS on loopback) or memory.
     #[arg(long, default_value = "tcp")]
     backend: String,
-    /// Run as this party alone, over TCP with mutual TLS (needs --addrs and --pki).
-    #[arg(long)]
-    party: Option<usize>,
-    /// With --party: the parties' listen/dial addresses, in party order, comma separated.
-    #[arg(long, value_delimiter = ',')]
-    addrs: Vec<SocketAddr>,
-    /// With --party: directory with `ca.pem`, `party-<i>.pem`, `party-<i>.key` (see `argus pki`).
-    #[arg(long)]
-    pki: Option<PathBuf>,
-    /// With --party: seconds to wait for a peer before giving up.
-    #[arg(long, default_value_t = 120)]
-    timeout: u64,
+    #[command(flatten)]
+    net: OnePartyArgs,
 }
 
 /// Runs `argus gmw`; prints `error: …` on stderr and returns the exit status.
@@ -85,7 +75,7 @@ fn execute(a: GmwArgs) -> Result<(), Failure> {
         plan.max_ots(),
         plan.rounds
     );
-    match a.party {
+    match a.net.party {
         None => local(&a, &b),
         Some(id) => one_party(&a, &b, id),
     }
@@ -153,14 +143,6 @@ fn one_party(a: &GmwArgs, b: &Bristol, id: usize) -> Result<(), Failure> {
     if id >= a.parties {
         return Err(bad_input(format!("--party {id}: the parties are 0 to {}", a.parties - 1)));
     }
-    let Some(pki) = a.pki.as_deref() else {
-        return Err(bad_input(
-            "--party needs --addrs (every party's address, in party order) and --pki (see `argus pki`)",
-        ));
-    };
-    if a.addrs.len() != a.parties {
-        return Err(bad_input(format!("--addrs has {} address(es) for {} parties", a.addrs.len(), a.parties)));
-    }
     let width = b.input_widths.get(id).copied();
     let input = match (width, a.inputs.as_slice()) {
         (Some(w), [v]) => value(v, w, &format!("party {id}'s input"))?,
@@ -168,16 +150,12 @@ fn one_party(a: &GmwArgs, b: &Bristol, id: usize) -> Result<(), Failure> {
         (Some(w), _) => return Err(bad_input(format!("party {id} gives input value {id} ({w} bits): one --input"))),
         (None, _) => return Err(bad_input(format!("the circuit has no input for party {id}: no --input"))),
     };
-    let identity = tcp::TlsIdentity::from_pem_dir(pki, id).map_err(bad_input)?;
-    eprintln!("party {id}: connecting to the other parties");
-    let cfg = NetConfig::with_timeout(Duration::from_secs(a.timeout));
-    let net = tcp::connect(id, &a.addrs, &identity, cfg).map_err(|e| failed(e.to_string()))?;
+    let mut p = a.net.connect(id, a.parties)?;
     let run = |p: &mut Party| -> Result<Vec<bool>, argus_mpc::MpcError> {
         let mut pre = preprocess(p, cost(&b.circuit).max_ots())?;
         evaluate(p, &b.circuit, &mut pre, &input)
     };
     let started = Instant::now();
-    let mut p = Party::new(net).map_err(|e| failed(format!("party {id}: {e}")))?;
     let out = run(&mut p).map_err(|e| failed(format!("party {id}: {e}")))?;
     print_outputs(b, &out);
     let s = p.stats();

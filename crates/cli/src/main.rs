@@ -22,6 +22,7 @@ mod gmw;
 mod iris;
 mod kmeans;
 mod load;
+mod one_party;
 mod party;
 mod service;
 

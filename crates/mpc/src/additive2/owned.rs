@@ -11,7 +11,7 @@
 use argus_math::Ring;
 use rand_core::RngCore;
 
-use super::product::GENERATE_BUDGET;
+use super::product::{per_message, GENERATE_BUDGET};
 use super::share;
 use super::vole::{cross, Ots};
 use crate::error::{MpcError, Result};
@@ -58,8 +58,7 @@ impl<E: Copy> OwnedTriple<E> {
         // the party with the shorter vector chooses (ℓ OTs per element of it), the other sends
         // corrections as long as its own vector
         let chooser = usize::from(n < m);
-        let per_column = m.min(n).max(1) * ring.bits() as usize * ring.wire_len(m.max(n).max(1));
-        let chunk = (budget / per_column).clamp(1, k.max(1));
+        let chunk = per_message(budget, m.min(n).max(1) * ring.bits() as usize * ring.wire_len(m.max(n).max(1)), k);
         let (rows, mut mine) = if me0 { (m, vec![ring.zero(); m * k]) } else { (n, vec![ring.zero(); n * k]) };
         let mut w = vec![ring.zero(); m * n];
         for first in (0..k).step_by(chunk) {

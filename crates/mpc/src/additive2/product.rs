@@ -182,6 +182,12 @@ pub(super) fn transpose<E: Copy>(x: &[E], rows: usize, cols: usize) -> Vec<E> {
 /// About the most bytes one message of [`MatrixTriple::generate`] carries.
 pub const GENERATE_BUDGET: usize = 1 << 28;
 
+/// Columns of a `k`-column triple made per message when each costs `column_bytes`: as many as
+/// fit `budget`, at least one.
+pub(super) fn per_message(budget: usize, column_bytes: usize, k: usize) -> usize {
+    (budget / column_bytes.max(1)).clamp(1, k.max(1))
+}
+
 /// One party's share of a matrix triple: `U` (m × k), `V` (k × n, kept as `Vᵀ`), `W = U·V`
 /// (m × n), all row-major: k tensor triples side by side, made before the inputs are known.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -238,8 +244,7 @@ impl<E: Copy> MatrixTriple<E> {
         budget: usize,
     ) -> Result<Self> {
         // per tensor triple: n-element corrections for every bit of the peer's m-element u
-        let per_triple = m.max(1) * ring.bits() as usize * ring.wire_len(n.max(1));
-        let chunk = (budget / per_triple).clamp(1, k.max(1));
+        let chunk = per_message(budget, m.max(1) * ring.bits() as usize * ring.wire_len(n.max(1)), k);
         let mut triple = Self::empty(ring, (m, k, n));
         for first in (0..k).step_by(chunk) {
             for (l, t) in (first..).zip(generate(ring, p, ots, m, n, chunk.min(k - first))?) {
