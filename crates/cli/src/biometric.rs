@@ -115,6 +115,11 @@ fn execute(a: BiometricArgs) -> Result<(), Failure> {
         started.elapsed().as_secs_f64()
     );
     let source = a.dealer.map_or(Source::Ot, Source::Dealer);
+    if a.dealer.is_some() {
+        eprintln!(
+            "note: --dealer: the triples come from an in-process dealer both parties can read, for comparison only"
+        );
+    }
     let (got, measured) = match a.net.party {
         None => local(&a, &data, source)?,
         Some(id) => {
