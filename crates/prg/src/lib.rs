@@ -51,7 +51,10 @@ pub struct Prg {
 
 /// The keystream itself, block by block, on whichever path this CPU has.
 struct Keystream {
-    ctr: Aes128Ctr,
+    key: [u8; 16],
+    /// The `aes` crate's stream, made on first use only: where VAES serves the stream, its key
+    /// schedule would be wasted work on every (often short) stream, as Gilboa's per-OT ones.
+    ctr: Option<Box<Aes128Ctr>>,
     #[cfg(target_arch = "x86_64")]
     vaes: Option<vaes::Keys>,
     /// Index of the next keystream block.
@@ -75,9 +78,11 @@ impl Keystream {
         // Keystream = E(counter) ^ 0: read zeros from a small cache-resident block instead of
         // clearing the destination in a separate pass.
         static ZEROS: [u8; 4096] = [0; 4096];
-        self.ctr.seek(self.counter * 16);
+        let key = self.key;
+        let ctr = self.ctr.get_or_insert_with(|| Box::new(Aes128Ctr::new(&key.into(), &[0u8; 16].into())));
+        ctr.seek(self.counter * 16);
         for chunk in out.chunks_mut(ZEROS.len()) {
-            self.ctr.apply_keystream_b2b(&ZEROS[..chunk.len()], chunk).expect("equal lengths");
+            ctr.apply_keystream_b2b(&ZEROS[..chunk.len()], chunk).expect("equal lengths");
         }
         self.counter += blocks;
     }
@@ -145,7 +150,8 @@ impl Prg {
     /// The stream of `seed` (each seed is used for exactly one stream).
     pub fn new(seed: &Seed) -> Self {
         let stream = Keystream {
-            ctr: Aes128Ctr::new(&seed.0.into(), &[0u8; 16].into()),
+            key: seed.0,
+            ctr: None,
             #[cfg(target_arch = "x86_64")]
             vaes: vaes::Keys::new(&seed.0),
             counter: 0,
