@@ -26,7 +26,8 @@ pub enum AppArg {
     /// Faces of 92 × 112 8-bit pixels projected in MPC on 12 eigenfaces, 64-bit distances
     /// (paper: 80 queries, 1000 references).
     Eigenfaces,
-    /// 128-dimensional embeddings truncated to 8 bits, 64-bit distances (paper: 1024 × 1024).
+    /// 128-dimensional embeddings truncated to 8 bits, 32-bit distances (they stay below 2^23;
+    /// the paper takes 64 bits) (paper: 1024 queries, 1024 references).
     Facenet,
 }
 
