@@ -194,20 +194,21 @@ pub fn distances<R: Ring>(
             Some((y.iter().map(|&v| el(v)).collect::<Vec<_>>(), norms, basis, mean))
         }
     };
+    // the client's queries as ring elements
+    let x: Vec<R::El> = match input {
+        Input::Client { queries } => queries.iter().map(|&v| el(v as i64)).collect(),
+        Input::Server { .. } => Vec::new(),
+    };
     let (cross, norms) = match (&pre.projection, input, &server) {
         (None, Input::Client { queries }, _) => {
-            let x: Vec<R::El> = queries.iter().map(|&v| el(v as i64)).collect();
             let norms = queries.chunks_exact(d).map(|q| el(q.iter().map(|&v| (v as i64).pow(2)).sum())).collect();
             (owned_product(ring, p, &x, &pre.distances)?, norms)
         }
         (None, Input::Server { .. }, Some((y, ..))) => (owned_product(ring, p, y, &pre.distances)?, zeros(m)),
         (Some((proj, squares)), input, server) => {
             // X̄ = X·U − ū·U, the client's X by the server's basis (Uᵀ: one eigenface per row)
-            let mut xbar = match (input, server) {
-                (Input::Client { queries }, _) => {
-                    let x: Vec<R::El> = queries.iter().map(|&v| el(v as i64)).collect();
-                    owned_product(ring, p, &x, proj)?
-                }
+            let xbar = match (input, server) {
+                (Input::Client { .. }, _) => owned_product(ring, p, &x, proj)?,
                 (_, Some((_, _, basis, mean))) => {
                     let ut: Vec<R::El> =
                         (0..EIGENFACES).flat_map(|e| (0..dim).map(move |j| el(basis[j * EIGENFACES + e]))).collect();
@@ -236,7 +237,6 @@ pub fn distances<R: Ring>(
                     for (c, l) in c.iter_mut().zip(local) {
                         *c = ring.add(*c, l);
                     }
-                    xbar.clear();
                     c
                 }
             };
@@ -244,7 +244,14 @@ pub fn distances<R: Ring>(
         }
         _ => unreachable!("the server has its part"),
     };
-    let ref_norms = server.as_ref().map_or_else(|| zeros(n), |(_, norms, ..)| norms.clone());
+    let no_norms;
+    let ref_norms: &[R::El] = match &server {
+        Some((_, norms, ..)) => norms,
+        None => {
+            no_norms = zeros(n);
+            &no_norms
+        }
+    };
     let two = ring.from_u128(2);
     Ok(cross
         .iter()
