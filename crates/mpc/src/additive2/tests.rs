@@ -391,3 +391,23 @@ fn views_of_comparisons_and_owned_products_are_independent_of_the_inputs() {
         assert_views_uniform("owned_product", id, &hs);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(8))]
+    /// Owned products of random shapes (either party choosing) equal the twin.
+    #[test]
+    fn random_owned_products_agree_with_the_twin(m in 1usize..6, k in 0usize..6, n in 1usize..6, seed: u64) {
+        let ring = Z32::new();
+        let mut rng = StdRng::seed_from_u64(seed);
+        let (x, y) = (values(&ring, &mut rng, m * k), values(&ring, &mut rng, k * n));
+        let yt = product::transpose(&y, k, n);
+        let got = run(2, Backend::Memory, NetConfig::default(), |p| {
+            let mut ots = Ots::setup(p)?;
+            let t = OwnedTriple::generate(&ring, p, &mut ots, (m, k, n))?;
+            let c = owned_product(&ring, p, if p.id() == 0 { &x } else { &yt }, &t)?;
+            reveal(&ring, p, &c)
+        })
+        .unwrap();
+        prop_assert_eq!(&got[0], &twin(&ring, &x, &y, (m, k, n)));
+    }
+}
