@@ -13,6 +13,7 @@ pub mod derand;
 pub mod iknp;
 #[cfg(test)]
 mod testing;
+pub mod silent;
 pub mod vole;
 
 use argus_net::{NetError, PartyId};

@@ -8,7 +8,8 @@
 //!   directions), trimmed to serve smaller products.
 //! * [`owned`]: products of one party's matrix by the other's (a client's queries by a
 //!   server's references) with triples whose `U` and `V` each party owns: half the offline
-//!   cost and one local product each online.
+//!   cost and one local product each online; their cross terms from Gilboa's product or from
+//!   the silent VOLE ([`argus_ot::silent`], the paper's SOT), whichever sends less.
 //! * [`compare`]: `[x < t]` for shared `x` and a public threshold, as XOR-shared bits, with
 //!   boolean Beaver triples from random OT (the threshold step of identification).
 //! * [`product`]: element-wise products with Beaver triples (the baseline), dot, outer
@@ -22,7 +23,7 @@ pub mod triple;
 pub mod vole;
 
 pub use compare::{less_than, reveal_bits, BitTriples, SharedBits};
-pub use owned::{owned_product, OwnedTriple};
+pub use owned::{owned_product, OwnedTriple, Vole};
 pub use product::{dot, matmul, matmul_t, mul, outer, MatrixTriple};
 pub use triple::{generate, TensorTriple};
 pub use vole::Ots;

@@ -11,11 +11,60 @@
 use argus_math::Ring;
 use rand_core::RngCore;
 
-use super::product::{per_message, GENERATE_BUDGET};
+use argus_ot::silent;
+use argus_prg::Prg;
+
+use super::product::{per_message, transpose, GENERATE_BUDGET};
 use super::share;
 use super::vole::{cross, Ots};
 use crate::error::{MpcError, Result};
 use crate::party::Party;
+
+/// How the cross terms `u_l ⊗ v_l` of an owned triple are made from OT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vole {
+    /// Gilboa's product (paper 004's COT-based RsVOLE, Fig. 6): per term `min(m, n)·ℓ` random OTs
+    /// and as many corrections of `max(m, n)` elements.
+    Gilboa,
+    /// The silent VOLE ([`argus_ot::silent`], the paper's SOT): per term `t·ℓ` random OTs and
+    /// corrections of `min(m, n)` elements, `t` the noise weight for `max(m, n)` rows.
+    Silent,
+}
+
+impl Vole {
+    /// The one whose busier party sends fewer bytes for an (m, k, n) owned triple.
+    pub fn cheaper<R: Ring>(ring: &R, shape: (usize, usize, usize)) -> Self {
+        let busier = |v: Vole| v.bytes(ring, shape).into_iter().max().unwrap_or(0);
+        if busier(Vole::Silent) < busier(Vole::Gilboa) {
+            Vole::Silent
+        } else {
+            Vole::Gilboa
+        }
+    }
+
+    /// Bytes parties 0 and 1 send to make an (m, k, n) owned triple, IKNP's padding aside: 16
+    /// per random OT from the choosing party (the shorter vector's for Gilboa, the noise side —
+    /// the longer — for the silent VOLE), the corrections from the other; the silent VOLE adds
+    /// per noise block one random OT per tree level, and two 16-byte sums per level and one `d`
+    /// of `min(m, n)` elements from the Δ side.
+    pub fn bytes<R: Ring>(self, ring: &R, (m, k, n): (usize, usize, usize)) -> [u64; 2] {
+        let (long, short, ell) = (m.max(n), m.min(n), ring.bits() as usize);
+        let (chooser, choosing, other) = match self {
+            Vole::Gilboa => (usize::from(n < m), k * short * ell * 16, k * short * ell * ring.wire_len(long)),
+            Vole::Silent => {
+                let p = silent::Params::for_rows(long, ring.bits());
+                let (t, depth, d) = (p.noise, p.depth() as usize, ring.wire_len(short));
+                (usize::from(n > m), k * t * (ell + depth) * 16, k * t * (ell * d + depth * 32 + d))
+            }
+        };
+        let (choosing, other) = (choosing as u64, other as u64);
+        if chooser == 0 {
+            [choosing, other]
+        } else {
+            [other, choosing]
+        }
+    }
+}
 
 /// One party's part of a owned triple: party 0 holds `U` (m × k), party 1 `Vᵀ` (n × k), and
 /// each a share of `W = U·V` (m × n), all row-major.
@@ -32,20 +81,35 @@ impl<E: Copy> OwnedTriple<E> {
         self.shape
     }
 
-    /// A fresh (m, k, n) owned triple from OT: party 0 draws the k columns of `U`, party 1 the k
-    /// rows of `V`, and each `u_l ⊗ v_l` is shared by Gilboa's product (the party with the
-    /// shorter vector choosing by its bits: `min(m, n)·ℓ` OTs per column), a few per message so
-    /// that none exceeds about [`GENERATE_BUDGET`] bytes.
+    /// A fresh (m, k, n) owned triple from OT, its cross terms made by whichever [`Vole`] sends
+    /// fewer bytes for the shape ([`Vole::cheaper`]).
     pub fn generate<R: Ring<El = E>>(
         ring: &R,
         p: &mut Party,
         ots: &mut Ots,
         shape: (usize, usize, usize),
     ) -> Result<Self> {
-        Self::generate_within(ring, p, ots, shape, GENERATE_BUDGET)
+        Self::generate_with(ring, p, ots, shape, Vole::cheaper(ring, shape))
     }
 
-    /// [`generate`](Self::generate) with messages of about `budget` bytes at most.
+    /// A fresh (m, k, n) owned triple from OT: party 0 draws the k columns of `U`, party 1 the k
+    /// rows of `V`, and the `u_l ⊗ v_l` are shared by `vole`, a few per message so that none
+    /// exceeds about [`GENERATE_BUDGET`] bytes.
+    pub fn generate_with<R: Ring<El = E>>(
+        ring: &R,
+        p: &mut Party,
+        ots: &mut Ots,
+        shape: (usize, usize, usize),
+        vole: Vole,
+    ) -> Result<Self> {
+        match vole {
+            Vole::Gilboa => Self::generate_within(ring, p, ots, shape, GENERATE_BUDGET),
+            Vole::Silent => Self::generate_silent(ring, p, ots, shape, GENERATE_BUDGET),
+        }
+    }
+
+    /// Gilboa's product for each `u_l ⊗ v_l`, the party with the shorter vector choosing by its
+    /// bits (`min(m, n)·ℓ` OTs per column); messages of about `budget` bytes at most.
     pub(crate) fn generate_within<R: Ring<El = E>>(
         ring: &R,
         p: &mut Party,
@@ -88,6 +152,41 @@ impl<E: Copy> OwnedTriple<E> {
             }
         }
         Ok(OwnedTriple { mine, w, shape: (m, k, n) })
+    }
+
+    /// A silent VOLE ([`argus_ot::silent`]) for all k cross terms at once: the party with the
+    /// longer vector is the noise side (its `k` vectors pseudorandom, `M = max(m, n)`), the
+    /// other draws its `k` vectors of `L = min(m, n)` as the Δ side.
+    pub(crate) fn generate_silent<R: Ring<El = E>>(
+        ring: &R,
+        p: &mut Party,
+        ots: &mut Ots,
+        (m, k, n): (usize, usize, usize),
+        budget: usize,
+    ) -> Result<Self> {
+        p.require("two-party additive sharing", 2)?;
+        let me = p.id();
+        let noisy = usize::from(n > m);
+        let (long, short) = (m.max(n), m.min(n));
+        let params = silent::Params::for_rows(long, ring.bits());
+        let code = silent::Code::new(ring, long, params);
+        let peer = 1 - me;
+        let mut rng = Prg::new(&p.prg.own().fork());
+        let (mine_t, st) = if me == noisy {
+            let (at, st) =
+                silent::noise_side(ring, p.net(), peer, ots.pair(), &code, params, k, short, &mut rng, budget)?;
+            (at, st)
+        } else {
+            let drawn: Vec<Vec<E>> = (0..k).map(|_| ring.sample_vec(&mut rng, short)).collect();
+            let refs: Vec<&[E]> = drawn.iter().map(|b| &b[..]).collect();
+            let st = silent::delta_side(ring, p.net(), peer, ots.pair(), params, &refs, &mut rng, budget)?;
+            (drawn.concat(), st)
+        };
+        // the noise side holds H·S with H·e_l its party's vectors: party 0's W directly, party
+        // 1's transposed
+        let w = if noisy == 0 { code.product(ring, &st) } else { code.product_t(ring, &st) };
+        let rows = if me == 0 { m } else { n };
+        Ok(OwnedTriple { mine: transpose(&mine_t, k, rows), w, shape: (m, k, n) })
     }
 
     /// Both parties' parts of a fresh (m, k, n) owned triple made by a dealer who knows it

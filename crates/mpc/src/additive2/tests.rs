@@ -322,6 +322,8 @@ fn owned_products_agree_with_the_twin() {
             let me = p.id();
             let mut ots = Ots::setup(p)?;
             let made = OwnedTriple::generate_within(ring, p, &mut ots, (m, k, n), per_column * k.div_ceil(3))?;
+            // silent, one cross term per message
+            let quiet = OwnedTriple::generate_silent(ring, p, &mut ots, (m, k, n), 1)?;
             let mine = if me == 0 { &x } else { &yt };
             sync(p);
             let before = p.stats();
@@ -331,14 +333,14 @@ fn owned_products_agree_with_the_twin() {
             assert_eq!(used.bytes_sent as usize, ring.wire_len(if me == 0 { m * k } else { n * k }));
             let d = owned_product(ring, p, mine, &dealt[me])?;
             assert!(owned_product(ring, p, &mine[1..], &dealt[me]).is_err());
-            Ok((reveal(ring, p, &c)?, reveal(ring, p, &d)?))
+            let q = owned_product(ring, p, mine, &quiet)?;
+            Ok([reveal(ring, p, &c)?, reveal(ring, p, &d)?, reveal(ring, p, &q)?])
         })
         .unwrap();
         let want = twin(ring, &x, &y, (m, k, n));
-        assert_eq!(got[0].0, want);
-        assert_eq!(got[0].1, want);
+        assert_eq!(got[0], [want.clone(), want.clone(), want], "Gilboa, dealt, silent");
     }
-    // party 0 chooses (m ≤ n), party 1 chooses (n < m)
+    // party 0 chooses (m ≤ n), party 1 chooses (n < m); the other way round in the silent VOLE
     check(&Z32::new(), (4, 7, 5));
     check(&Z32::new(), (6, 5, 2));
     check(&Z64::new(), (1, 3, 9));
@@ -390,6 +392,44 @@ fn views_of_comparisons_and_owned_products_are_independent_of_the_inputs() {
         let hs: Vec<[f64; 256]> = views.iter().map(|v| byte_histogram(&v[id].1)).collect();
         assert_views_uniform("owned_product", id, &hs);
     }
+}
+
+/// An owned triple's bytes are [`Vole::bytes`] with IKNP's padding (128 OTs per call), and
+/// [`Vole::cheaper`] picks Gilboa for a short vector and the silent VOLE for FaceNet's shape.
+#[test]
+fn owned_triple_generation_costs_the_formula() {
+    let ring = Z32::new();
+    let pad = |ots: u64| 128 * ots.div_ceil(128) * 16;
+    for (shape, vole) in [((5, 3, 9), Vole::Gilboa), ((9, 3, 5), Vole::Gilboa), ((300, 2, 7), Vole::Silent), ((7, 2, 300), Vole::Silent)] {
+        let (m, k, n) = shape;
+        let got = run(2, Backend::Memory, NetConfig::default(), |p| {
+            let mut ots = Ots::setup(p)?;
+            sync(p);
+            let before = p.stats();
+            OwnedTriple::generate_with(&ring, p, &mut ots, shape, vole)?;
+            Ok(p.stats() - before)
+        })
+        .unwrap();
+        let want = vole.bytes(&ring, shape);
+        let ell = 32;
+        let chooser = match vole {
+            Vole::Gilboa => usize::from(n < m),
+            Vole::Silent => usize::from(n > m),
+        };
+        let padded = match vole {
+            Vole::Gilboa => pad((k * m.min(n)) as u64 * ell),
+            Vole::Silent => {
+                let params = argus_ot::silent::Params::for_rows(m.max(n), 32);
+                let (t, d) = (params.noise as u64, u64::from(params.depth()));
+                pad(k as u64 * t * ell) + pad(k as u64 * t * d)
+            }
+        };
+        assert_eq!(got[chooser].bytes_sent, padded, "{shape:?} {vole:?}: the chooser's OTs");
+        assert_eq!(got[1 - chooser].bytes_sent, want[1 - chooser], "{shape:?} {vole:?}: the corrections");
+        assert!(want[chooser] <= padded && padded < want[chooser] + 2 * 128 * 16);
+    }
+    assert_eq!(Vole::cheaper(&ring, (16, 128, 16)), Vole::Gilboa);
+    assert_eq!(Vole::cheaper(&ring, (1024, 128, 1024)), Vole::Silent);
 }
 
 proptest! {
