@@ -359,7 +359,10 @@ fn party<R: Ring>(ring: &R, p: &mut Party, data: &Dataset, source: Source) -> Re
     let bits = threshold(ring, p, &batch, &mut pre, &dist)?;
     let (online_seconds, online) = (start.elapsed().as_secs_f64(), p.stats() - before);
     let matches = additive2::reveal_bits(p, &bits)?;
-    Ok((matches, Measured { offline_distance_seconds, offline_seconds, distance_seconds, online_seconds, offline, online }))
+    Ok((
+        matches,
+        Measured { offline_distance_seconds, offline_seconds, distance_seconds, online_seconds, offline, online },
+    ))
 }
 
 #[cfg(test)]
@@ -390,9 +393,13 @@ mod tests {
     fn offline_bytes_are_the_papers() {
         // the last shape's distances come from the silent VOLE
         assert_eq!(Vole::cheaper(&Z32::new(), (2, 128, 1000)), Vole::Silent);
-        for (app, m, n) in
-            [(App::FingerCode, 4, 30), (App::FingerCode, 7, 3), (App::Eigenfaces, 2, 3), (App::FaceNet, 9, 64), (App::FaceNet, 2, 1000)]
-        {
+        for (app, m, n) in [
+            (App::FingerCode, 4, 30),
+            (App::FingerCode, 7, 3),
+            (App::Eigenfaces, 2, 3),
+            (App::FaceNet, 9, 64),
+            (App::FaceNet, 2, 1000),
+        ] {
             let data = Dataset::synthetic(app, m, n, 1);
             let got = run_local(&data, Backend::Memory, NetConfig::default(), Source::Ot).unwrap();
             let want = offline_bytes(&Batch { app, m, n, threshold: data.threshold });

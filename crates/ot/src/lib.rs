@@ -11,9 +11,9 @@
 pub mod base;
 pub mod derand;
 pub mod iknp;
+pub mod silent;
 #[cfg(test)]
 mod testing;
-pub mod silent;
 pub mod vole;
 
 use argus_net::{NetError, PartyId};

@@ -187,7 +187,7 @@ fn transpose<E: Copy>(s: &[E], rows: usize, cols: usize) -> Vec<E> {
 /// this side's share `Sᵀ` (cols × N): `code.product` of both sides' shares adds up to
 /// `Σ_l a_l ⊗ b_l`. Messages carry at most `budget` bytes of Gilboa's corrections; both sides
 /// call together with the same `params`, `count`, `cols` and `budget`.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn noise_side<R: Ring, G: RngCore + CryptoRng>(
     ring: &R,
     net: &Network,
@@ -219,7 +219,8 @@ pub fn noise_side<R: Ring, G: RngCore + CryptoRng>(
         let ys: Vec<(&[R::El], usize)> = betas.iter().map(|b| (&b[..], cols)).collect();
         let (base, _) = cross(ring, net, peer, (&mut *sender, &mut *receiver), &ys, &[])?;
         // 3. the punctured trees: at level i choose the side off α's path
-        let choices: Vec<bool> = alphas.iter().flat_map(|&a| (1..=depth).map(move |i| a >> (depth - i) & 1 == 0)).collect();
+        let choices: Vec<bool> =
+            alphas.iter().flat_map(|&a| (1..=depth).map(move |i| a >> (depth - i) & 1 == 0)).collect();
         let keys = receiver.random(net, peer, &choices)?;
         let msg = net.recv(peer)?;
         let (sums_len, d_len) = (c * t * depth * 32, ring.wire_len(cols));
@@ -248,7 +249,7 @@ pub fn noise_side<R: Ring, G: RngCore + CryptoRng>(
         }
         // every leaf but α's into its row; row α gets p + d − Σ known leaves
         for j in 0..t {
-            for l in 0..c {
+            for (l, base) in base.iter().enumerate() {
                 let tree = l * t + j;
                 let a = alphas[tree];
                 sum.fill(ring.zero());
@@ -269,7 +270,7 @@ pub fn noise_side<R: Ring, G: RngCore + CryptoRng>(
                     }
                 };
                 let row = &mut acc[(j * width + a) * cols..][..cols];
-                for (((x, &p), &d), &s) in row.iter_mut().zip(&base[l][j * cols..]).zip(d).zip(&sum) {
+                for (((x, &p), &d), &s) in row.iter_mut().zip(&base[j * cols..]).zip(d).zip(&sum) {
                     *x = ring.add(*x, ring.sub(ring.add(p, d), s));
                 }
             }
@@ -309,7 +310,8 @@ pub fn delta_side<R: Ring, G: RngCore + CryptoRng>(
         let (_, base) = cross(ring, net, peer, (&mut *sender, &mut *receiver), &[], &xs)?;
         // 3. full trees, and per level the XOR of each side masked by the random OTs
         let pads = sender.random(net, peer, c * t * depth)?;
-        let mut level: Vec<Block> = (0..c * t).map(|_| u128::from(rng.next_u64()) << 64 | u128::from(rng.next_u64())).collect();
+        let mut level: Vec<Block> =
+            (0..c * t).map(|_| u128::from(rng.next_u64()) << 64 | u128::from(rng.next_u64())).collect();
         let mut msg = Vec::with_capacity(c * t * (depth * 32 + ring.wire_len(cols)));
         let mut sums = vec![[0 as Block; 2]; c * t * depth];
         for i in 1..=depth {
@@ -329,10 +331,10 @@ pub fn delta_side<R: Ring, G: RngCore + CryptoRng>(
         // every leaf out of its row; d = q + Σ leaves
         let mut ds = vec![ring.zero(); c * t * cols];
         for j in 0..t {
-            for l in 0..c {
+            for (l, base) in base.iter().enumerate() {
                 let tree = l * t + j;
                 let d = &mut ds[tree * cols..][..cols];
-                d.copy_from_slice(&base[l][j * cols..][..cols]);
+                d.copy_from_slice(&base[j * cols..][..cols]);
                 for r in 0..width {
                     expand(ring, level[tree * width + r], &mut leaf);
                     let row = &mut acc[(j * width + r) * cols..][..cols];

@@ -1,5 +1,5 @@
-//! `argus bench tensor`: paper 004 — tensor-triple generation from OT (offline; Tables 1 and
-//! 3), the matrix product with triples (online; Tables 4 and 5) and batched FingerCode,
+//! `argus bench tensor`: paper 004 — tensor-triple generation from OT, Gilboa's (COT) and
+//! silent (SOT) (offline; Tables 1–3), the matrix product with triples (online; Tables 4 and 5) and batched FingerCode,
 //! Eigenfaces and FaceNet identification (Tables 6–8: online under a LAN and the paper's WAN,
 //! offline from OT), the paper's figures beside ours. Every product is checked against the
 //! plaintext twin on a sample of entries, every identification on all its decisions.
@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use argus_biometric::protocol::{self, Measured, Source};
 use argus_biometric::{App, Dataset};
-use argus_math::{Ring, Z128, Z32};
-use argus_mpc::additive2::{generate, matmul, reveal, share, MatrixTriple, Ots};
+use argus_math::{Ring, Z128, Z32, Z64};
+use argus_mpc::additive2::{generate, generate_silent, matmul, reveal, share, MatrixTriple, Ots, Vole};
 use argus_mpc::local::{run, Backend};
 use argus_mpc::{MpcError, Party};
 use argus_net::{NetConfig, Shaper, Stats};
@@ -70,6 +70,9 @@ pub struct TensorRecord {
     /// For identification: `distance` (the paper's measure) or `identify` (with the threshold);
     /// `-` otherwise.
     step: String,
+    /// Offline, how the triples' cross terms were made: `gilboa` (the paper's COT) or `silent`
+    /// (its SOT); `-` online.
+    vole: String,
     seconds: f64,
     bytes_per_party: u64,
     rounds: u64,
@@ -98,8 +101,10 @@ fn paper(op: &str, bits: u32, d: usize, network: &str) -> String {
         _ => return "-".into(),
     };
     match (op, bits, d) {
-        ("tensor_triple", 32, 256) => format!("{} ms, 16.26 MB", if lan { 29 } else { 654 }),
-        ("tensor_triple", 32, 1024) => format!("{} ms, 257.01 MB", if lan { 638 } else { 5530 }),
+        ("tensor_triple_gilboa", 32, 256) => format!("{} ms, 16.26 MB", if lan { 29 } else { 654 }),
+        ("tensor_triple_gilboa", 32, 1024) => format!("{} ms, 257.01 MB", if lan { 638 } else { 5530 }),
+        ("tensor_triple_silent", 32, 256) => format!("{} ms, 28.79 MB", if lan { 593 } else { 1603 }),
+        ("tensor_triple_silent", 32, 1024) => format!("{} ms, 114.76 MB", if lan { 2271 } else { 4850 }),
         ("matmul", 32, 256) => format!("{} ms, 1 MB", if lan { 22 } else { 62 }),
         ("matmul", 32, 1024) => format!("{} ms, 16 MB", if lan { 1062 } else { 1289 }),
         ("matmul", 128, d) if lan => {
@@ -152,30 +157,38 @@ pub fn run_suite(a: TensorArgs) -> Result<(), String> {
         shaper(n)?;
     }
     let mut records = Vec::new();
-    println!("Tensor triples from OT (paper 004, Fig. 5 on Gilboa's product), 32-bit, one (d, d) triple, offline");
-    println!("{:>6} {:<5} {:>10} {:>12} {:>7}  paper", "d", "net", "seconds", "MB/party", "rounds");
+    println!("Tensor triples from OT (paper 004, Fig. 5 on Gilboa's product or the silent VOLE), 32-bit, one (d, d) triple, offline");
+    println!("{:>6} {:<7} {:<5} {:>10} {:>12} {:>7}  paper", "d", "vole", "net", "seconds", "MB/party", "rounds");
     for net in &a.networks {
         let cfg = NetConfig { shaper: shaper(net)?, ..NetConfig::default() };
         for &d in &a.triples {
-            let ring = Z32::new();
-            let (s, bytes, rounds) = measure(&cfg, a.reps, |p| {
-                let mut ots = Ots::setup(p)?;
-                let (t, time) = timed(p, |p| generate(&ring, p, &mut ots, d, d, 1))?;
-                // W = u ⊗ v, checked on its first row
-                let u0 = reveal(&ring, p, &t[0].u[..1])?[0];
-                let v = reveal(&ring, p, &t[0].v)?;
-                let w = reveal(&ring, p, &t[0].w[..d])?;
-                if w.iter().zip(&v).any(|(&w, &v)| w != ring.mul(u0, v)) {
-                    return Err(MpcError::InvalidParameter("a triple's W is not u ⊗ v".into()));
-                }
-                Ok(time)
-            })?;
-            println!(
-                "{d:>6} {net:<5} {s:>10.3} {:>12.2} {rounds:>7}  {}",
-                bytes as f64 / 1e6,
-                paper("tensor_triple", 32, d, net)
-            );
-            records.push(record("tensor_triple", "offline", d, d, 32, net, s, bytes, rounds));
+            for vole in [Vole::Gilboa, Vole::Silent] {
+                let ring = Z32::new();
+                let (s, bytes, rounds) = measure(&cfg, a.reps, |p| {
+                    let mut ots = Ots::setup(p)?;
+                    let (t, time) = timed(p, |p| match vole {
+                        Vole::Gilboa => generate(&ring, p, &mut ots, d, d, 1),
+                        Vole::Silent => generate_silent(&ring, p, &mut ots, d, d, 1),
+                    })?;
+                    // W = u ⊗ v, checked on its first row
+                    let u0 = reveal(&ring, p, &t[0].u[..1])?[0];
+                    let v = reveal(&ring, p, &t[0].v)?;
+                    let w = reveal(&ring, p, &t[0].w[..d])?;
+                    if w.iter().zip(&v).any(|(&w, &v)| w != ring.mul(u0, v)) {
+                        return Err(MpcError::InvalidParameter("a triple's W is not u ⊗ v".into()));
+                    }
+                    Ok(time)
+                })?;
+                let name = vole_name(vole);
+                println!(
+                    "{d:>6} {name:<7} {net:<5} {s:>10.3} {:>12.2} {rounds:>7}  {}",
+                    bytes as f64 / 1e6,
+                    paper(&format!("tensor_triple_{name}"), 32, d, net)
+                );
+                let mut r = record("tensor_triple", "offline", d, d, 32, net, s, bytes, rounds);
+                r.vole = name.into();
+                records.push(r);
+            }
         }
     }
     println!("\nMatrix products d × d × d with a dealt matrix triple (Fig. 10), online");
@@ -269,6 +282,7 @@ fn record(
         modulus_bits: bits,
         network: net.into(),
         step: "-".into(),
+        vole: "-".into(),
         seconds: s,
         bytes_per_party: bytes,
         rounds,
@@ -388,12 +402,25 @@ fn identification(app: App, m: usize, n: usize, a: &TensorArgs) -> Result<Vec<Te
         bytes as f64 / 1e6,
         paper_identification(app, m, n, "offline")
     );
+    let vole = match bits {
+        32 => Vole::cheaper(&Z32::new(), (m, app.compared_dim(), n)),
+        _ => Vole::cheaper(&Z64::new(), (m, app.compared_dim(), n)),
+    };
     for (step, s) in [("distance", dist), ("identify", all)] {
         let mut r = record(app.name(), "offline", m, n, bits, "none", s, bytes, rounds);
         r.step = step.into();
+        r.vole = vole_name(vole).into();
         out.push(r);
     }
     Ok(out)
+}
+
+/// A record's name for `vole`.
+fn vole_name(vole: Vole) -> &'static str {
+    match vole {
+        Vole::Gilboa => "gilboa",
+        Vole::Silent => "silent",
+    }
 }
 
 /// The busier party's bytes sent and rounds.

@@ -25,7 +25,7 @@ pub mod vole;
 pub use compare::{less_than, reveal_bits, BitTriples, SharedBits};
 pub use owned::{owned_product, OwnedTriple, Vole};
 pub use product::{dot, matmul, matmul_t, mul, outer, MatrixTriple};
-pub use triple::{generate, TensorTriple};
+pub use triple::{generate, generate_silent, TensorTriple};
 pub use vole::Ots;
 
 use argus_math::Ring;

@@ -34,20 +34,30 @@ fn values<R: Ring>(ring: &R, rng: &mut StdRng, n: usize) -> Vec<R::El> {
     v
 }
 
-/// Triples made by two parties: each party's shares.
-fn triples<R: Ring>(ring: &R, m: usize, n: usize, count: usize) -> Vec<Vec<TensorTriple<R::El>>> {
+/// Triples made by two parties (Gilboa's or the silent VOLE): each party's shares.
+fn triples<R: Ring>(ring: &R, m: usize, n: usize, count: usize, quiet: bool) -> Vec<Vec<TensorTriple<R::El>>> {
     run(2, Backend::Memory, NetConfig::default(), |p| {
         let mut ots = Ots::setup(p)?;
-        generate(ring, p, &mut ots, m, n, count)
+        if quiet {
+            generate_silent(ring, p, &mut ots, m, n, count)
+        } else {
+            generate(ring, p, &mut ots, m, n, count)
+        }
     })
     .unwrap()
 }
 
 fn check_triples<R: Ring>(ring: &R, m: usize, n: usize) {
-    let got = triples(ring, m, n, 3);
+    for quiet in [false, true] {
+        check_triples_from(ring, m, n, quiet);
+    }
+}
+
+fn check_triples_from<R: Ring>(ring: &R, m: usize, n: usize, quiet: bool) {
+    let got = triples(ring, m, n, 3, quiet);
     for (t0, t1) in got[0].iter().zip(&got[1]) {
         let (u, v, w) = (add(ring, &t0.u, &t1.u), add(ring, &t0.v, &t1.v), add(ring, &t0.w, &t1.w));
-        assert_eq!(w, twin(ring, &u, &v, (m, 1, n)), "u ⊗ v = W");
+        assert_eq!(w, twin(ring, &u, &v, (m, 1, n)), "u ⊗ v = W (silent: {quiet})");
         // a trimmed triple keeps the relation
         let (s, t) = (m / 2, n.saturating_sub(1));
         let (a, b) = (t0.trim(s, t).unwrap(), t1.trim(s, t).unwrap());
@@ -70,7 +80,7 @@ fn check_matmul<R: Ring>(ring: &R, (m, k, n): (usize, usize, usize), seed: u64) 
     let (a, b) = (values(ring, &mut rng, m * k), values(ring, &mut rng, k * n));
     let (sa, sb) = (share(ring, &mut rng, &a), share(ring, &mut rng, &b));
     // triples larger than needed, trimmed inside
-    let tr = triples(ring, m + 1, n + 2, k);
+    let tr = triples(ring, m + 1, n + 2, k, false);
     let got = run(2, Backend::Memory, NetConfig::default(), |p| {
         let me = p.id();
         let triple = MatrixTriple::from_tensors(ring, &tr[me], m, n)?;
@@ -118,7 +128,7 @@ fn outer_and_dot_products_agree_with_the_twin() {
     let mut rng = StdRng::seed_from_u64(4);
     let (a, b) = (values(&ring, &mut rng, 6), values(&ring, &mut rng, 6));
     let (sa, sb) = (share(&ring, &mut rng, &a), share(&ring, &mut rng, &b));
-    let tr = triples(&ring, 6, 6, 2);
+    let tr = triples(&ring, 6, 6, 2, true);
     let got = run(2, Backend::Memory, NetConfig::default(), |p| {
         let me = p.id();
         let o = outer(&ring, p, &sa[me], &sb[me], &tr[me][0])?;
@@ -144,7 +154,7 @@ fn beaver_products_agree_with_the_twin() {
     let n = 9;
     let (a, b) = (values(&ring, &mut rng, n), values(&ring, &mut rng, n));
     let (sa, sb) = (share(&ring, &mut rng, &a), share(&ring, &mut rng, &b));
-    let tr = triples(&ring, 1, 1, n);
+    let tr = triples(&ring, 1, 1, n, false);
     let got = run(2, Backend::Memory, NetConfig::default(), |p| {
         let me = p.id();
         sync(p);
@@ -400,7 +410,9 @@ fn views_of_comparisons_and_owned_products_are_independent_of_the_inputs() {
 fn owned_triple_generation_costs_the_formula() {
     let ring = Z32::new();
     let pad = |ots: u64| 128 * ots.div_ceil(128) * 16;
-    for (shape, vole) in [((5, 3, 9), Vole::Gilboa), ((9, 3, 5), Vole::Gilboa), ((300, 2, 7), Vole::Silent), ((7, 2, 300), Vole::Silent)] {
+    for (shape, vole) in
+        [((5, 3, 9), Vole::Gilboa), ((9, 3, 5), Vole::Gilboa), ((300, 2, 7), Vole::Silent), ((7, 2, 300), Vole::Silent)]
+    {
         let (m, k, n) = shape;
         let got = run(2, Backend::Memory, NetConfig::default(), |p| {
             let mut ots = Ots::setup(p)?;

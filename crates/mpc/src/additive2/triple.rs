@@ -1,10 +1,14 @@
 //! Tensor triples (paper 004, Definition 3 and Fig. 5): shares of `u ∈ R^m`, `v ∈ R^n` and
 //! `W = u ⊗ v ∈ R^{m×n}`. Each party draws its own `u_i`, `v_i`; `W = u_0⊗v_0 + u_1⊗v_1 +
 //! u_0⊗v_1 + u_1⊗v_0`, the two cross terms by [`super::vole::cross`] in opposite directions
-//! (each party receives for its `u` and sends for its `v`).
+//! (each party receives for its `u` and sends for its `v`), or by the silent VOLE
+//! ([`generate_silent`], the paper's SOT).
 
 use argus_math::Ring;
+use argus_ot::silent;
+use argus_prg::Prg;
 
+use super::product::GENERATE_BUDGET;
 use super::vole::{cross, Ots};
 use crate::error::{MpcError, Result};
 use crate::party::Party;
@@ -70,4 +74,58 @@ pub fn generate<R: Ring>(
             TensorTriple { u, v, w }
         })
         .collect())
+}
+
+/// `count` (m, n) tensor triples with both cross terms from the silent VOLE
+/// ([`argus_ot::silent`], the paper's SOT-based RsVOLE in Fig. 5): each party is the noise side
+/// for its `u` (pseudorandom, `m` rows) in one direction and the Δ side for its `v` in the
+/// other, one triple at a time (each needs its own `W`). Cheaper than [`generate`] once `m`
+/// exceeds the noise weight ([`silent::Params::for_rows`]).
+pub fn generate_silent<R: Ring>(
+    ring: &R,
+    p: &mut Party,
+    ots: &mut Ots,
+    m: usize,
+    n: usize,
+    count: usize,
+) -> Result<Vec<TensorTriple<R::El>>> {
+    p.require("two-party additive sharing", 2)?;
+    let (me, params) = (p.id(), silent::Params::for_rows(m, ring.bits()));
+    let code = silent::Code::new(ring, m, params);
+    let mut rng = Prg::new(&p.prg.own().fork());
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count {
+        let v = ring.sample_vec(&mut rng, n);
+        let (mut u, mut w) = (Vec::new(), vec![ring.zero(); m * n]);
+        // u_0 ⊗ v_1 with party 0 the noise side, then u_1 ⊗ v_0
+        for noisy in 0..2 {
+            let st = if me == noisy {
+                let (at, st) = silent::noise_side(
+                    ring,
+                    p.net(),
+                    1 - me,
+                    ots.pair(),
+                    &code,
+                    params,
+                    1,
+                    n,
+                    &mut rng,
+                    GENERATE_BUDGET,
+                )?;
+                u = at;
+                st
+            } else {
+                silent::delta_side(ring, p.net(), 1 - me, ots.pair(), params, &[&v], &mut rng, GENERATE_BUDGET)?
+            };
+            for (w, x) in w.iter_mut().zip(code.product(ring, &st)) {
+                *w = ring.add(*w, x);
+            }
+        }
+        // and u_me ⊗ v_me locally
+        for (k, w) in w.iter_mut().enumerate() {
+            *w = ring.add(*w, ring.mul(u[k / n], v[k % n]));
+        }
+        out.push(TensorTriple { u, v, w });
+    }
+    Ok(out)
 }

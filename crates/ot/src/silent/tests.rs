@@ -27,15 +27,27 @@ fn silent<R: Ring>(
         |net: &Network| {
             let (mut s, mut r) = extensions(net, 1);
             net.record_view();
-            let (at, st) = noise_side(ring, net, 1, (&mut s, &mut r), &code, params, bs.len(), cols, &mut StdRng::seed_from_u64(3), budget)
-                .unwrap();
+            let (at, st) = noise_side(
+                ring,
+                net,
+                1,
+                (&mut s, &mut r),
+                &code,
+                params,
+                bs.len(),
+                cols,
+                &mut StdRng::seed_from_u64(3),
+                budget,
+            )
+            .unwrap();
             (at, code.product(ring, &st), view_bytes(&net.take_view()))
         },
         |net: &Network| {
             let (mut s, mut r) = extensions(net, 2);
             net.record_view();
             let refs: Vec<&[R::El]> = bs.iter().map(|b| &b[..]).collect();
-            let st = delta_side(ring, net, 0, (&mut s, &mut r), params, &refs, &mut StdRng::seed_from_u64(4), budget).unwrap();
+            let st = delta_side(ring, net, 0, (&mut s, &mut r), params, &refs, &mut StdRng::seed_from_u64(4), budget)
+                .unwrap();
             (code.product(ring, &st), view_bytes(&net.take_view()))
         },
     )
@@ -122,7 +134,10 @@ fn messages_are_the_formulas() {
     // what each side received is what the other sent: Gilboa's and the trees' IKNP messages
     // (plus the empty ones of the unused directions)
     assert_eq!(delta_view.len(), pad(count * t * ell) + pad(count * t * depth));
-    assert_eq!(noise_view.len(), count * t * ell * ring.wire_len(cols) + count * t * (depth * 32 + ring.wire_len(cols)));
+    assert_eq!(
+        noise_view.len(),
+        count * t * ell * ring.wire_len(cols) + count * t * (depth * 32 + ring.wire_len(cols))
+    );
 }
 
 /// The noise side's view (Gilboa's corrections, the trees' sums, the `d`s) and the Δ side's
@@ -132,11 +147,18 @@ fn views_are_independent_of_the_inputs() {
     let ring = Z32::new();
     let params = Params { noise: 16, block: 8 };
     let (rows, cols, count) = (16, 64, 4);
-    let inputs = [vec![vec![0u32; cols]; count], vec![vec![u32::MAX; cols]; count], vec![ring.sample_vec(&mut StdRng::seed_from_u64(5), cols); count]];
-    let views: Vec<(Vec<u8>, Vec<u8>)> = inputs.iter().map(|bs| {
-        let ((_, _, n), (_, d)) = silent(&ring, params, rows, bs, usize::MAX);
-        (n, d)
-    }).collect();
+    let inputs = [
+        vec![vec![0u32; cols]; count],
+        vec![vec![u32::MAX; cols]; count],
+        vec![ring.sample_vec(&mut StdRng::seed_from_u64(5), cols); count],
+    ];
+    let views: Vec<(Vec<u8>, Vec<u8>)> = inputs
+        .iter()
+        .map(|bs| {
+            let ((_, _, n), (_, d)) = silent(&ring, params, rows, bs, usize::MAX);
+            (n, d)
+        })
+        .collect();
     assert_views_uniform("silent VOLE, noise side", &views.iter().map(|v| v.0.clone()).collect::<Vec<_>>());
     assert_views_uniform("silent VOLE, Δ side", &views.iter().map(|v| v.1.clone()).collect::<Vec<_>>());
 }
@@ -159,7 +181,18 @@ fn a_bad_message_is_refused() {
             },
             |net: &Network| {
                 let (mut s, mut r) = extensions(net, 4);
-                noise_side(&ring, net, 0, (&mut s, &mut r), &code, params, 1, 1, &mut StdRng::seed_from_u64(1), usize::MAX)
+                noise_side(
+                    &ring,
+                    net,
+                    0,
+                    (&mut s, &mut r),
+                    &code,
+                    params,
+                    1,
+                    1,
+                    &mut StdRng::seed_from_u64(1),
+                    usize::MAX,
+                )
             },
         );
         match got {
