@@ -153,9 +153,19 @@ where
 
 /// Runs the suite.
 pub fn run_suite(a: TensorArgs) -> Result<(), String> {
+    // every argument checked before anything runs
     for n in &a.networks {
         shaper(n)?;
     }
+    let apps: Vec<App> = a
+        .apps
+        .iter()
+        .filter(|s| s.as_str() != "none")
+        .map(|s| {
+            App::from_name(s).ok_or_else(|| format!("unknown app {s:?} (use fingercode, eigenfaces, facenet or none)"))
+        })
+        .collect::<Result<_, _>>()?;
+    let chosen: Vec<(usize, usize)> = a.batches.iter().map(|b| parse_batch(b)).collect::<Result<_, _>>()?;
     let mut records = Vec::new();
     println!("Tensor triples from OT (paper 004, Fig. 5 on Gilboa's product or the silent VOLE), 32-bit, one (d, d) triple, offline");
     println!("{:>6} {:<7} {:<5} {:>10} {:>12} {:>7}  paper", "d", "vole", "net", "seconds", "MB/party", "rounds");
@@ -200,21 +210,12 @@ pub fn run_suite(a: TensorArgs) -> Result<(), String> {
             records.push(product(&Z128::new(), 128, d, net, &cfg, a.reps)?);
         }
     }
-    let apps: Vec<App> = a
-        .apps
-        .iter()
-        .filter(|s| s.as_str() != "none")
-        .map(|s| {
-            App::from_name(s).ok_or_else(|| format!("unknown app {s:?} (use fingercode, eigenfaces, facenet or none)"))
-        })
-        .collect::<Result<_, _>>()?;
     if !apps.is_empty() {
         println!("\nBatched identification (Tables 6-8): m queries × n references, distances then the threshold");
         println!(
             "{:<10} {:>5} {:>5} {:<7} {:<7} {:>9} {:>10} {:>12} {:>7}  paper",
             "app", "m", "n", "phase", "net", "distance", "identify", "MB/party", "rounds"
         );
-        let chosen: Vec<(usize, usize)> = a.batches.iter().map(|b| parse_batch(b)).collect::<Result<_, _>>()?;
         for app in apps {
             let batches = if chosen.is_empty() { paper_batches(app) } else { chosen.clone() };
             for (m, n) in batches {
