@@ -24,7 +24,7 @@ use argus_net::{Network, PartyId};
 use argus_prg::{Permutation, Prg, Seed};
 use rand_core::{CryptoRng, RngCore};
 
-use crate::vole::cross;
+use crate::vole::{cross, elements};
 use crate::{iknp, Block, OtError};
 
 /// The noise of a silent VOLE: `noise` blocks (`t`) of `block` positions each (a power of two,
@@ -206,6 +206,7 @@ pub fn noise_side<R: Ring, G: RngCore + CryptoRng>(
     let ggm = Ggm::new();
     let (mut acc, mut et) = (vec![ring.zero(); n * cols], vec![ring.zero(); count * n]);
     let (mut leaf, mut sum) = (vec![ring.zero(); cols], vec![ring.zero(); cols]);
+    let mut decoded = Vec::new();
     let chunk = per_message(ring, params, cols, count, budget);
     for first in (0..count).step_by(chunk) {
         let c = chunk.min(count - first);
@@ -259,16 +260,7 @@ pub fn noise_side<R: Ring, G: RngCore + CryptoRng>(
                     add_into(ring, &mut sum, &leaf);
                 }
                 let bytes = &msg[sums_len + tree * d_len..][..d_len];
-                let decoded;
-                let d = match ring.wire_view(bytes) {
-                    Some(d) if d.len() == cols => d,
-                    _ => {
-                        decoded = ring
-                            .wire_decode(bytes, cols)
-                            .map_err(|e| OtError::BadElement { peer, reason: e.to_string() })?;
-                        &decoded[..]
-                    }
-                };
+                let d = elements(ring, bytes, cols, peer, &mut decoded)?;
                 let row = &mut acc[(j * width + a) * cols..][..cols];
                 for (((x, &p), &d), &s) in row.iter_mut().zip(&base[j * cols..]).zip(d).zip(&sum) {
                     *x = ring.add(*x, ring.sub(ring.add(p, d), s));

@@ -20,6 +20,24 @@ fn expand<R: Ring>(ring: &R, key: Block, out: &mut [R::El]) {
     ring.sample_into(&mut Prg::new(&Seed(key.to_le_bytes())), out);
 }
 
+/// `n` elements from a peer's `bytes`: read in place where the ring's wire form is its memory
+/// form, else decoded into `scratch`; a non-canonical element is [`OtError::BadElement`].
+pub(crate) fn elements<'a, R: Ring>(
+    ring: &R,
+    bytes: &'a [u8],
+    n: usize,
+    peer: PartyId,
+    scratch: &'a mut Vec<R::El>,
+) -> Result<&'a [R::El], OtError> {
+    match ring.wire_view(bytes) {
+        Some(d) if d.len() == n => Ok(d),
+        _ => {
+            *scratch = ring.wire_decode(bytes, n).map_err(|e| OtError::BadElement { peer, reason: e.to_string() })?;
+            Ok(&scratch[..])
+        }
+    }
+}
+
 /// The bits `y_{i,t}` (t below the ring's width) of every element, element by element.
 fn bits_of<R: Ring>(ring: &R, y: &[R::El]) -> Vec<bool> {
     let w = ring.bits();
@@ -85,21 +103,12 @@ pub fn cross<R: Ring>(
     for &(y, m) in ys {
         let mut share = vec![ring.zero(); y.len() * m];
         let (len, mut g) = (ring.wire_len(m), vec![ring.zero(); m]);
-        let mut decoded: Vec<R::El>;
+        let mut decoded = Vec::new();
         for row in share.chunks_exact_mut(m.max(1)).take(y.len()) {
             for _ in 0..w {
                 let bytes = &got[at..at + len];
                 at += len;
-                // read in place where the ring's wire form is its memory form
-                let d = match ring.wire_view(bytes) {
-                    Some(d) if d.len() == m => d,
-                    _ => {
-                        decoded = ring
-                            .wire_decode(bytes, m)
-                            .map_err(|e| OtError::BadElement { peer, reason: e.to_string() })?;
-                        &decoded[..]
-                    }
-                };
+                let d = elements(ring, bytes, m, peer, &mut decoded)?;
                 expand(ring, *key.next().expect("one key per bit"), &mut g);
                 if *choice.next().expect("one choice per bit") {
                     for ((s, &g), &d) in row.iter_mut().zip(&g).zip(d) {
