@@ -8,6 +8,8 @@
 //! * [`additive3`]: Sharemind's 3-party additive sharing over Z_2^n (paper 001).
 //! * [`rep3`]: replicated 3-party sharing (ABY3, semi-honest) over Z_2^k, Z_t and GF(2).
 //! * [`shamir`]: Shamir sharing with 3 parties and threshold 1 over prime fields.
+//! * [`inq`]: inequality tests and ReLU over a prime field (paper 002), on an arithmetic black
+//!   box each setting implements.
 //! * [`galois`]: Shamir sharing over the Galois ring GR(2^16, 4), dot products at one 16-bit
 //!   multiply per value.
 //! * [`recovery`]: a party that lost its shares gets them back from the other two;
@@ -20,6 +22,7 @@ pub mod audit;
 mod error;
 pub mod galois;
 pub mod gmw;
+pub mod inq;
 pub mod local;
 mod party;
 pub mod recovery;

@@ -1,0 +1,205 @@
+//! Inequality tests and ReLU over a prime field F_q (paper 002): Catrina and de Hoogh's
+//! `mod2m` and constant-round LTZ with Rabbit's bitwise comparison (Protocols 4 and 5), and ReLU
+//! on them (Protocol 6), written once against the paper's arithmetic black box ([`Abb`]) so that
+//! each setting plugs in its own sharing: [`shamir::ShamirAbb`] (3 parties, honest majority).
+//!
+//! Values are signed integers in the centred interval, `−x` encoded as `q − x`; an input of `k`
+//! bits lies in `[−2^(k−1), 2^(k−1))`. Masks are statistical with `κ` bits of slack, so a field
+//! needs `q > 2^(k + κ + 3)` ([`check_width`]). Fixed-point numbers (Catrina–Saxena) are their
+//! mantissas `v = x·2^f` ([`fixed`]); ReLU acts on the mantissa.
+//!
+//! Each protocol splits into randomness made before the inputs are known ([`Mask`], from
+//! daBits — a random bit shared both in F_q and in F_2 — and a bounded random integer) and an
+//! online part whose rounds the tests assert: one opening, the bitwise comparison's AND layers
+//! ([`Circuit`]), one opening to convert its F_2 result to F_q.
+
+pub mod fixed;
+pub mod shamir;
+#[cfg(test)]
+mod tests;
+
+use argus_math::{BitVec, Field, Fp, Ring};
+
+use crate::error::{MpcError, Result};
+
+/// The bitwise comparison's circuit form (paper 002, section 5): the same comparison of a public
+/// number with shared bits, as synthesised (`AndXor`: one carry after the other, `k − 1` AND
+/// layers) or with the depth reduced (`AndNot`: a log-depth tree, `⌈log₂ k⌉` layers — the form
+/// the paper finds better for secret sharing, where every layer is a round).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Circuit {
+    /// The ripple form: `k − 1` layers of one AND each.
+    AndXor,
+    /// The log-depth tree: `⌈log₂ k⌉` layers.
+    AndNot,
+}
+
+impl Circuit {
+    /// AND layers (rounds, in a secret-shared boolean setting) of a `k`-bit comparison.
+    pub fn layers(self, k: u32) -> u32 {
+        match self {
+            Circuit::AndXor => k.saturating_sub(1),
+            Circuit::AndNot => k.max(1).next_power_of_two().trailing_zeros(),
+        }
+    }
+}
+
+/// The paper's arithmetic black box (its Table 1): a setting's sharings of F_q vectors
+/// (`Arith`) and of F_2 vectors (`Bits`), with what the comparisons need of them.
+pub trait Abb {
+    /// Shares of a vector of F_q elements.
+    type Arith: Clone;
+    /// Shares of a vector of bits.
+    type Bits: Clone;
+
+    /// F_q.
+    fn field(&self) -> &Fp;
+    /// The number of elements of `x`.
+    fn len(&self, x: &Self::Arith) -> usize;
+    /// The public vector `c` as a sharing (no communication).
+    fn constant(&self, c: &[u128]) -> Self::Arith;
+    /// `x + y` (local).
+    fn add(&self, x: &Self::Arith, y: &Self::Arith) -> Result<Self::Arith>;
+    /// `c ⊙ x` for a public vector (local).
+    fn mul_public(&self, x: &Self::Arith, c: &[u128]) -> Result<Self::Arith>;
+    /// `x[start..start + n]`.
+    fn slice(&self, x: &Self::Arith, start: usize, n: usize) -> Result<Self::Arith>;
+    /// `x ⊙ y` (one round).
+    fn mul(&mut self, x: &Self::Arith, y: &Self::Arith) -> Result<Self::Arith>;
+    /// Opens `x` to every party (one round).
+    fn open(&mut self, x: &Self::Arith) -> Result<Vec<u128>>;
+
+    /// `a ⊕ b` (local).
+    fn xor(&self, a: &Self::Bits, b: &Self::Bits) -> Result<Self::Bits>;
+    /// `¬a` (local).
+    fn not(&self, a: &Self::Bits) -> Self::Bits;
+    /// `b[start..start + n]`.
+    fn slice_bits(&self, b: &Self::Bits, start: usize, n: usize) -> Result<Self::Bits>;
+    /// Opens `b` to every party (one round).
+    fn open_bits(&mut self, b: &Self::Bits) -> Result<BitVec>;
+    /// `[a > r]` (or `[a ≥ r]` with `or_equal`) per element, for public `a` and `r` given by its
+    /// bit planes (least significant first, `r.len()` bits): paper 002's `bitwise_lteq` is its
+    /// negation. [`Circuit::layers`] rounds.
+    fn greater(&mut self, a: &[u128], r: &[Self::Bits], or_equal: bool, circuit: Circuit) -> Result<Self::Bits>;
+
+    /// `n` daBits: uniform bits shared in F_q and in F_2 alike.
+    fn dabits(&mut self, n: usize) -> Result<(Self::Arith, Self::Bits)>;
+    /// `n` random integers below `3·2^bits`, each hiding like a uniform one below `2^bits`
+    /// (PRandInt: a statistical mask, not a uniform value).
+    fn rand_int(&mut self, bits: u32, n: usize) -> Result<Self::Arith>;
+}
+
+/// Refuses a field too small for `k`-bit inputs with `κ` bits of slack: the masked value of
+/// [`mod2m`] is below `2^k + 3·2^(k + κ)` and must not wrap around q.
+pub fn check_width(field: &Fp, k: u32, kappa: u32) -> Result<()> {
+    if k < 2 || k + kappa + 3 > field.bits() - 1 {
+        return Err(MpcError::InvalidParameter(format!(
+            "{k}-bit inputs with {kappa} bits of slack need 2 ≤ k and k + κ + 3 < {} (the field's bits)",
+            field.bits()
+        )));
+    }
+    Ok(())
+}
+
+/// The randomness of one [`mod2m`] over `n` elements, made before the inputs are known: `m`
+/// daBits per element (`r'`, below 2^m, in F_q and as bit planes), the high mask `r''`
+/// (PRandInt of `k + κ − m` bits) and one daBit per element for the conversion.
+pub struct Mask<A: Abb> {
+    low: A::Arith,
+    planes: Vec<A::Bits>,
+    high: A::Arith,
+    conv: (A::Arith, A::Bits),
+    n: usize,
+    k: u32,
+    m: u32,
+}
+
+impl<A: Abb> Mask<A> {
+    /// For `n` elements of `k` bits, `m < k` low bits, `κ` bits of slack.
+    pub fn new(abb: &mut A, n: usize, k: u32, m: u32, kappa: u32) -> Result<Self> {
+        check_width(abb.field(), k, kappa)?;
+        if m == 0 || m >= k {
+            return Err(MpcError::InvalidParameter(format!("mod 2^{m} of {k}-bit inputs: need 0 < m < k")));
+        }
+        let (q_bits, bits) = abb.dabits(n * (m as usize + 1))?;
+        // plane i is daBits i·n .. (i+1)·n; the last plane converts
+        let f = abb.field().clone();
+        let mut low = abb.constant(&vec![0; n]);
+        let mut planes = Vec::with_capacity(m as usize);
+        for i in 0..m as usize {
+            let bit = abb.slice(&q_bits, i * n, n)?;
+            low = abb.add(&low, &abb.mul_public(&bit, &vec![f.from_u128(1 << i); n])?)?;
+            planes.push(abb.slice_bits(&bits, i * n, n)?);
+        }
+        let at = m as usize * n;
+        let conv = (abb.slice(&q_bits, at, n)?, abb.slice_bits(&bits, at, n)?);
+        let high = abb.rand_int(k + kappa - m, n)?;
+        Ok(Mask { low, planes, high, conv, n, k, m })
+    }
+}
+
+/// `[b]_q` from `[b]_2` with a daBit `(r_q, r_2)` (the paper's `conv_sint`): open `c = b ⊕ r`,
+/// then `b = c + r − 2·c·r` with `c` public. One round.
+pub fn convert<A: Abb>(abb: &mut A, b: &A::Bits, (r_q, r_2): &(A::Arith, A::Bits)) -> Result<A::Arith> {
+    let c = abb.open_bits(&abb.xor(b, r_2)?)?;
+    let f = abb.field().clone();
+    let n = c.len();
+    let scale: Vec<u128> = (0..n).map(|i| if c.get(i) { f.neg(f.one()) } else { f.one() }).collect();
+    let offset: Vec<u128> = (0..n).map(|i| u128::from(c.get(i))).collect();
+    abb.add(&abb.mul_public(r_q, &scale)?, &abb.constant(&offset))
+}
+
+/// `x mod 2^m` (in `[0, 2^m)`) of `k`-bit signed `x` (paper 002, Protocol 4; Catrina and de
+/// Hoogh's Mod2m with Rabbit's bitwise comparison): open `a = 2^(k−1) + x + r' + 2^m·r''`, then
+/// `x mod 2^m = a' − r' + 2^m·[a' < r']` for `a' = a mod 2^m`. `1 + layers(m) + 1` rounds.
+pub fn mod2m<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, circuit: Circuit) -> Result<A::Arith> {
+    let (n, k, m) = (mask.n, mask.k, mask.m);
+    check_len(n, x, abb)?;
+    let f = abb.field().clone();
+    let shift = f.from_u128(1 << m);
+    let masked = abb.add(&abb.add(x, &mask.low)?, &abb.mul_public(&mask.high, &vec![shift; n])?)?;
+    let a = abb.open(&abb.add(&masked, &abb.constant(&vec![1u128 << (k - 1); n]))?)?;
+    let low: Vec<u128> = a.iter().map(|&a| a & ((1 << m) - 1)).collect();
+    // [a' < r'] = ¬[a' ≥ r']
+    let ge = abb.greater(&low, &mask.planes, true, circuit)?;
+    let u = convert(abb, &abb.not(&ge), &mask.conv)?;
+    let minus_r = abb.mul_public(&mask.low, &vec![f.neg(f.one()); n])?;
+    let sum = abb.add(&abb.add(&abb.constant(&low), &minus_r)?, &abb.mul_public(&u, &vec![shift; n])?)?;
+    Ok(sum)
+}
+
+/// `[x < 0]` in F_q for `k`-bit signed `x` (paper 002, Protocol 5, `cons_ltz`): with
+/// `x' = x mod 2^(k−1)`, `(x − x')/2^(k−1)` is `−1` for negative `x` and 0 otherwise.
+/// `mask` is a [`Mask`] with `m = k − 1`. The rounds of [`mod2m`].
+pub fn ltz<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, circuit: Circuit) -> Result<A::Arith> {
+    if mask.m + 1 != mask.k {
+        return Err(MpcError::InvalidParameter(format!(
+            "LTZ needs a mask with m = k − 1, not {} of {}",
+            mask.m, mask.k
+        )));
+    }
+    let low = mod2m(abb, x, mask, circuit)?;
+    let f = abb.field().clone();
+    let n = mask.n;
+    let inv = f.inv(f.from_u128(1 << mask.m)).expect("2^m is invertible mod an odd prime");
+    let minus_low = abb.mul_public(&low, &vec![f.neg(f.one()); n])?;
+    // −(x − x')/2^m
+    abb.mul_public(&abb.add(x, &minus_low)?, &vec![f.neg(inv); n])
+}
+
+/// `max(x, 0)` for `k`-bit signed `x` (paper 002, Protocol 6 on `cons_ltz`): `(1 − [x < 0])·x`.
+/// The rounds of [`ltz`] and one product.
+pub fn relu<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, circuit: Circuit) -> Result<A::Arith> {
+    let negative = ltz(abb, x, mask, circuit)?;
+    let f = abb.field().clone();
+    let n = mask.n;
+    let positive = abb.add(&abb.mul_public(&negative, &vec![f.neg(f.one()); n])?, &abb.constant(&vec![1; n]))?;
+    abb.mul(&positive, x)
+}
+
+fn check_len<A: Abb>(n: usize, x: &A::Arith, abb: &A) -> Result<()> {
+    if abb.len(x) != n {
+        return Err(MpcError::InvalidParameter(format!("a mask for {n} elements used on {}", abb.len(x))));
+    }
+    Ok(())
+}

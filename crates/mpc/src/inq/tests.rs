@@ -1,0 +1,162 @@
+use argus_math::Fp;
+use argus_net::NetConfig;
+use proptest::prelude::*;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::shamir::ShamirAbb;
+use super::*;
+use crate::local::{run, Backend};
+use crate::shamir::{share_from_client, Shamir};
+
+const KAPPA: u32 = 40;
+
+/// What each protocol gives, per element, as signed integers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Op {
+    Mod2m(u32),
+    Ltz,
+    Relu,
+}
+
+/// The twin.
+fn plain(op: Op, x: i128) -> i128 {
+    match op {
+        Op::Mod2m(m) => x.rem_euclid(1 << m),
+        Op::Ltz => i128::from(x < 0),
+        Op::Relu => x.max(0),
+    }
+}
+
+/// Runs `op` on `xs` (`k`-bit signed) with three parties in the Shamir setting; returns the
+/// opened results (signed) and the online rounds and bytes of party 0.
+fn shamir_run(op: Op, xs: &[i128], k: u32, circuit: Circuit) -> (Vec<i128>, u64, u64) {
+    let field = Fp::p128();
+    let values: Vec<u128> = xs.iter().map(|&x| fixed::embed(&field, x)).collect();
+    let shares = share_from_client(&field, &values, &mut StdRng::seed_from_u64(1)).unwrap();
+    let got = run(3, Backend::Memory, NetConfig::default(), |p| {
+        let me = p.id();
+        let mut abb = ShamirAbb::new(p, field.clone())?;
+        let m = match op {
+            Op::Mod2m(m) => m,
+            _ => k - 1,
+        };
+        let mask = Mask::new(&mut abb, xs.len(), k, m, KAPPA)?;
+        let x: Shamir<Fp> = shares[me].clone();
+        let before = abb.party().stats();
+        let y = match op {
+            Op::Mod2m(_) => mod2m(&mut abb, &x, &mask, circuit)?,
+            Op::Ltz => ltz(&mut abb, &x, &mask, circuit)?,
+            Op::Relu => relu(&mut abb, &x, &mask, circuit)?,
+        };
+        let used = abb.party().stats() - before;
+        let out = abb.open(&y)?;
+        Ok((out, used.rounds, used.bytes_sent))
+    })
+    .unwrap();
+    let (out, rounds, bytes) = got[0].clone();
+    (out.into_iter().map(|v| fixed::signed(&field, v)).collect(), rounds, bytes)
+}
+
+fn check(op: Op, xs: &[i128], k: u32, circuit: Circuit) {
+    let (got, rounds, _) = shamir_run(op, xs, k, circuit);
+    let want: Vec<i128> = xs.iter().map(|&x| plain(op, x)).collect();
+    assert_eq!(got, want, "{op:?}, k = {k}, {circuit:?}");
+    let m = match op {
+        Op::Mod2m(m) => m,
+        _ => k - 1,
+    };
+    // one opening, the comparison's AND layers, the conversion's opening (and ReLU's product)
+    let extra = u64::from(op == Op::Relu);
+    assert_eq!(rounds, 2 + u64::from(circuit.layers(m)) + extra, "{op:?}, k = {k}, {circuit:?}: rounds");
+}
+
+/// The edges of a `k`-bit input: 0, ±1, the largest and smallest, around ±2^m.
+fn edges(k: u32, m: u32) -> Vec<i128> {
+    let (top, p) = (1i128 << (k - 1), 1i128 << m);
+    let mut v = vec![0, 1, -1, top - 1, -top, top - 2, -top + 1, p, p - 1, -p, -p + 1, 2, -2];
+    v.retain(|&x| -top <= x && x < top);
+    v
+}
+
+#[test]
+fn comparisons_and_relu_agree_with_the_twin_at_the_edges() {
+    for circuit in [Circuit::AndNot, Circuit::AndXor] {
+        for k in [2, 3, 8, 40, 64] {
+            check(Op::Ltz, &edges(k, k - 1), k, circuit);
+            check(Op::Relu, &edges(k, k - 1), k, circuit);
+        }
+        for (k, m) in [(8, 1), (8, 3), (40, 20), (64, 63), (80, 17)] {
+            check(Op::Mod2m(m), &edges(k, m), k, circuit);
+        }
+    }
+}
+
+/// The fixed-point ReLU of the paper: mantissas of 40 bits at precision 16.
+#[test]
+fn relu_on_fixed_point_numbers() {
+    let (f, l) = (16, fixed::MANTISSA_BITS);
+    let xs = [0.0, 1.5, -1.5, 2.0f64.powi(23) - 1.0, -(2.0f64.powi(23)), 1e-5, -1e-5, 3.25];
+    let vs: Vec<i128> = xs.iter().map(|&x| fixed::encode(x, f, l).unwrap()).collect();
+    let (got, _, _) = shamir_run(Op::Relu, &vs, l, Circuit::AndNot);
+    let decoded: Vec<f64> = got.iter().map(|&v| fixed::decode(v, f)).collect();
+    let want: Vec<f64> = vs.iter().map(|&v| fixed::decode(v.max(0), f)).collect();
+    assert_eq!(decoded, want);
+    let err = fixed::encode(2.0f64.powi(23), f, l).unwrap_err().to_string();
+    assert!(err.contains("outside"), "{err}");
+    assert!(fixed::encode(f64::NAN, f, l).is_err());
+}
+
+/// Widths the field cannot hold, and a mask used on another length, are refused.
+#[test]
+fn bad_parameters_are_refused() {
+    let field = Fp::p128();
+    assert!(check_width(&field, 40, KAPPA).is_ok());
+    assert!(check_width(&field, 85, KAPPA).is_err(), "85 + 40 + 3 bits do not fit");
+    assert!(check_width(&field, 1, KAPPA).is_err());
+    let got = run(3, Backend::Memory, NetConfig::default(), |p| {
+        let mut abb = ShamirAbb::new(p, field.clone())?;
+        assert!(Mask::new(&mut abb, 4, 8, 8, KAPPA).is_err(), "m = k");
+        assert!(Mask::new(&mut abb, 4, 8, 0, KAPPA).is_err(), "m = 0");
+        let mask = Mask::new(&mut abb, 4, 8, 3, KAPPA)?;
+        let (x, four) = (abb.constant(&[1, 2, 3]), abb.constant(&[1; 4]));
+        Ok((
+            mod2m(&mut abb, &x, &mask, Circuit::AndNot).is_err(),
+            ltz(&mut abb, &four, &mask, Circuit::AndNot).is_err(),
+        ))
+    })
+    .unwrap();
+    assert_eq!(got[0], (true, true));
+}
+
+/// daBits are bits, the same in F_q and F_2, and balanced.
+#[test]
+fn dabits_agree_in_both_fields() {
+    let got = run(3, Backend::Memory, NetConfig::default(), |p| {
+        let mut abb = ShamirAbb::new(p, Fp::p128())?;
+        let (q, b) = abb.dabits(2000)?;
+        Ok((abb.open(&q)?, abb.open_bits(&b)?))
+    })
+    .unwrap();
+    let (q, b) = &got[0];
+    assert!(q.iter().enumerate().all(|(i, &v)| v == u128::from(b.get(i))), "F_q and F_2 sides differ");
+    let ones = b.count_ones();
+    assert!((800..1200).contains(&ones), "{ones} ones in 2000");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    #[test]
+    fn random_inputs_agree_with_the_twin(k in 2u32..=80, seed: u64, and_not: bool) {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let top = 1i128 << (k - 1);
+        let xs: Vec<i128> = (0..20).map(|_| rng.gen_range(-top..top)).collect();
+        let circuit = if and_not { Circuit::AndNot } else { Circuit::AndXor };
+        let m = rng.gen_range(1..k);
+        for op in [Op::Ltz, Op::Relu, Op::Mod2m(m)] {
+            let (got, _, _) = shamir_run(op, &xs, k, circuit);
+            let want: Vec<i128> = xs.iter().map(|&x| plain(op, x)).collect();
+            prop_assert_eq!(got, want, "{:?}", op);
+        }
+    }
+}
