@@ -14,6 +14,7 @@
 //! ([`Circuit`]), one opening to convert its F_2 result to F_q.
 
 pub mod fixed;
+pub mod rabbit;
 pub mod shamir;
 #[cfg(test)]
 mod tests;
@@ -64,6 +65,8 @@ pub trait Abb {
     fn mul_public(&self, x: &Self::Arith, c: &[u128]) -> Result<Self::Arith>;
     /// `x[start..start + n]`.
     fn slice(&self, x: &Self::Arith, start: usize, n: usize) -> Result<Self::Arith>;
+    /// The parts one after the other.
+    fn concat(&self, parts: &[&Self::Arith]) -> Result<Self::Arith>;
     /// `x ⊙ y` (one round).
     fn mul(&mut self, x: &Self::Arith, y: &Self::Arith) -> Result<Self::Arith>;
     /// Opens `x` to every party (one round).
@@ -73,8 +76,12 @@ pub trait Abb {
     fn xor(&self, a: &Self::Bits, b: &Self::Bits) -> Result<Self::Bits>;
     /// `¬a` (local).
     fn not(&self, a: &Self::Bits) -> Self::Bits;
+    /// `a ⊕ c` for public bits (local).
+    fn xor_public(&self, a: &Self::Bits, c: &BitVec) -> Result<Self::Bits>;
     /// `b[start..start + n]`.
     fn slice_bits(&self, b: &Self::Bits, start: usize, n: usize) -> Result<Self::Bits>;
+    /// The parts one after the other.
+    fn concat_bits(&self, parts: &[&Self::Bits]) -> Self::Bits;
     /// Opens `b` to every party (one round).
     fn open_bits(&mut self, b: &Self::Bits) -> Result<BitVec>;
     /// `[a > r]` (or `[a ≥ r]` with `or_equal`) per element, for public `a` and `r` given by its
@@ -106,6 +113,7 @@ pub fn check_width(field: &Fp, k: u32, kappa: u32) -> Result<()> {
 /// (PRandInt of `k + κ − m` bits) and one daBit per element for the conversion.
 pub struct Mask<A: Abb> {
     low: A::Arith,
+    low_planes: Vec<A::Arith>,
     planes: Vec<A::Bits>,
     high: A::Arith,
     conv: (A::Arith, A::Bits),
@@ -123,18 +131,19 @@ impl<A: Abb> Mask<A> {
         }
         let (q_bits, bits) = abb.dabits(n * (m as usize + 1))?;
         // plane i is daBits i·n .. (i+1)·n; the last plane converts
-        let f = abb.field().clone();
+        let f = *abb.field();
         let mut low = abb.constant(&vec![0; n]);
-        let mut planes = Vec::with_capacity(m as usize);
+        let (mut planes, mut low_planes) = (Vec::with_capacity(m as usize), Vec::with_capacity(m as usize));
         for i in 0..m as usize {
             let bit = abb.slice(&q_bits, i * n, n)?;
             low = abb.add(&low, &abb.mul_public(&bit, &vec![f.from_u128(1 << i); n])?)?;
+            low_planes.push(bit);
             planes.push(abb.slice_bits(&bits, i * n, n)?);
         }
         let at = m as usize * n;
         let conv = (abb.slice(&q_bits, at, n)?, abb.slice_bits(&bits, at, n)?);
         let high = abb.rand_int(k + kappa - m, n)?;
-        Ok(Mask { low, planes, high, conv, n, k, m })
+        Ok(Mask { low, low_planes, planes, high, conv, n, k, m })
     }
 }
 
@@ -142,44 +151,167 @@ impl<A: Abb> Mask<A> {
 /// then `b = c + r − 2·c·r` with `c` public. One round.
 pub fn convert<A: Abb>(abb: &mut A, b: &A::Bits, (r_q, r_2): &(A::Arith, A::Bits)) -> Result<A::Arith> {
     let c = abb.open_bits(&abb.xor(b, r_2)?)?;
-    let f = abb.field().clone();
+    let f = *abb.field();
     let n = c.len();
     let scale: Vec<u128> = (0..n).map(|i| if c.get(i) { f.neg(f.one()) } else { f.one() }).collect();
     let offset: Vec<u128> = (0..n).map(|i| u128::from(c.get(i))).collect();
     abb.add(&abb.mul_public(r_q, &scale)?, &abb.constant(&offset))
 }
 
+/// Where a protocol's bitwise comparison runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bitwise {
+    /// On the F_2 sharing, converted to F_q by a daBit after (paper 002's protocols).
+    Binary(Circuit),
+    /// On the daBits' F_q side, one product per AND, no conversion (Catrina and de Hoogh's
+    /// original LSSS form: `lsss_ltz`).
+    Arithmetic(Circuit),
+}
+
+impl Bitwise {
+    /// Online rounds of a `k`-bit comparison with its result in F_q.
+    pub fn rounds(self, k: u32) -> u32 {
+        match self {
+            Bitwise::Binary(c) => c.layers(k) + 1,
+            Bitwise::Arithmetic(c) => c.layers(k),
+        }
+    }
+}
+
 /// `x mod 2^m` (in `[0, 2^m)`) of `k`-bit signed `x` (paper 002, Protocol 4; Catrina and de
 /// Hoogh's Mod2m with Rabbit's bitwise comparison): open `a = 2^(k−1) + x + r' + 2^m·r''`, then
-/// `x mod 2^m = a' − r' + 2^m·[a' < r']` for `a' = a mod 2^m`. `1 + layers(m) + 1` rounds.
-pub fn mod2m<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, circuit: Circuit) -> Result<A::Arith> {
+/// `x mod 2^m = a' − r' + 2^m·[a' < r']` for `a' = a mod 2^m`. `1 + bitwise.rounds(m)` rounds.
+pub fn mod2m<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, bitwise: Bitwise) -> Result<A::Arith> {
     let (n, k, m) = (mask.n, mask.k, mask.m);
     check_len(n, x, abb)?;
-    let f = abb.field().clone();
+    let f = *abb.field();
     let shift = f.from_u128(1 << m);
     let masked = abb.add(&abb.add(x, &mask.low)?, &abb.mul_public(&mask.high, &vec![shift; n])?)?;
     let a = abb.open(&abb.add(&masked, &abb.constant(&vec![1u128 << (k - 1); n]))?)?;
     let low: Vec<u128> = a.iter().map(|&a| a & ((1 << m) - 1)).collect();
     // [a' < r'] = ¬[a' ≥ r']
-    let ge = abb.greater(&low, &mask.planes, true, circuit)?;
-    let u = convert(abb, &abb.not(&ge), &mask.conv)?;
+    let u = match bitwise {
+        Bitwise::Binary(circuit) => {
+            let ge = abb.greater(&low, &mask.planes, true, circuit)?;
+            convert(abb, &abb.not(&ge), &mask.conv)?
+        }
+        Bitwise::Arithmetic(circuit) => {
+            let ge = greater_arith(abb, &low, &mask.low_planes, true, circuit)?;
+            one_minus(abb, &ge)?
+        }
+    };
     let minus_r = abb.mul_public(&mask.low, &vec![f.neg(f.one()); n])?;
     let sum = abb.add(&abb.add(&abb.constant(&low), &minus_r)?, &abb.mul_public(&u, &vec![shift; n])?)?;
     Ok(sum)
 }
 
+/// `1 − b`.
+fn one_minus<A: Abb>(abb: &A, b: &A::Arith) -> Result<A::Arith> {
+    let f = abb.field();
+    let n = abb.len(b);
+    abb.add(&abb.mul_public(b, &vec![f.neg(f.one()); n])?, &abb.constant(&vec![1; n]))
+}
+
+/// [`Abb::greater`] on bits shared in F_q (each plane's elements 0 or 1): `a_j ∧ r` is a public
+/// multiple, `a_j ⊕ r = a_j + r − 2·a_j·r`, and a layer's ANDs are one batched product. The
+/// merge `c_hi ⊕ eq_hi·c_lo` is a sum, its two terms never both 1.
+pub fn greater_arith<A: Abb>(
+    abb: &mut A,
+    a: &[u128],
+    r: &[A::Arith],
+    or_equal: bool,
+    circuit: Circuit,
+) -> Result<A::Arith> {
+    let f = *abb.field();
+    let n = a.len();
+    let (one, minus_one) = (f.one(), f.neg(f.one()));
+    let mut groups: Vec<(A::Arith, A::Arith)> = Vec::with_capacity(r.len());
+    for (j, rj) in r.iter().enumerate() {
+        let aj: Vec<u128> = a.iter().map(|&a| a >> j & 1).collect();
+        let c = if j == 0 && or_equal {
+            // a ∨ ¬r = 1 − (1 − a)·r
+            let not_a: Vec<u128> = aj.iter().map(|&b| 1 - b).collect();
+            one_minus(abb, &abb.mul_public(rj, &not_a)?)?
+        } else {
+            // a·(1 − r) = a − a·r
+            let minus_a: Vec<u128> = aj.iter().map(|&b| if b == 1 { minus_one } else { 0 }).collect();
+            abb.add(&abb.mul_public(rj, &minus_a)?, &abb.constant(&aj))?
+        };
+        // 1 − (a + r − 2ar) = (1 − a) + r·(2a − 1)
+        let scale: Vec<u128> = aj.iter().map(|&b| if b == 1 { one } else { minus_one }).collect();
+        let base: Vec<u128> = aj.iter().map(|&b| 1 - b).collect();
+        let eq = abb.add(&abb.mul_public(rj, &scale)?, &abb.constant(&base))?;
+        groups.push((c, eq));
+    }
+    let mut c = match circuit {
+        Circuit::AndNot => {
+            while groups.len() > 1 {
+                let pairs = groups.len() / 2;
+                let (mut left, mut right) = (Vec::new(), Vec::new());
+                for g in 0..pairs {
+                    left.push(&groups[2 * g + 1].1);
+                    right.push(&groups[2 * g].0);
+                    if g > 0 {
+                        left.push(&groups[2 * g + 1].1);
+                        right.push(&groups[2 * g].1);
+                    }
+                }
+                let prod = abb.mul(&abb.concat(&left)?, &abb.concat(&right)?)?;
+                let mut next = Vec::with_capacity(groups.len().div_ceil(2));
+                let mut at = 0;
+                for g in 0..pairs {
+                    let c = abb.add(&groups[2 * g + 1].0, &abb.slice(&prod, at, n)?)?;
+                    at += n;
+                    let eq = if g > 0 {
+                        at += n;
+                        abb.slice(&prod, at - n, n)?
+                    } else {
+                        abb.constant(&vec![0; n])
+                    };
+                    next.push((c, eq));
+                }
+                if groups.len() % 2 == 1 {
+                    next.push(groups.pop().expect("the odd group"));
+                }
+                groups = next;
+            }
+            groups.pop().map(|g| g.0)
+        }
+        Circuit::AndXor => {
+            let mut it = groups.into_iter();
+            let mut c = it.next().map(|g| g.0);
+            for (cj, eqj) in it {
+                let prev = c.expect("a group");
+                let carry = abb.mul(&eqj, &prev)?;
+                c = Some(abb.add(&cj, &carry)?);
+            }
+            c
+        }
+    }
+    .unwrap_or_else(|| abb.constant(&vec![0; n]));
+    // a ≥ 2^bits: greater than any r of these bits
+    let top: Vec<u128> = a.iter().map(|&a| u128::from(r.len() < 128 && a >> r.len() != 0)).collect();
+    if top.contains(&1) {
+        // c ∨ top = c + top − c·top with top public
+        let keep: Vec<u128> = top.iter().map(|&t| 1 - t).collect();
+        c = abb.add(&abb.mul_public(&c, &keep)?, &abb.constant(&top))?;
+    }
+    Ok(c)
+}
+
 /// `[x < 0]` in F_q for `k`-bit signed `x` (paper 002, Protocol 5, `cons_ltz`): with
 /// `x' = x mod 2^(k−1)`, `(x − x')/2^(k−1)` is `−1` for negative `x` and 0 otherwise.
-/// `mask` is a [`Mask`] with `m = k − 1`. The rounds of [`mod2m`].
-pub fn ltz<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, circuit: Circuit) -> Result<A::Arith> {
+/// `mask` is a [`Mask`] with `m = k − 1`. The rounds of [`mod2m`]; with
+/// [`Bitwise::Arithmetic`] this is Catrina and de Hoogh's own LTZ (`lsss_ltz`).
+pub fn ltz<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, bitwise: Bitwise) -> Result<A::Arith> {
     if mask.m + 1 != mask.k {
         return Err(MpcError::InvalidParameter(format!(
             "LTZ needs a mask with m = k − 1, not {} of {}",
             mask.m, mask.k
         )));
     }
-    let low = mod2m(abb, x, mask, circuit)?;
-    let f = abb.field().clone();
+    let low = mod2m(abb, x, mask, bitwise)?;
+    let f = *abb.field();
     let n = mask.n;
     let inv = f.inv(f.from_u128(1 << mask.m)).expect("2^m is invertible mod an odd prime");
     let minus_low = abb.mul_public(&low, &vec![f.neg(f.one()); n])?;
@@ -189,9 +321,9 @@ pub fn ltz<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, circuit: Circuit) 
 
 /// `max(x, 0)` for `k`-bit signed `x` (paper 002, Protocol 6 on `cons_ltz`): `(1 − [x < 0])·x`.
 /// The rounds of [`ltz`] and one product.
-pub fn relu<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, circuit: Circuit) -> Result<A::Arith> {
-    let negative = ltz(abb, x, mask, circuit)?;
-    let f = abb.field().clone();
+pub fn relu<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, bitwise: Bitwise) -> Result<A::Arith> {
+    let negative = ltz(abb, x, mask, bitwise)?;
+    let f = *abb.field();
     let n = mask.n;
     let positive = abb.add(&abb.mul_public(&negative, &vec![f.neg(f.one()); n])?, &abb.constant(&vec![1; n]))?;
     abb.mul(&positive, x)

@@ -44,12 +44,12 @@ impl<'p> ShamirAbb<'p> {
             (0..n).map(|e| if mine { u128::from(v.get(e)) } else { 0 }).collect()
         };
         let (a, b) = (take(&bits.a, j == me), take(&bits.b, j == (me + 2) % 3));
-        Rep3::from_parts(self.field.clone(), a, b).expect("canonical bits")
+        Rep3::from_parts(self.field, a, b).expect("canonical bits")
     }
 
     /// `x ⊕ y` for replicated F_q sharings of bits: `x + y − 2xy` (one round).
     fn xor_q(&mut self, x: &Rep3<Fp>, y: &Rep3<Fp>) -> Result<Rep3<Fp>> {
-        let f = self.field.clone();
+        let f = self.field;
         let xy = rep3::mul(self.p, x, y)?;
         x.add(y)?.sub(&xy.mul_scalar(f.from_u128(2)))
     }
@@ -67,7 +67,7 @@ impl Abb for ShamirAbb<'_> {
     }
     fn constant(&self, c: &[u128]) -> Shamir<Fp> {
         // the constant polynomial: every party's point is c
-        Shamir::zeros(self.field.clone(), Degree::One, c.len()).add_public(c).expect("one length")
+        Shamir::zeros(self.field, Degree::One, c.len()).add_public(c).expect("one length")
     }
     fn add(&self, x: &Shamir<Fp>, y: &Shamir<Fp>) -> Result<Shamir<Fp>> {
         x.add(y)
@@ -77,6 +77,9 @@ impl Abb for ShamirAbb<'_> {
     }
     fn slice(&self, x: &Shamir<Fp>, start: usize, n: usize) -> Result<Shamir<Fp>> {
         x.slice(start, n)
+    }
+    fn concat(&self, parts: &[&Shamir<Fp>]) -> Result<Shamir<Fp>> {
+        Shamir::concat(parts)
     }
     fn mul(&mut self, x: &Shamir<Fp>, y: &Shamir<Fp>) -> Result<Shamir<Fp>> {
         shamir::mul(self.p, x, y)
@@ -91,8 +94,14 @@ impl Abb for ShamirAbb<'_> {
     fn not(&self, a: &Rep3Bits) -> Rep3Bits {
         a.not(self.p.id())
     }
+    fn xor_public(&self, a: &Rep3Bits, c: &BitVec) -> Result<Rep3Bits> {
+        a.xor_public(self.p.id(), c)
+    }
     fn slice_bits(&self, b: &Rep3Bits, start: usize, n: usize) -> Result<Rep3Bits> {
         b.slice(start, n)
+    }
+    fn concat_bits(&self, parts: &[&Rep3Bits]) -> Rep3Bits {
+        Rep3Bits::concat(parts)
     }
     fn open_bits(&mut self, b: &Rep3Bits) -> Result<BitVec> {
         rep3::reveal_bits(self.p, b)
@@ -145,7 +154,7 @@ impl Abb for ShamirAbb<'_> {
         };
         let a = below(self.p.prg.next());
         let b = below(self.p.prg.prev());
-        from_rep3(self.p.id(), &Rep3::from_parts(self.field.clone(), a, b)?)
+        from_rep3(self.p.id(), &Rep3::from_parts(self.field, a, b)?)
     }
 }
 

@@ -6,6 +6,7 @@ use rand::{Rng, SeedableRng};
 
 use super::shamir::ShamirAbb;
 use super::*;
+use crate::error::Result;
 use crate::local::{run, Backend};
 use crate::shamir::{share_from_client, Shamir};
 
@@ -30,13 +31,13 @@ fn plain(op: Op, x: i128) -> i128 {
 
 /// Runs `op` on `xs` (`k`-bit signed) with three parties in the Shamir setting; returns the
 /// opened results (signed) and the online rounds and bytes of party 0.
-fn shamir_run(op: Op, xs: &[i128], k: u32, circuit: Circuit) -> (Vec<i128>, u64, u64) {
+fn shamir_run(op: Op, xs: &[i128], k: u32, bitwise: Bitwise) -> (Vec<i128>, u64, u64) {
     let field = Fp::p128();
     let values: Vec<u128> = xs.iter().map(|&x| fixed::embed(&field, x)).collect();
     let shares = share_from_client(&field, &values, &mut StdRng::seed_from_u64(1)).unwrap();
     let got = run(3, Backend::Memory, NetConfig::default(), |p| {
         let me = p.id();
-        let mut abb = ShamirAbb::new(p, field.clone())?;
+        let mut abb = ShamirAbb::new(p, field)?;
         let m = match op {
             Op::Mod2m(m) => m,
             _ => k - 1,
@@ -45,9 +46,9 @@ fn shamir_run(op: Op, xs: &[i128], k: u32, circuit: Circuit) -> (Vec<i128>, u64,
         let x: Shamir<Fp> = shares[me].clone();
         let before = abb.party().stats();
         let y = match op {
-            Op::Mod2m(_) => mod2m(&mut abb, &x, &mask, circuit)?,
-            Op::Ltz => ltz(&mut abb, &x, &mask, circuit)?,
-            Op::Relu => relu(&mut abb, &x, &mask, circuit)?,
+            Op::Mod2m(_) => mod2m(&mut abb, &x, &mask, bitwise)?,
+            Op::Ltz => ltz(&mut abb, &x, &mask, bitwise)?,
+            Op::Relu => relu(&mut abb, &x, &mask, bitwise)?,
         };
         let used = abb.party().stats() - before;
         let out = abb.open(&y)?;
@@ -58,17 +59,18 @@ fn shamir_run(op: Op, xs: &[i128], k: u32, circuit: Circuit) -> (Vec<i128>, u64,
     (out.into_iter().map(|v| fixed::signed(&field, v)).collect(), rounds, bytes)
 }
 
-fn check(op: Op, xs: &[i128], k: u32, circuit: Circuit) {
-    let (got, rounds, _) = shamir_run(op, xs, k, circuit);
+fn check(op: Op, xs: &[i128], k: u32, bitwise: Bitwise) {
+    let (got, rounds, _) = shamir_run(op, xs, k, bitwise);
     let want: Vec<i128> = xs.iter().map(|&x| plain(op, x)).collect();
-    assert_eq!(got, want, "{op:?}, k = {k}, {circuit:?}");
+    assert_eq!(got, want, "{op:?}, k = {k}, {bitwise:?}");
     let m = match op {
         Op::Mod2m(m) => m,
         _ => k - 1,
     };
-    // one opening, the comparison's AND layers, the conversion's opening (and ReLU's product)
+    // one opening, the comparison's AND layers, the conversion's opening if binary (and ReLU's
+    // product)
     let extra = u64::from(op == Op::Relu);
-    assert_eq!(rounds, 2 + u64::from(circuit.layers(m)) + extra, "{op:?}, k = {k}, {circuit:?}: rounds");
+    assert_eq!(rounds, 1 + u64::from(bitwise.rounds(m)) + extra, "{op:?}, k = {k}, {bitwise:?}: rounds");
 }
 
 /// The edges of a `k`-bit input: 0, ±1, the largest and smallest, around ±2^m.
@@ -82,12 +84,14 @@ fn edges(k: u32, m: u32) -> Vec<i128> {
 #[test]
 fn comparisons_and_relu_agree_with_the_twin_at_the_edges() {
     for circuit in [Circuit::AndNot, Circuit::AndXor] {
-        for k in [2, 3, 8, 40, 64] {
-            check(Op::Ltz, &edges(k, k - 1), k, circuit);
-            check(Op::Relu, &edges(k, k - 1), k, circuit);
-        }
-        for (k, m) in [(8, 1), (8, 3), (40, 20), (64, 63), (80, 17)] {
-            check(Op::Mod2m(m), &edges(k, m), k, circuit);
+        for bitwise in [Bitwise::Binary(circuit), Bitwise::Arithmetic(circuit)] {
+            for k in [2, 3, 8, 40, 64] {
+                check(Op::Ltz, &edges(k, k - 1), k, bitwise);
+                check(Op::Relu, &edges(k, k - 1), k, bitwise);
+            }
+            for (k, m) in [(8, 1), (8, 3), (40, 20), (64, 63), (80, 17)] {
+                check(Op::Mod2m(m), &edges(k, m), k, bitwise);
+            }
         }
     }
 }
@@ -98,7 +102,7 @@ fn relu_on_fixed_point_numbers() {
     let (f, l) = (16, fixed::MANTISSA_BITS);
     let xs = [0.0, 1.5, -1.5, 2.0f64.powi(23) - 1.0, -(2.0f64.powi(23)), 1e-5, -1e-5, 3.25];
     let vs: Vec<i128> = xs.iter().map(|&x| fixed::encode(x, f, l).unwrap()).collect();
-    let (got, _, _) = shamir_run(Op::Relu, &vs, l, Circuit::AndNot);
+    let (got, _, _) = shamir_run(Op::Relu, &vs, l, Bitwise::Binary(Circuit::AndNot));
     let decoded: Vec<f64> = got.iter().map(|&v| fixed::decode(v, f)).collect();
     let want: Vec<f64> = vs.iter().map(|&v| fixed::decode(v.max(0), f)).collect();
     assert_eq!(decoded, want);
@@ -115,14 +119,14 @@ fn bad_parameters_are_refused() {
     assert!(check_width(&field, 85, KAPPA).is_err(), "85 + 40 + 3 bits do not fit");
     assert!(check_width(&field, 1, KAPPA).is_err());
     let got = run(3, Backend::Memory, NetConfig::default(), |p| {
-        let mut abb = ShamirAbb::new(p, field.clone())?;
+        let mut abb = ShamirAbb::new(p, field)?;
         assert!(Mask::new(&mut abb, 4, 8, 8, KAPPA).is_err(), "m = k");
         assert!(Mask::new(&mut abb, 4, 8, 0, KAPPA).is_err(), "m = 0");
         let mask = Mask::new(&mut abb, 4, 8, 3, KAPPA)?;
         let (x, four) = (abb.constant(&[1, 2, 3]), abb.constant(&[1; 4]));
         Ok((
-            mod2m(&mut abb, &x, &mask, Circuit::AndNot).is_err(),
-            ltz(&mut abb, &four, &mask, Circuit::AndNot).is_err(),
+            mod2m(&mut abb, &x, &mask, Bitwise::Binary(Circuit::AndNot)).is_err(),
+            ltz(&mut abb, &four, &mask, Bitwise::Binary(Circuit::AndNot)).is_err(),
         ))
     })
     .unwrap();
@@ -147,11 +151,12 @@ fn dabits_agree_in_both_fields() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]
     #[test]
-    fn random_inputs_agree_with_the_twin(k in 2u32..=80, seed: u64, and_not: bool) {
+    fn random_inputs_agree_with_the_twin(k in 2u32..=80, seed: u64, and_not: bool, binary: bool) {
         let mut rng = StdRng::seed_from_u64(seed);
         let top = 1i128 << (k - 1);
         let xs: Vec<i128> = (0..20).map(|_| rng.gen_range(-top..top)).collect();
         let circuit = if and_not { Circuit::AndNot } else { Circuit::AndXor };
+        let circuit = if binary { Bitwise::Binary(circuit) } else { Bitwise::Arithmetic(circuit) };
         let m = rng.gen_range(1..k);
         for op in [Op::Ltz, Op::Relu, Op::Mod2m(m)] {
             let (got, _, _) = shamir_run(op, &xs, k, circuit);
@@ -159,4 +164,77 @@ proptest! {
             prop_assert_eq!(got, want, "{:?}", op);
         }
     }
+
+    #[test]
+    fn random_rabbit_inputs_agree_with_the_twin(k in 2u32..=80, seed: u64, and_not: bool) {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let top = 1i128 << (k - 1);
+        let xs: Vec<i128> = (0..20).map(|_| rng.gen_range(-top..top)).collect();
+        let circuit = if and_not { Circuit::AndNot } else { Circuit::AndXor };
+        let (got, _, _) = rabbit_run(&Fp::p128(), rabbit::Variant::Slack, &xs, k, circuit).unwrap();
+        prop_assert_eq!(got, xs.iter().map(|&x| u128::from(x <= 0)).collect::<Vec<_>>());
+    }
+}
+
+/// Rabbit's `[x ≤ 0]` on `xs` (field elements: signed values embedded) in the Shamir setting
+/// over `field`; returns the opened bits, party 0's online rounds and the rejected draws.
+fn rabbit_run(
+    field: &Fp,
+    variant: rabbit::Variant,
+    xs: &[i128],
+    k: u32,
+    circuit: Circuit,
+) -> Result<(Vec<u128>, u64, usize)> {
+    let values: Vec<u128> = xs.iter().map(|&x| fixed::embed(field, x)).collect();
+    let shares = share_from_client(field, &values, &mut StdRng::seed_from_u64(2)).unwrap();
+    let got = run(3, Backend::Memory, NetConfig::default(), |p| {
+        let me = p.id();
+        let mut abb = ShamirAbb::new(p, *field)?;
+        let mask = rabbit::RabbitMask::new(&mut abb, variant, xs.len(), k, KAPPA, circuit)?;
+        let before = abb.party().stats();
+        let y = rabbit::lteqz(&mut abb, &shares[me], &mask, circuit)?;
+        let rounds = (abb.party().stats() - before).rounds;
+        Ok((abb.open(&y)?, rounds, mask.rejected))
+    })?;
+    Ok(got[0].clone())
+}
+
+#[test]
+fn rabbit_agrees_with_the_twin_at_the_edges() {
+    let field = Fp::p128();
+    let half = (field.p() / 2) as i128;
+    for circuit in [Circuit::AndNot, Circuit::AndXor] {
+        for k in [2, 8, 40, 64] {
+            let xs = edges(k, k - 1);
+            let (got, rounds, _) = rabbit_run(&field, rabbit::Variant::Slack, &xs, k, circuit).unwrap();
+            let want: Vec<u128> = xs.iter().map(|&x| u128::from(x <= 0)).collect();
+            assert_eq!(got, want, "rabbit_slack k = {k} {circuit:?}");
+            assert_eq!(rounds, 2 + u64::from(circuit.layers(k)), "rabbit_slack rounds");
+        }
+        // the whole field, read centred: ±(q−1)/2 are its ends
+        let xs = [0, 1, -1, half, -half, half - 1, -half + 1, 1 << 100, -(1 << 100)];
+        for variant in [rabbit::Variant::Fp, rabbit::Variant::RejectionList] {
+            let (got, rounds, _) = rabbit_run(&field, variant, &xs, 0, circuit).unwrap();
+            let want: Vec<u128> = xs.iter().map(|&x| u128::from(x <= 0)).collect();
+            assert_eq!(got, want, "{variant:?} {circuit:?}");
+            assert_eq!(rounds, 2 + u64::from(circuit.layers(128)), "{variant:?} rounds");
+        }
+    }
+}
+
+/// Over a prime far below a power of two the rejection list redraws about half the masks and
+/// stays exact, and `rabbit_fp` is refused.
+#[test]
+fn the_rejection_list_redraws_and_rabbit_fp_refuses_a_far_prime() {
+    let p = (1u128 << 31..).step_by(1).find(|&p| p % 2 == 1 && Fp::new(p).is_ok()).unwrap();
+    let field = Fp::new(p).unwrap();
+    let half = (p / 2) as i128;
+    let mut rng = StdRng::seed_from_u64(4);
+    let mut xs: Vec<i128> = (0..200).map(|_| rng.gen_range(-half..=half)).collect();
+    xs.extend([0, 1, -1, half, -half]);
+    let (got, _, rejected) = rabbit_run(&field, rabbit::Variant::RejectionList, &xs, 0, Circuit::AndNot).unwrap();
+    assert_eq!(got, xs.iter().map(|&x| u128::from(x <= 0)).collect::<Vec<_>>());
+    assert!(rejected > 50, "about half of 205 draws of 32 bits exceed q ≈ 2^31: {rejected}");
+    let err = rabbit_run(&field, rabbit::Variant::Fp, &xs, 0, Circuit::AndNot).unwrap_err().to_string();
+    assert!(err.contains("rejection list"), "{err}");
 }
