@@ -429,6 +429,9 @@ compile_error!("argus-math encodes Z_2^k elements by their in-memory bytes: litt
 pub struct Zt {
     t: u128,
     bits: u32,
+    /// `c = 2^128 − t` where that is below 2^32 (a 128-bit pseudo-Mersenne modulus such as
+    /// paper 002's 2^128 − 159: products reduce by folding, `2^128 ≡ c`), else 0.
+    fold: u128,
 }
 
 impl Debug for Zt {
@@ -444,7 +447,9 @@ impl Zt {
             return Err(MathError::InvalidModulus { reason: format!("Z_t needs t >= 2, got {t}") });
         }
         let bits = 128 - (t - 1).leading_zeros();
-        Ok(Zt { t, bits })
+        let c = t.wrapping_neg();
+        let fold = if bits == 128 && c < 1 << 32 { c } else { 0 };
+        Ok(Zt { t, bits, fold })
     }
     /// Z_{2^k} for 1 <= k <= 127.
     pub fn pow2(k: u32) -> Result<Self, MathError> {
@@ -507,6 +512,9 @@ impl Ring for Zt {
             a.wrapping_mul(b) & (self.t - 1)
         } else if self.bits <= 64 {
             (a * b) % self.t
+        } else if self.fold != 0 {
+            let (hi, lo) = crate::wide::mul_wide(a, b);
+            crate::wide::reduce_folding(hi, lo, self.fold, self.t)
         } else {
             mul_mod_u128(a, b, self.t)
         }

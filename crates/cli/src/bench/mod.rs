@@ -4,6 +4,7 @@ mod compare;
 mod core;
 mod gmw;
 mod iris;
+mod relu;
 mod sharemind;
 mod tensor;
 
@@ -27,6 +28,10 @@ pub enum Suite {
     /// for 2..5 parties under LAN, shared-LAN and WAN shaping; random OTs per second; AES-128
     /// and SHA-256 from Bristol files.
     Gmw(gmw::GmwArgs),
+    /// Paper 002 (comparisons and ReLU over a 128-bit prime field), as far as built: every
+    /// protocol and circuit form in the Shamir setting at 0, 10 and 20 ms one-way latency, one
+    /// comparison and a batch, the paper's figures beside.
+    Relu(relu::ReluArgs),
     /// Paper 004 (tensor triples), as far as built: triple generation from OT (offline) and
     /// matrix products with triples (online), 32- and 128-bit, under LAN and WAN shaping.
     Tensor(tensor::TensorArgs),
@@ -39,6 +44,7 @@ pub fn run(suite: Suite) -> Result<(), String> {
         Suite::Iris(a) => iris::run(a),
         Suite::Sharemind(a) => sharemind::run(a),
         Suite::Gmw(a) => gmw::run_suite(a),
+        Suite::Relu(a) => relu::run_suite(a),
         Suite::Tensor(a) => tensor::run_suite(a),
     }
 }

@@ -61,6 +61,10 @@ pub trait Abb {
     fn constant(&self, c: &[u128]) -> Self::Arith;
     /// `x + y` (local).
     fn add(&self, x: &Self::Arith, y: &Self::Arith) -> Result<Self::Arith>;
+    /// `x − y` (local).
+    fn sub(&self, x: &Self::Arith, y: &Self::Arith) -> Result<Self::Arith>;
+    /// `c·x` for one public scalar (local).
+    fn scale(&self, x: &Self::Arith, c: u128) -> Self::Arith;
     /// `c ⊙ x` for a public vector (local).
     fn mul_public(&self, x: &Self::Arith, c: &[u128]) -> Result<Self::Arith>;
     /// `x[start..start + n]`.
@@ -113,9 +117,10 @@ pub fn check_width(field: &Fp, k: u32, kappa: u32) -> Result<()> {
 /// (PRandInt of `k + κ − m` bits) and one daBit per element for the conversion.
 pub struct Mask<A: Abb> {
     low: A::Arith,
+    /// `r' + 2^m·r'' + 2^(k−1)`: what the input is masked with before the opening.
+    pad: A::Arith,
     low_planes: Vec<A::Arith>,
     planes: Vec<A::Bits>,
-    high: A::Arith,
     conv: (A::Arith, A::Bits),
     n: usize,
     k: u32,
@@ -131,19 +136,21 @@ impl<A: Abb> Mask<A> {
         }
         let (q_bits, bits) = abb.dabits(n * (m as usize + 1))?;
         // plane i is daBits i·n .. (i+1)·n; the last plane converts
-        let f = *abb.field();
         let mut low = abb.constant(&vec![0; n]);
         let (mut planes, mut low_planes) = (Vec::with_capacity(m as usize), Vec::with_capacity(m as usize));
         for i in 0..m as usize {
-            let bit = abb.slice(&q_bits, i * n, n)?;
-            low = abb.add(&low, &abb.mul_public(&bit, &vec![f.from_u128(1 << i); n])?)?;
-            low_planes.push(bit);
+            low_planes.push(abb.slice(&q_bits, i * n, n)?);
             planes.push(abb.slice_bits(&bits, i * n, n)?);
+        }
+        // r' = Σ 2^i·r_i by Horner's rule: additions only
+        for bit in low_planes.iter().rev() {
+            low = abb.add(&abb.add(&low, &low)?, bit)?;
         }
         let at = m as usize * n;
         let conv = (abb.slice(&q_bits, at, n)?, abb.slice_bits(&bits, at, n)?);
         let high = abb.rand_int(k + kappa - m, n)?;
-        Ok(Mask { low, low_planes, planes, high, conv, n, k, m })
+        let pad = abb.add(&abb.add(&low, &abb.scale(&high, 1 << m))?, &abb.constant(&vec![1 << (k - 1); n]))?;
+        Ok(Mask { low, pad, low_planes, planes, conv, n, k, m })
     }
 }
 
@@ -182,12 +189,9 @@ impl Bitwise {
 /// Hoogh's Mod2m with Rabbit's bitwise comparison): open `a = 2^(k−1) + x + r' + 2^m·r''`, then
 /// `x mod 2^m = a' − r' + 2^m·[a' < r']` for `a' = a mod 2^m`. `1 + bitwise.rounds(m)` rounds.
 pub fn mod2m<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, bitwise: Bitwise) -> Result<A::Arith> {
-    let (n, k, m) = (mask.n, mask.k, mask.m);
+    let (n, m) = (mask.n, mask.m);
     check_len(n, x, abb)?;
-    let f = *abb.field();
-    let shift = f.from_u128(1 << m);
-    let masked = abb.add(&abb.add(x, &mask.low)?, &abb.mul_public(&mask.high, &vec![shift; n])?)?;
-    let a = abb.open(&abb.add(&masked, &abb.constant(&vec![1u128 << (k - 1); n]))?)?;
+    let a = abb.open(&abb.add(x, &mask.pad)?)?;
     let low: Vec<u128> = a.iter().map(|&a| a & ((1 << m) - 1)).collect();
     // [a' < r'] = ¬[a' ≥ r']
     let u = match bitwise {
@@ -200,16 +204,12 @@ pub fn mod2m<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, bitwise: Bitwise
             one_minus(abb, &ge)?
         }
     };
-    let minus_r = abb.mul_public(&mask.low, &vec![f.neg(f.one()); n])?;
-    let sum = abb.add(&abb.add(&abb.constant(&low), &minus_r)?, &abb.mul_public(&u, &vec![shift; n])?)?;
-    Ok(sum)
+    abb.add(&abb.sub(&abb.constant(&low), &mask.low)?, &abb.scale(&u, 1 << m))
 }
 
 /// `1 − b`.
 fn one_minus<A: Abb>(abb: &A, b: &A::Arith) -> Result<A::Arith> {
-    let f = abb.field();
-    let n = abb.len(b);
-    abb.add(&abb.mul_public(b, &vec![f.neg(f.one()); n])?, &abb.constant(&vec![1; n]))
+    abb.sub(&abb.constant(&vec![1; abb.len(b)]), b)
 }
 
 /// [`Abb::greater`] on bits shared in F_q (each plane's elements 0 or 1): `a_j ∧ r` is a public
@@ -312,20 +312,16 @@ pub fn ltz<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, bitwise: Bitwise) 
     }
     let low = mod2m(abb, x, mask, bitwise)?;
     let f = *abb.field();
-    let n = mask.n;
     let inv = f.inv(f.from_u128(1 << mask.m)).expect("2^m is invertible mod an odd prime");
-    let minus_low = abb.mul_public(&low, &vec![f.neg(f.one()); n])?;
-    // −(x − x')/2^m
-    abb.mul_public(&abb.add(x, &minus_low)?, &vec![f.neg(inv); n])
+    // −(x − x')/2^m = (x' − x)/2^m
+    Ok(abb.scale(&abb.sub(&low, x)?, inv))
 }
 
 /// `max(x, 0)` for `k`-bit signed `x` (paper 002, Protocol 6 on `cons_ltz`): `(1 − [x < 0])·x`.
 /// The rounds of [`ltz`] and one product.
 pub fn relu<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, bitwise: Bitwise) -> Result<A::Arith> {
     let negative = ltz(abb, x, mask, bitwise)?;
-    let f = *abb.field();
-    let n = mask.n;
-    let positive = abb.add(&abb.mul_public(&negative, &vec![f.neg(f.one()); n])?, &abb.constant(&vec![1; n]))?;
+    let positive = one_minus(abb, &negative)?;
     abb.mul(&positive, x)
 }
 

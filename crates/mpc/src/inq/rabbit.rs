@@ -111,9 +111,10 @@ impl<A: Abb> RabbitMask<A> {
                 pending = refused;
             }
         }
+        // r = Σ 2^j·r_j by Horner's rule: additions only
         let mut r = abb.constant(&vec![0; n]);
-        for (j, bit) in q_planes.iter().enumerate() {
-            r = abb.add(&r, &abb.mul_public(bit, &vec![f.pow(2, j as u128); n])?)?;
+        for bit in q_planes.iter().rev() {
+            r = abb.add(&abb.add(&r, &r)?, bit)?;
         }
         let high = match variant {
             Variant::Slack => Some(abb.rand_int(kappa, n)?),
@@ -143,7 +144,7 @@ pub fn lteqz<A: Abb>(abb: &mut A, x: &A::Arith, mask: &RabbitMask<A>, circuit: C
     let big_b = modulus - t;
     let mut masked = abb.add(x, &mask.r)?;
     if let Some(high) = &mask.high {
-        masked = abb.add(&masked, &abb.mul_public(high, &vec![f.from_u128(modulus); n])?)?;
+        masked = abb.add(&masked, &abb.scale(high, f.from_u128(modulus)))?;
     }
     let opened = abb.open(&abb.add(&masked, &abb.constant(&vec![f.from_u128(offset); n]))?)?;
     let a: Vec<u128> =

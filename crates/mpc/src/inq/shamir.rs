@@ -72,6 +72,12 @@ impl Abb for ShamirAbb<'_> {
     fn add(&self, x: &Shamir<Fp>, y: &Shamir<Fp>) -> Result<Shamir<Fp>> {
         x.add(y)
     }
+    fn sub(&self, x: &Shamir<Fp>, y: &Shamir<Fp>) -> Result<Shamir<Fp>> {
+        x.sub(y)
+    }
+    fn scale(&self, x: &Shamir<Fp>, c: u128) -> Shamir<Fp> {
+        x.mul_scalar(c)
+    }
     fn mul_public(&self, x: &Shamir<Fp>, c: &[u128]) -> Result<Shamir<Fp>> {
         x.mul_public(c)
     }
