@@ -24,6 +24,7 @@ mod kmeans;
 mod load;
 mod one_party;
 mod party;
+mod relu;
 mod service;
 
 use std::path::PathBuf;
@@ -111,6 +112,13 @@ enum Cmd {
     /// disagreement. The parties are threads of this process (--backend), or with --party I
     /// --addrs A,B,… --pki DIR this process is party I alone over TCP with mutual TLS.
     Gmw(gmw::GmwArgs),
+    /// ReLU or a comparison with zero (paper 002) on a file of fixed-point numbers, one per line,
+    /// by three parties in the Shamir setting over F_q (q = 2^128 − 159); the results are written
+    /// out and checked against the plaintext twin (exit status 2 on bad input — a value out of
+    /// range is named by its line — 1 on a failure or any disagreement). The parties are threads
+    /// of this process (--backend), or with --party I --addrs A,B,C --pki DIR this process is party
+    /// I alone over TCP with mutual TLS (party 0 holds the file and learns the results).
+    Relu(relu::ReluArgs),
     /// Batched biometric identification (paper 004) on two parties: a client's queries against
     /// a server's references by squared distance on tensor triples, then the secure threshold,
     /// on a synthetic population; the match decisions are printed beside the plaintext twin's
@@ -264,6 +272,7 @@ fn main() -> ExitCode {
         Cmd::Kmeans(a) => return kmeans::run(a),
         Cmd::Gmw(a) => return gmw::run_cmd(a),
         Cmd::Biometric(a) => return biometric::run_cmd(a),
+        Cmd::Relu(a) => return relu::run_cmd(a),
         Cmd::Bench { suite } => bench::run(suite),
         Cmd::Pki(a) => pki_cmd(a),
         Cmd::Party(a) => party::run(a),

@@ -1,0 +1,283 @@
+//! `argus relu`: ReLU or a comparison with zero (paper 002) applied to a file of fixed-point
+//! numbers by three parties in the Shamir setting, the results written out and checked against
+//! the plaintext twin.
+//!
+//! Every input problem (flags, the file, a value outside the representable range — named by its
+//! line) is found before any party starts and exits with status 2; a failure during the run, or
+//! a result that disagrees with the twin, exits with status 1. The parties are threads of this
+//! process (`--backend`), or with `--party I --addrs A,B,C --pki DIR` this process is party I
+//! alone over TCP with mutual TLS: party 0 reads the file, shares its values and learns the
+//! results; it sends the others the count first.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use argus_math::{Fp, Ring};
+use argus_mpc::inq::rabbit::{self, RabbitMask};
+use argus_mpc::inq::shamir::ShamirAbb;
+use argus_mpc::inq::{fixed, ltz, relu, Bitwise, Circuit, Mask};
+use argus_mpc::local::{self, Backend};
+use argus_mpc::shamir::{self, Shamir};
+use argus_mpc::{MpcError, Party};
+use argus_net::NetConfig;
+use clap::{Args, ValueEnum};
+
+use crate::failure::{bad_input, failed, Failure};
+use crate::one_party::OnePartyArgs;
+
+/// Arguments of `argus relu`.
+#[derive(Args, Debug)]
+pub struct ReluArgs {
+    /// The numbers: one decimal number per line (blank lines and lines starting with `#` are
+    /// skipped). With --party: party 0 only.
+    #[arg(long, value_name = "FILE")]
+    input: Option<PathBuf>,
+    /// Write the results here, one per line (default: standard output).
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// What to compute: relu (max(x, 0)), ltz ([x < 0] as 0/1) or lteqz ([x ≤ 0] as 0/1).
+    #[arg(long, value_enum, default_value_t = Op::Relu)]
+    op: Op,
+    /// The setting: shamir (3 parties, honest majority). The FT setting (2 parties, SPDZ-style
+    /// MACs, garbled circuits) is not built yet.
+    #[arg(long, default_value = "shamir")]
+    setting: String,
+    /// The comparison protocol: cons-ltz (paper 002, Protocol 5), lsss-ltz (Catrina and de
+    /// Hoogh on F_q bits) or rabbit-slack (Protocol 3; with --op lteqz only, or relu on it).
+    #[arg(long, value_enum, default_value_t = Protocol::ConsLtz)]
+    protocol: Protocol,
+    /// The bitwise comparison's circuit: and-not (log depth) or and-xor (one layer per bit).
+    #[arg(long, value_enum, default_value_t = CircuitArg::AndNot)]
+    circuit: CircuitArg,
+    /// Fixed-point precision f: numbers are their mantissas round(x·2^f).
+    #[arg(long, default_value_t = 16)]
+    precision: u32,
+    /// Bits of the signed mantissas (the paper's 40).
+    #[arg(long, default_value_t = fixed::MANTISSA_BITS)]
+    bits: u32,
+    /// Transport between the three local parties: tcp (loopback with mutual TLS, certificates
+    /// made at run time) or memory.
+    #[arg(long, default_value = "tcp")]
+    backend: String,
+    #[command(flatten)]
+    net: OnePartyArgs,
+}
+
+/// `--op`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Op {
+    Relu,
+    Ltz,
+    Lteqz,
+}
+
+/// `--protocol`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Protocol {
+    ConsLtz,
+    LsssLtz,
+    RabbitSlack,
+}
+
+/// `--circuit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CircuitArg {
+    AndNot,
+    AndXor,
+}
+
+/// Statistical slack of the masks.
+const KAPPA: u32 = 40;
+
+/// Runs `argus relu`; prints `error: ...` on stderr and returns the exit status.
+pub fn run_cmd(a: ReluArgs) -> ExitCode {
+    crate::failure::exit(execute(a))
+}
+
+/// The checked request: mantissas and how to compute on them.
+#[derive(Clone, Copy)]
+struct Plan {
+    op: Op,
+    protocol: Protocol,
+    circuit: Circuit,
+    bits: u32,
+}
+
+fn execute(a: ReluArgs) -> Result<(), Failure> {
+    if a.setting != "shamir" {
+        return Err(bad_input(format!(
+            "--setting {}: only shamir is built (the FT setting of paper 002 is not yet)",
+            a.setting
+        )));
+    }
+    let field = Fp::p128();
+    argus_mpc::inq::check_width(&field, a.bits, KAPPA).map_err(|e| bad_input(format!("--bits {}: {e}", a.bits)))?;
+    if a.precision >= a.bits {
+        return Err(bad_input(format!("--precision {} leaves no integer bits of --bits {}", a.precision, a.bits)));
+    }
+    if a.protocol == Protocol::RabbitSlack && a.op == Op::Ltz {
+        return Err(bad_input("--protocol rabbit-slack computes [x ≤ 0]: use --op lteqz or relu"));
+    }
+    let circuit = match a.circuit {
+        CircuitArg::AndNot => Circuit::AndNot,
+        CircuitArg::AndXor => Circuit::AndXor,
+    };
+    let plan = Plan { op: a.op, protocol: a.protocol, circuit, bits: a.bits };
+    match a.net.party {
+        Some(id) if id != 0 => {
+            let mut p = a.net.connect(id, 3)?;
+            party(&mut p, plan, None).map_err(|e| failed(format!("party {id}: {e}")))?;
+            eprintln!("party {id}: done");
+            Ok(())
+        }
+        party0 => {
+            let values = read(&a)?;
+            let lowest = -(1i128 << (a.bits - 1));
+            if a.op == Op::Lteqz && a.protocol != Protocol::RabbitSlack && values.contains(&lowest) {
+                return Err(bad_input(format!(
+                    "--op lteqz by {:?} computes [x − 1 < 0]: the smallest mantissa −2^{} has no x − 1 (use --protocol rabbit-slack or more --bits)",
+                    a.protocol,
+                    a.bits - 1
+                )));
+            }
+            let started = Instant::now();
+            let got = match party0 {
+                Some(_) => {
+                    let mut p = a.net.connect(0, 3)?;
+                    party(&mut p, plan, Some(&values)).map_err(|e| failed(format!("party 0: {e}")))?
+                }
+                None => {
+                    let backend = match a.backend.as_str() {
+                        "tcp" => Backend::Tcp,
+                        "memory" => Backend::Memory,
+                        other => return Err(bad_input(format!("--backend {other}: use tcp or memory"))),
+                    };
+                    let out = local::run(3, backend, NetConfig::default(), |p| {
+                        party(p, plan, (p.id() == 0).then_some(&values[..]))
+                    })
+                    .map_err(|e| failed(e.to_string()))?;
+                    out.into_iter().next().expect("party 0")
+                }
+            };
+            eprintln!("{} values in {:.3} s", values.len(), started.elapsed().as_secs_f64());
+            report(&a, plan, &values, &got)
+        }
+    }
+}
+
+/// The file's mantissas, each checked against the range (an error names its line).
+fn read(a: &ReluArgs) -> Result<Vec<i128>, Failure> {
+    let Some(path) = &a.input else {
+        return Err(bad_input("--input FILE is required: the numbers, one per line"));
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
+    let mut values = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let x: f64 = line
+            .parse()
+            .map_err(|_| bad_input(format!("{} line {}: {line:?} is not a number", path.display(), i + 1)))?;
+        let v = fixed::encode(x, a.precision, a.bits)
+            .map_err(|e| bad_input(format!("{} line {}: {e}", path.display(), i + 1)))?;
+        values.push(v);
+    }
+    if values.is_empty() {
+        return Err(bad_input(format!("{}: no numbers", path.display())));
+    }
+    Ok(values)
+}
+
+/// One party: party 0 sends the count and shares its values, every party makes the masks and
+/// runs the protocol, and party 0 learns the results (signed mantissas or 0/1).
+fn party(p: &mut Party, plan: Plan, values: Option<&[i128]>) -> Result<Vec<i128>, MpcError> {
+    let field = Fp::p128();
+    // the count, from party 0
+    let n = if p.id() == 0 {
+        let n = values.map_or(0, <[i128]>::len);
+        for peer in 1..3 {
+            p.net().send(peer, (n as u64).to_le_bytes().to_vec())?;
+        }
+        n
+    } else {
+        let got = p.net().recv(0)?;
+        let bytes: [u8; 8] = got.try_into().map_err(|_| MpcError::InvalidParameter("a malformed count".into()))?;
+        u64::from_le_bytes(bytes) as usize
+    };
+    let embedded: Option<Vec<u128>> = values.map(|v| v.iter().map(|&x| fixed::embed(&field, x)).collect());
+    let x: Shamir<Fp> = shamir::input(p, &field, 0, embedded.as_deref(), n)?;
+    let mut abb = ShamirAbb::new(p, field)?;
+    let y = match plan.protocol {
+        Protocol::RabbitSlack => {
+            let mask = RabbitMask::new(&mut abb, rabbit::Variant::Slack, n, plan.bits, KAPPA, plan.circuit)?;
+            let le = rabbit::lteqz(&mut abb, &x, &mask, plan.circuit)?;
+            match plan.op {
+                // (1 − [x ≤ 0])·x
+                Op::Relu => {
+                    let positive = abb_one_minus(&abb, &le)?;
+                    argus_mpc::inq::Abb::mul(&mut abb, &positive, &x)?
+                }
+                _ => le,
+            }
+        }
+        protocol => {
+            let mask = Mask::new(&mut abb, n, plan.bits, plan.bits - 1, KAPPA)?;
+            let bitwise = match protocol {
+                Protocol::LsssLtz => Bitwise::Arithmetic(plan.circuit),
+                _ => Bitwise::Binary(plan.circuit),
+            };
+            match plan.op {
+                Op::Relu => relu(&mut abb, &x, &mask, bitwise)?,
+                Op::Ltz => ltz(&mut abb, &x, &mask, bitwise)?,
+                // [x ≤ 0] = [x − 1 < 0] for integers (x − 1 stays in range but at the bottom)
+                Op::Lteqz => {
+                    let minus_one = x.add_scalar(field.neg(1));
+                    ltz(&mut abb, &minus_one, &mask, bitwise)?
+                }
+            }
+        }
+    };
+    let out = shamir::reveal_to(abb.party(), &y, 0)?;
+    Ok(out.map(|v| v.into_iter().map(|e| fixed::signed(&field, e)).collect()).unwrap_or_default())
+}
+
+/// `1 − b`.
+fn abb_one_minus(abb: &ShamirAbb<'_>, b: &Shamir<Fp>) -> Result<Shamir<Fp>, MpcError> {
+    use argus_mpc::inq::Abb;
+    abb.sub(&abb.constant(&vec![1; b.len()]), b)
+}
+
+/// Writes the results, checks them against the twin.
+fn report(a: &ReluArgs, plan: Plan, values: &[i128], got: &[i128]) -> Result<(), Failure> {
+    let want: Vec<i128> = values
+        .iter()
+        .map(|&v| match plan.op {
+            Op::Relu => v.max(0),
+            Op::Ltz => i128::from(v < 0),
+            Op::Lteqz => i128::from(v <= 0),
+        })
+        .collect();
+    let text: String = got
+        .iter()
+        .map(|&v| match plan.op {
+            Op::Relu => format!("{}\n", fixed::decode(v, a.precision)),
+            _ => format!("{v}\n"),
+        })
+        .collect();
+    match &a.output {
+        Some(path) => {
+            std::fs::write(path, &text).map_err(|e| failed(format!("writing {}: {e}", path.display())))?;
+            eprintln!("wrote {} results to {}", got.len(), path.display());
+        }
+        None => print!("{text}"),
+    }
+    let agree = got.iter().zip(&want).filter(|(a, b)| a == b).count();
+    eprintln!("the secure results equal the plaintext twin's on {agree} of {} values", want.len());
+    if agree != want.len() || got.len() != want.len() {
+        return Err(failed("the secure results differ from the plaintext twin's"));
+    }
+    Ok(())
+}

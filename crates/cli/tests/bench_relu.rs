@@ -1,0 +1,48 @@
+//! `argus bench relu` on tiny batches: every record carries the fields the issue names, each
+//! run having been checked against the twin inside the bench; a bad op is refused at once.
+
+use std::process::Command;
+
+const EXE: &str = env!("CARGO_BIN_EXE_argus");
+
+#[test]
+fn tiny_relu_bench_writes_its_records() {
+    let json = std::env::temp_dir().join(format!("argus-bench-relu-{}.json", std::process::id()));
+    let out = Command::new(EXE)
+        .args(["bench", "relu", "--latencies", "0,1", "--batches", "1,5", "--reps", "1"])
+        .args(["--ops", "cons_ltz,lsss_ltz,rabbit_slack,req_list,relu", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let records: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).ok();
+    // per latency and batch: cons_ltz, rabbit_slack and relu in two circuit forms, lsss_ltz and req_list in one
+    assert_eq!(records.len(), 2 * 2 * (3 * 2 + 2));
+    for r in &records {
+        for field in [
+            "suite",
+            "op",
+            "setting",
+            "circuit",
+            "latency_ms",
+            "batch",
+            "seconds",
+            "ops_per_sec",
+            "rounds",
+            "bytes_per_party",
+        ] {
+            assert!(r.get(field).is_some(), "{field} missing in {r}");
+        }
+        assert_eq!(r["suite"], "relu");
+        assert_eq!(r["setting"], "shamir");
+    }
+    let cons = records.iter().find(|r| r["op"] == "cons_ltz" && r["circuit"] == "and_not" && r["batch"] == 1).unwrap();
+    assert_eq!(cons["rounds"], 1 + 6 + 1, "an opening, log2(63) AND layers, the conversion");
+    let lsss = records.iter().find(|r| r["op"] == "lsss_ltz").unwrap();
+    assert_eq!(lsss["rounds"], 1 + 6);
+    let slow = records.iter().find(|r| r["op"] == "cons_ltz" && r["latency_ms"] == 1 && r["batch"] == 1).unwrap();
+    assert!(slow["seconds"].as_f64().unwrap() >= 8e-3, "8 rounds of 1 ms: {slow}");
+    let bad = Command::new(EXE).args(["bench", "relu", "--ops", "sort"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown op"));
+}

@@ -1,0 +1,83 @@
+//! `argus relu`: a file of fixed-point numbers through each protocol, threads and three
+//! processes over mutual TLS, against the twin; bad input refused before any party starts.
+
+use std::process::{Command, Output};
+
+const EXE: &str = env!("CARGO_BIN_EXE_argus");
+
+/// A file of numbers with the edges of 40-bit mantissas at precision 16.
+fn numbers(name: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("argus-relu-{name}-{}.txt", std::process::id()));
+    std::fs::write(&path, "# edges\n0\n1.5\n-1.5\n\n8388607.99998\n-8388608\n0.00001\n-0.00001\n-3\n").unwrap();
+    path
+}
+
+fn run(args: &[&str], input: &std::path::Path) -> Output {
+    Command::new(EXE).arg("relu").args(args).arg("--input").arg(input).output().unwrap()
+}
+
+#[test]
+fn every_protocol_agrees_with_the_twin() {
+    let input = numbers("all");
+    let relu = run(&["--backend", "memory"], &input);
+    assert!(relu.status.success(), "{}", String::from_utf8_lossy(&relu.stderr));
+    assert_eq!(String::from_utf8_lossy(&relu.stdout), "0\n1.5\n0\n8388607.999984741\n0\n0.0000152587890625\n0\n0\n");
+    for args in [
+        ["--op", "ltz", "--protocol", "cons-ltz", "--circuit", "and-xor"],
+        ["--op", "ltz", "--protocol", "lsss-ltz", "--circuit", "and-not"],
+    ] {
+        let out = run(&[&args[..], &["--backend", "memory"]].concat(), &input);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "0\n0\n1\n0\n1\n0\n1\n1\n", "{args:?}");
+    }
+    let out = run(&["--op", "lteqz", "--protocol", "rabbit-slack"], &input);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n0\n1\n0\n1\n0\n1\n1\n");
+    std::fs::remove_file(&input).ok();
+}
+
+#[test]
+fn bad_input_is_refused_before_any_party_starts() {
+    let input = numbers("bad");
+    std::fs::write(&input, "1\n2\n9000000\n").unwrap();
+    let out = run(&[], &input);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 3"), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(&input, "1\nabc\n").unwrap();
+    let out = run(&[], &input);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"));
+    let out = run(&["--setting", "ft"], &input);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not yet"));
+    let out = run(&["--bits", "100"], &input);
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::remove_file(&input).ok();
+}
+
+#[test]
+fn three_processes_over_mutual_tls() {
+    let input = numbers("tls");
+    let dir = std::env::temp_dir().join(format!("argus-relu-pki-{}", std::process::id()));
+    let pki = Command::new(EXE).args(["pki", "--parties", "3", "--out"]).arg(&dir).output().unwrap();
+    assert!(pki.status.success(), "{}", String::from_utf8_lossy(&pki.stderr));
+    let ports = argus_node::deploy::free_loopback_ports(3).unwrap();
+    let addrs = ports.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");
+    let spawn = |id: &str| {
+        let mut c = Command::new(EXE);
+        c.args(["relu", "--timeout", "60", "--party", id, "--addrs", &addrs, "--pki"]).arg(&dir);
+        if id == "0" {
+            c.arg("--input").arg(&input);
+        }
+        c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+    };
+    let parties = [spawn("0"), spawn("1"), spawn("2")];
+    let outs: Vec<Output> = parties.into_iter().map(|p| p.wait_with_output().unwrap()).collect();
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_file(&input).ok();
+    for out in &outs {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert_eq!(String::from_utf8_lossy(&outs[0].stdout), "0\n1.5\n0\n8388607.999984741\n0\n0.0000152587890625\n0\n0\n");
+    assert!(String::from_utf8_lossy(&outs[0].stderr).contains("on 8 of 8 values"));
+}
