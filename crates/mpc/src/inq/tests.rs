@@ -238,3 +238,63 @@ fn the_rejection_list_redraws_and_rabbit_fp_refuses_a_far_prime() {
     let err = rabbit_run(&field, rabbit::Variant::Fp, &xs, 0, Circuit::AndNot).unwrap_err().to_string();
     assert!(err.contains("rejection list"), "{err}");
 }
+
+/// What each party receives in `cons_ltz` and in `rabbit_slack` looks uniform and the same whether
+/// the inputs are all at the smallest, all 0, all at the largest or random; and the opened masked
+/// value `x + r' + 2^m·r'' + 2^(k−1)` is distributed alike for `x` at either end (the mask hides
+/// `x` statistically: only its bytes' distribution is compared, not uniformity).
+#[test]
+fn views_are_independent_of_the_inputs() {
+    use crate::testing::{assert_views_uniform, byte_histogram, chi2_same};
+    let field = Fp::p128();
+    let (k, n) = (40u32, 2000usize);
+    let top = 1i128 << (k - 1);
+    let mut rng = StdRng::seed_from_u64(8);
+    let sets = [vec![-top; n], vec![0; n], vec![top - 1; n], (0..n).map(|_| rng.gen_range(-top..top)).collect()];
+    type View = Vec<(usize, Vec<u8>)>;
+    let views: Vec<Vec<(View, View)>> = sets
+        .iter()
+        .map(|xs| {
+            let values: Vec<u128> = xs.iter().map(|&x| fixed::embed(&field, x)).collect();
+            let shares = share_from_client(&field, &values, &mut StdRng::seed_from_u64(3)).unwrap();
+            run(3, Backend::Memory, NetConfig::default(), |p| {
+                let me = p.id();
+                let mut abb = ShamirAbb::new(p, field)?;
+                let mask = Mask::new(&mut abb, n, k, k - 1, KAPPA)?;
+                let rmask = rabbit::RabbitMask::new(&mut abb, rabbit::Variant::Slack, n, k, KAPPA, Circuit::AndNot)?;
+                abb.party().net().record_view();
+                ltz(&mut abb, &shares[me], &mask, Bitwise::Binary(Circuit::AndNot))?;
+                let ltz_view = abb.party().net().take_view();
+                abb.party().net().record_view();
+                rabbit::lteqz(&mut abb, &shares[me], &rmask, Circuit::AndNot)?;
+                Ok((ltz_view, abb.party().net().take_view()))
+            })
+            .unwrap()
+        })
+        .collect();
+    for id in 0..3 {
+        let hs: Vec<[f64; 256]> = views.iter().map(|v| byte_histogram(&v[id].0)).collect();
+        assert!(hs[0].iter().sum::<f64>() > 30_000.0, "the opening's shares");
+        assert_views_uniform("cons_ltz", id, &hs);
+        let hs: Vec<[f64; 256]> = views.iter().map(|v| byte_histogram(&v[id].1)).collect();
+        assert_views_uniform("rabbit_slack", id, &hs);
+    }
+    // the opened value itself, for the two ends of the range
+    let n = 20_000;
+    let opened: Vec<[f64; 256]> = [-top, top - 1]
+        .iter()
+        .map(|&x| {
+            let got = run(3, Backend::Memory, NetConfig::default(), |p| {
+                let mut abb = ShamirAbb::new(p, field)?;
+                let mask = Mask::new(&mut abb, n, k, k - 1, KAPPA)?;
+                let x = abb.constant(&vec![fixed::embed(&field, x); n]);
+                abb.open(&abb.add(&x, &mask.pad)?)
+            })
+            .unwrap();
+            let bytes: Vec<u8> = got[0].iter().flat_map(|a| a.to_le_bytes()[..11].to_vec()).collect();
+            byte_histogram(&[(0, bytes)])
+        })
+        .collect();
+    let c = chi2_same(&opened[0], &opened[1]);
+    assert!(c < 380.0, "the opened value's bytes differ between x = min and x = max (chi2 = {c:.0})");
+}
