@@ -36,7 +36,7 @@ pub struct ReluArgs {
     /// Write the results here, one per line (default: standard output).
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// What to compute: relu (max(x, 0)), ltz ([x < 0] as 0/1) or lteqz ([x ≤ 0] as 0/1).
+    /// What to compute: relu (max(x, 0)), ltz (`[x < 0]` as 0/1) or lteqz (`[x ≤ 0]` as 0/1).
     #[arg(long, value_enum, default_value_t = Op::Relu)]
     op: Op,
     /// The setting: shamir (3 parties, honest majority). The FT setting (2 parties, SPDZ-style
