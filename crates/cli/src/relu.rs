@@ -36,7 +36,8 @@ pub struct ReluArgs {
     /// Write the results here, one per line (default: standard output).
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// What to compute: relu (max(x, 0)), ltz (`[x < 0]` as 0/1) or lteqz (`[x ≤ 0]` as 0/1).
+    /// What to compute (with --party: party 0's choice, and of the flags below --protocol,
+    /// --circuit and --bits, holds for all): relu (max(x, 0)), ltz (`[x < 0]` as 0/1) or lteqz (`[x ≤ 0]` as 0/1).
     #[arg(long, value_enum, default_value_t = Op::Relu)]
     op: Op,
     /// The setting: shamir (3 parties, honest majority). The FT setting (2 parties, SPDZ-style
@@ -96,12 +97,29 @@ pub fn run_cmd(a: ReluArgs) -> ExitCode {
 }
 
 /// The checked request: mantissas and how to compute on them.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Plan {
     op: Op,
     protocol: Protocol,
     circuit: Circuit,
     bits: u32,
+}
+
+impl Plan {
+    /// Four bytes: op, protocol, circuit, bits.
+    fn to_bytes(self) -> [u8; 4] {
+        [self.op as u8, self.protocol as u8, u8::from(self.circuit == Circuit::AndXor), self.bits as u8]
+    }
+
+    fn from_bytes(b: &[u8]) -> Option<Plan> {
+        let [op, protocol, circuit, bits] = *b else { return None };
+        let op = [Op::Relu, Op::Ltz, Op::Lteqz].get(usize::from(op)).copied()?;
+        let protocol =
+            [Protocol::ConsLtz, Protocol::LsssLtz, Protocol::RabbitSlack].get(usize::from(protocol)).copied()?;
+        let circuit = [Circuit::AndNot, Circuit::AndXor].get(usize::from(circuit)).copied()?;
+        argus_mpc::inq::check_width(&Fp::p128(), u32::from(bits), KAPPA).ok()?;
+        Some(Plan { op, protocol, circuit, bits: u32::from(bits) })
+    }
 }
 
 fn execute(a: ReluArgs) -> Result<(), Failure> {
@@ -195,17 +213,20 @@ fn read(a: &ReluArgs) -> Result<Vec<i128>, Failure> {
 /// runs the protocol, and party 0 learns the results (signed mantissas or 0/1).
 fn party(p: &mut Party, plan: Plan, values: Option<&[i128]>) -> Result<Vec<i128>, MpcError> {
     let field = Fp::p128();
-    // the count, from party 0
-    let n = if p.id() == 0 {
+    // the header from party 0: the count and the plan, which the others take over
+    let (n, plan) = if p.id() == 0 {
         let n = values.map_or(0, <[i128]>::len);
+        let mut header = (n as u64).to_le_bytes().to_vec();
+        header.extend(plan.to_bytes());
         for peer in 1..3 {
-            p.net().send(peer, (n as u64).to_le_bytes().to_vec())?;
+            p.net().send(peer, header.clone())?;
         }
-        n
+        (n, plan)
     } else {
         let got = p.net().recv(0)?;
-        let bytes: [u8; 8] = got.try_into().map_err(|_| MpcError::InvalidParameter("a malformed count".into()))?;
-        u64::from_le_bytes(bytes) as usize
+        let bad = || MpcError::InvalidParameter("party 0 sent a malformed header".into());
+        let count: [u8; 8] = got.get(..8).and_then(|b| b.try_into().ok()).ok_or_else(bad)?;
+        (u64::from_le_bytes(count) as usize, Plan::from_bytes(&got[8..]).ok_or_else(bad)?)
     };
     let embedded: Option<Vec<u128>> = values.map(|v| v.iter().map(|&x| fixed::embed(&field, x)).collect());
     let x: Shamir<Fp> = shamir::input(p, &field, 0, embedded.as_deref(), n)?;

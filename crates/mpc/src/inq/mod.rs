@@ -1,7 +1,9 @@
 //! Inequality tests and ReLU over a prime field F_q (paper 002): Catrina and de Hoogh's
-//! `mod2m` and constant-round LTZ with Rabbit's bitwise comparison (Protocols 4 and 5), and ReLU
-//! on them (Protocol 6), written once against the paper's arithmetic black box ([`Abb`]) so that
-//! each setting plugs in its own sharing: [`shamir::ShamirAbb`] (3 parties, honest majority).
+//! `mod2m` and constant-round LTZ with Rabbit's bitwise comparison (Protocols 4 and 5) or with
+//! their own comparison on F_q bits (`lsss_ltz`), ReLU on them (Protocol 6), and the Rabbit
+//! family ([`rabbit`], Protocols 1–3), written once against the paper's arithmetic black box
+//! ([`Abb`]) so that each setting plugs in its own sharing: [`shamir::ShamirAbb`] (3 parties,
+//! honest majority).
 //!
 //! Values are signed integers in the centred interval, `−x` encoded as `q − x`; an input of `k`
 //! bits lies in `[−2^(k−1), 2^(k−1))`. Masks are statistical with `κ` bits of slack, so a field
