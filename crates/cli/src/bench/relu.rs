@@ -136,6 +136,9 @@ fn party(
         _ => M::Catrina(Mask::new(&mut abb, n, k, k - 1, kappa)?),
     };
     let offline = t0.elapsed().as_secs_f64();
+    // two barriers: the masks end with a one-way message (bit injection's forward), after which
+    // one exchange would let its receiver start a latency ahead of the others
+    barrier(abb.party())?;
     barrier(abb.party())?;
     let (before, t0) = (abb.party().stats(), Instant::now());
     let y = match (&mask, op) {

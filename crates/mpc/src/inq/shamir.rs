@@ -5,10 +5,11 @@
 //! Randomness comes from the pairwise PRG streams of replicated sharing: a replicated value's
 //! component `x_i` is drawn by parties `i` and `i + 1` from their common stream, so random bits
 //! and bounded random integers cost nothing, and [`crate::shamir::from_rep3`] turns a replicated
-//! F_q sharing into a Shamir one locally. A daBit's F_q side is the XOR of its three components,
-//! `x ⊕ y = x + y − 2xy`: two products.
+//! F_q sharing into a Shamir one locally. A daBit's F_q side comes from its replicated bit by
+//! bit injection ([`rep3::bit_inject`]: ABY3's 3-party OT, two rounds, four elements per bit and
+//! no products).
 
-use argus_math::{BitVec, Fp, Ring};
+use argus_math::{BitVec, Fp};
 use rand_core::RngCore;
 
 use super::{Abb, Circuit};
@@ -33,25 +34,6 @@ impl<'p> ShamirAbb<'p> {
     /// The session.
     pub fn party(&mut self) -> &mut Party {
         self.p
-    }
-
-    /// Component `j`'s values as a replicated F_q sharing, from this party's replicated bits
-    /// (party `i` holds components `i` in `a` and `i − 1` in `b`).
-    fn component(&self, bits: &Rep3Bits, j: usize) -> Rep3<Fp> {
-        let me = self.p.id();
-        let n = bits.len();
-        let take = |v: &BitVec, mine: bool| -> Vec<u128> {
-            (0..n).map(|e| if mine { u128::from(v.get(e)) } else { 0 }).collect()
-        };
-        let (a, b) = (take(&bits.a, j == me), take(&bits.b, j == (me + 2) % 3));
-        Rep3::from_parts(self.field, a, b).expect("canonical bits")
-    }
-
-    /// `x ⊕ y` for replicated F_q sharings of bits: `x + y − 2xy` (one round).
-    fn xor_q(&mut self, x: &Rep3<Fp>, y: &Rep3<Fp>) -> Result<Rep3<Fp>> {
-        let f = self.field;
-        let xy = rep3::mul(self.p, x, y)?;
-        x.add(y)?.sub(&xy.mul_scalar(f.from_u128(2)))
     }
 }
 
@@ -139,10 +121,8 @@ impl Abb for ShamirAbb<'_> {
 
     fn dabits(&mut self, n: usize) -> Result<(Shamir<Fp>, Rep3Bits)> {
         let bits = Rep3Bits::from_parts(BitVec::random(self.p.prg.next(), n), BitVec::random(self.p.prg.prev(), n))?;
-        let (x0, x1, x2) = (self.component(&bits, 0), self.component(&bits, 1), self.component(&bits, 2));
-        let x01 = self.xor_q(&x0, &x1)?;
-        let b = self.xor_q(&x01, &x2)?;
-        Ok((from_rep3(self.p.id(), &b)?, bits))
+        let q = rep3::bit_inject(self.p, &bits, &self.field)?;
+        Ok((from_rep3(self.p.id(), &q)?, bits))
     }
 
     fn rand_int(&mut self, bits: u32, n: usize) -> Result<Shamir<Fp>> {

@@ -20,6 +20,12 @@ enum Op {
     Relu,
 }
 
+/// An opening of nothing, so that the next send opens a round for every party (the masks' last
+/// messages go one way).
+fn sync(abb: &mut ShamirAbb<'_>) -> Result<()> {
+    abb.open(&abb.constant(&[])).map(|_| ())
+}
+
 /// The twin.
 fn plain(op: Op, x: i128) -> i128 {
     match op {
@@ -44,6 +50,7 @@ fn shamir_run(op: Op, xs: &[i128], k: u32, bitwise: Bitwise) -> (Vec<i128>, u64,
         };
         let mask = Mask::new(&mut abb, xs.len(), k, m, KAPPA)?;
         let x: Shamir<Fp> = shares[me].clone();
+        sync(&mut abb)?;
         let before = abb.party().stats();
         let y = match op {
             Op::Mod2m(_) => mod2m(&mut abb, &x, &mask, bitwise)?,
@@ -191,6 +198,7 @@ fn rabbit_run(
         let me = p.id();
         let mut abb = ShamirAbb::new(p, *field)?;
         let mask = rabbit::RabbitMask::new(&mut abb, variant, xs.len(), k, KAPPA, circuit)?;
+        sync(&mut abb)?;
         let before = abb.party().stats();
         let y = rabbit::lteqz(&mut abb, &shares[me], &mask, circuit)?;
         let rounds = (abb.party().stats() - before).rounds;
