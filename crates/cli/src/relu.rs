@@ -16,7 +16,7 @@ use std::time::Instant;
 use argus_math::{Fp, Ring};
 use argus_mpc::inq::rabbit::{self, RabbitMask};
 use argus_mpc::inq::shamir::ShamirAbb;
-use argus_mpc::inq::{fixed, ltz, relu, Bitwise, Circuit, Mask};
+use argus_mpc::inq::{fixed, ltz, one_minus, relu, Bitwise, Circuit, Mask};
 use argus_mpc::local::{self, Backend};
 use argus_mpc::shamir::{self, Shamir};
 use argus_mpc::{MpcError, Party};
@@ -238,7 +238,7 @@ fn party(p: &mut Party, plan: Plan, values: Option<&[i128]>) -> Result<Vec<i128>
             match plan.op {
                 // (1 − [x ≤ 0])·x
                 Op::Relu => {
-                    let positive = abb_one_minus(&abb, &le)?;
+                    let positive = one_minus(&abb, &le)?;
                     argus_mpc::inq::Abb::mul(&mut abb, &positive, &x)?
                 }
                 _ => le,
@@ -263,12 +263,6 @@ fn party(p: &mut Party, plan: Plan, values: Option<&[i128]>) -> Result<Vec<i128>
     };
     let out = shamir::reveal_to(abb.party(), &y, 0)?;
     Ok(out.map(|v| v.into_iter().map(|e| fixed::signed(&field, e)).collect()).unwrap_or_default())
-}
-
-/// `1 − b`.
-fn abb_one_minus(abb: &ShamirAbb<'_>, b: &Shamir<Fp>) -> Result<Shamir<Fp>, MpcError> {
-    use argus_mpc::inq::Abb;
-    abb.sub(&abb.constant(&vec![1; b.len()]), b)
 }
 
 /// Writes the results, checks them against the twin.

@@ -15,6 +15,7 @@ mod error;
 mod field;
 pub mod galois;
 pub mod kernels;
+mod matrix;
 mod pow2;
 mod ring;
 #[cfg(test)]
@@ -26,6 +27,7 @@ mod z2m;
 pub use bitvec::{get_bits, low_bits, transpose64, words_for, xor_bits, BitVec};
 pub use error::MathError;
 pub use field::{is_probable_prime, Field, Fp, F65519, P128};
+pub use matrix::transpose;
 pub use pow2::Pow2;
 pub use ring::{Modulus, Ring, Word, Zt, Zt64, Z128, Z16, Z2, Z32, Z64, Z8};
 pub use wide::{mul_mod_u128, mul_wide};

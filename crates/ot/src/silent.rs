@@ -19,7 +19,7 @@
 //! `a_l` is pseudorandom under dual LPN (syndrome decoding) for a uniform code, the most studied
 //! flavour; [`Params::security_bits`] estimates information-set decoding on the reduction mod 2.
 
-use argus_math::Ring;
+use argus_math::{transpose, Ring};
 use argus_net::{Network, PartyId};
 use argus_prg::{Permutation, Prg, Seed};
 use rand_core::{CryptoRng, RngCore};
@@ -171,15 +171,6 @@ fn add_into<R: Ring>(ring: &R, acc: &mut [R::El], x: &[R::El]) {
     for (a, &x) in acc.iter_mut().zip(x) {
         *a = ring.add(*a, x);
     }
-}
-
-/// `Sᵀ` (L × N) from `S` (N × L).
-fn transpose<E: Copy>(s: &[E], rows: usize, cols: usize) -> Vec<E> {
-    let mut t = Vec::with_capacity(s.len());
-    for c in 0..cols {
-        t.extend((0..rows).map(|r| s[r * cols + c]));
-    }
-    t
 }
 
 /// The noise side of a silent VOLE with `peer` for `count` vectors of `code.rows()` elements

@@ -173,9 +173,7 @@ impl<E: Copy> OwnedTriple<E> {
         let peer = 1 - me;
         let mut rng = Prg::new(&p.prg.own().fork());
         let (mine_t, st) = if me == noisy {
-            let (at, st) =
-                silent::noise_side(ring, p.net(), peer, ots.pair(), &code, params, k, short, &mut rng, budget)?;
-            (at, st)
+            silent::noise_side(ring, p.net(), peer, ots.pair(), &code, params, k, short, &mut rng, budget)?
         } else {
             let drawn: Vec<Vec<E>> = (0..k).map(|_| ring.sample_vec(&mut rng, short)).collect();
             let refs: Vec<&[E]> = drawn.iter().map(|b| &b[..]).collect();

@@ -209,8 +209,8 @@ pub fn mod2m<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, bitwise: Bitwise
     abb.add(&abb.sub(&abb.constant(&low), &mask.low)?, &abb.scale(&u, 1 << m))
 }
 
-/// `1 − b`.
-fn one_minus<A: Abb>(abb: &A, b: &A::Arith) -> Result<A::Arith> {
+/// `1 − b` (local).
+pub fn one_minus<A: Abb>(abb: &A, b: &A::Arith) -> Result<A::Arith> {
     abb.sub(&abb.constant(&vec![1; abb.len(b)]), b)
 }
 
