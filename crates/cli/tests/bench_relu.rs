@@ -9,7 +9,7 @@ const EXE: &str = env!("CARGO_BIN_EXE_argus");
 fn tiny_relu_bench_writes_its_records() {
     let json = std::env::temp_dir().join(format!("argus-bench-relu-{}.json", std::process::id()));
     let out = Command::new(EXE)
-        .args(["bench", "relu", "--latencies", "0,1", "--batches", "1,5", "--reps", "1"])
+        .args(["bench", "relu", "--latencies", "0,1", "--batches", "1,5", "--reps", "1", "--settings", "shamir"])
         .args(["--ops", "cons_ltz,lsss_ltz,rabbit_slack,req_list,relu", "--json"])
         .arg(&json)
         .output()
@@ -17,8 +17,8 @@ fn tiny_relu_bench_writes_its_records() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let records: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     std::fs::remove_file(&json).ok();
-    // per latency and batch: cons_ltz, rabbit_slack and relu in two circuit forms, lsss_ltz and req_list in one
-    assert_eq!(records.len(), 2 * 2 * (3 * 2 + 2));
+    // per latency and batch: cons_ltz, rabbit_slack, relu and lsss_ltz in two circuit forms, req_list in one
+    assert_eq!(records.len(), 2 * 2 * (4 * 2 + 1));
     for r in &records {
         for field in [
             "suite",
@@ -39,10 +39,37 @@ fn tiny_relu_bench_writes_its_records() {
     }
     let cons = records.iter().find(|r| r["op"] == "cons_ltz" && r["circuit"] == "and_not" && r["batch"] == 1).unwrap();
     assert_eq!(cons["rounds"], 1 + 6 + 1, "an opening, log2(63) AND layers, the conversion");
-    let lsss = records.iter().find(|r| r["op"] == "lsss_ltz").unwrap();
+    let lsss = records.iter().find(|r| r["op"] == "lsss_ltz" && r["circuit"] == "-").unwrap();
     assert_eq!(lsss["rounds"], 1 + 6);
+    let ripple = records.iter().find(|r| r["op"] == "lsss_ltz" && r["circuit"] == "and_xor").unwrap();
+    assert_eq!(ripple["rounds"], 63, "Table 4's unoptimised form: one round per product");
     let slow = records.iter().find(|r| r["op"] == "cons_ltz" && r["latency_ms"] == 1 && r["batch"] == 1).unwrap();
     assert!(slow["seconds"].as_f64().unwrap() >= 8e-3, "8 rounds of 1 ms: {slow}");
     let bad = Command::new(EXE).args(["bench", "relu", "--ops", "sort"]).output().unwrap();
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown op"));
+}
+
+/// The FT rows: cons_ltz garbled online and ahead, four rounds on the wire (the opening, the
+/// garbled circuit, the conversion, the MAC check), the settings named in the records.
+#[test]
+fn tiny_ft_bench_writes_its_records() {
+    let json = std::env::temp_dir().join(format!("argus-bench-relu-ft-{}.json", std::process::id()));
+    let out = Command::new(EXE)
+        .args(["bench", "relu", "--latencies", "0", "--batches", "1,5", "--reps", "1", "--settings", "ft,ft_og"])
+        .args(["--ops", "cons_ltz,rabbit_conv,lsss_ltz", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let records: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).ok();
+    // per batch: ft cons_ltz ×2, rabbit_conv, lsss_ltz ×2; ft_og cons_ltz ×2, rabbit_conv
+    assert_eq!(records.len(), 2 * (5 + 3));
+    for setting in ["ft", "ft_og"] {
+        let cons =
+            records.iter().find(|r| r["op"] == "cons_ltz" && r["setting"] == setting && r["batch"] == 1).unwrap();
+        assert_eq!(cons["rounds"], 4, "{setting}: {cons}");
+    }
+    let lsss = records.iter().find(|r| r["op"] == "lsss_ltz" && r["circuit"] == "-").unwrap();
+    assert_eq!(lsss["rounds"], 1 + 6 + 1, "the opening, the products, the MAC check");
 }

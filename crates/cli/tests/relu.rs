@@ -1,4 +1,4 @@
-//! `argus relu`: a file of fixed-point numbers through each protocol, threads and three
+//! `argus relu`: a file of fixed-point numbers through each protocol and setting, threads and
 //! processes over mutual TLS, against the twin; bad input refused before any party starts.
 
 use std::process::{Command, Output};
@@ -37,6 +37,26 @@ fn every_protocol_agrees_with_the_twin() {
 }
 
 #[test]
+fn the_ft_settings_agree_with_the_twin() {
+    let input = numbers("ft");
+    for setting in ["ft", "ft-og"] {
+        let relu = run(&["--setting", setting, "--backend", "memory"], &input);
+        assert!(relu.status.success(), "{setting}: {}", String::from_utf8_lossy(&relu.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&relu.stdout),
+            "0\n1.5\n0\n8388607.999984741\n0\n0.0000152587890625\n0\n0\n",
+            "{setting}"
+        );
+        for protocol in ["cons-ltz", "lsss-ltz", "rabbit-conv"] {
+            let out = run(&["--setting", setting, "--op", "ltz", "--protocol", protocol], &input);
+            assert!(out.status.success(), "{setting} {protocol}: {}", String::from_utf8_lossy(&out.stderr));
+            assert_eq!(String::from_utf8_lossy(&out.stdout), "0\n0\n1\n0\n1\n0\n1\n1\n", "{setting} {protocol}");
+        }
+    }
+    std::fs::remove_file(&input).ok();
+}
+
+#[test]
 fn bad_input_is_refused_before_any_party_starts() {
     let input = numbers("bad");
     std::fs::write(&input, "1\n2\n9000000\n").unwrap();
@@ -47,9 +67,9 @@ fn bad_input_is_refused_before_any_party_starts() {
     let out = run(&[], &input);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"));
-    let out = run(&["--setting", "ft"], &input);
+    let out = run(&["--setting", "spdz"], &input);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not yet"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ft-og"), "{}", String::from_utf8_lossy(&out.stderr));
     let out = run(&["--bits", "100"], &input);
     assert_eq!(out.status.code(), Some(2));
     std::fs::remove_file(&input).ok();
@@ -80,5 +100,33 @@ fn three_processes_over_mutual_tls() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
     assert_eq!(String::from_utf8_lossy(&outs[0].stdout), "1\n0\n1\n0\n1\n0\n1\n1\n");
+    assert!(String::from_utf8_lossy(&outs[0].stderr).contains("on 8 of 8 values"));
+}
+
+/// FT(OG) as two processes over mutual TLS; a party started with another setting is refused.
+#[test]
+fn two_ft_processes_over_mutual_tls() {
+    let input = numbers("ft-tls");
+    let dir = std::env::temp_dir().join(format!("argus-relu-ft-pki-{}", std::process::id()));
+    let pki = Command::new(EXE).args(["pki", "--parties", "2", "--out"]).arg(&dir).output().unwrap();
+    assert!(pki.status.success(), "{}", String::from_utf8_lossy(&pki.stderr));
+    let ports = argus_node::deploy::free_loopback_ports(2).unwrap();
+    let addrs = ports.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");
+    let spawn = |id: &str| {
+        let mut c = Command::new(EXE);
+        c.args(["relu", "--timeout", "60", "--setting", "ft-og", "--party", id, "--addrs", &addrs, "--pki"]).arg(&dir);
+        if id == "0" {
+            c.args(["--op", "ltz", "--input"]).arg(&input);
+        }
+        c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+    };
+    let parties = [spawn("0"), spawn("1")];
+    let outs: Vec<Output> = parties.into_iter().map(|p| p.wait_with_output().unwrap()).collect();
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_file(&input).ok();
+    for out in &outs {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert_eq!(String::from_utf8_lossy(&outs[0].stdout), "0\n0\n1\n0\n1\n0\n1\n1\n");
     assert!(String::from_utf8_lossy(&outs[0].stderr).contains("on 8 of 8 values"));
 }

@@ -44,6 +44,10 @@ pub enum MpcError {
     /// A parameter outside what the protocol supports (e.g. a bound of Lemma 1/2 violated).
     #[error("invalid parameter: {0}")]
     InvalidParameter(String),
+    /// A party deviated from the protocol and was caught (a failed MAC check, a garbled
+    /// label off its wire): the session ends, nothing more is revealed.
+    #[error("aborted: {0}")]
+    Abort(String),
     /// A peer sent a message of the wrong shape.
     #[error("malformed message from party {peer}: {reason}")]
     Malformed {

@@ -10,6 +10,8 @@
 //! * [`shamir`]: Shamir sharing with 3 parties and threshold 1 over prime fields.
 //! * [`inq`]: inequality tests and ReLU over a prime field (paper 002), on an arithmetic black
 //!   box each setting implements.
+//! * [`garble`]: Yao's garbled circuits (free-XOR, half-gates) for two parties, the boolean
+//!   engine of [`inq`]'s FT setting.
 //! * [`galois`]: Shamir sharing over the Galois ring GR(2^16, 4), dot products at one 16-bit
 //!   multiply per value.
 //! * [`recovery`]: a party that lost its shares gets them back from the other two;
@@ -21,6 +23,7 @@ pub mod additive3;
 pub mod audit;
 mod error;
 pub mod galois;
+pub mod garble;
 pub mod gmw;
 pub mod inq;
 pub mod local;

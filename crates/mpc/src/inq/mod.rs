@@ -15,7 +15,9 @@
 //! online part whose rounds the tests assert: one opening, the bitwise comparison's AND layers
 //! ([`Circuit`]), one opening to convert its F_2 result to F_q.
 
+pub mod circuits;
 pub mod fixed;
+pub mod ft;
 pub mod rabbit;
 pub mod shamir;
 #[cfg(test)]
@@ -24,6 +26,27 @@ mod tests;
 use argus_math::{BitVec, Field, Fp, Ring};
 
 use crate::error::{MpcError, Result};
+pub use crate::gmw::Circuit as BoolCircuit;
+
+/// `[a > r]` (or `[a ≥ r]` with `or_equal`) per element, for public `a` and `r` given by its
+/// bit planes (least significant first, `r.len()` bits): paper 002's `bitwise_lteq` is its
+/// negation. [`Circuit::layers`] rounds in a secret-shared boolean setting.
+pub fn greater<A: Abb>(abb: &mut A, a: &[u128], r: &[A::Bits], or_equal: bool, circuit: Circuit) -> Result<A::Bits> {
+    let bits = r.len();
+    let mut public = BitVec::planes_of(a, bits);
+    // a ≥ 2^bits: greater than any r of these bits
+    public.push(BitVec::from_bools(&a.iter().map(|&a| bits < 128 && a >> bits != 0).collect::<Vec<_>>()));
+    let c = circuits::comparison(bits, or_equal, circuit);
+    Ok(abb.evaluate(&c, &public, r)?.pop().expect("one output"))
+}
+
+/// Opens `x` to every party after checking everything opened before ([`Abb::check`]): the way
+/// a result leaves the black box.
+pub fn reveal<A: Abb>(abb: &mut A, x: &A::Arith) -> Result<Vec<u128>> {
+    let v = abb.open(x)?;
+    abb.check()?;
+    Ok(v)
+}
 
 /// The bitwise comparison's circuit form (paper 002, section 5): the same comparison of a public
 /// number with shared bits, as synthesised (`AndXor`: one carry after the other, `k − 1` AND
@@ -57,6 +80,8 @@ pub trait Abb {
 
     /// F_q.
     fn field(&self) -> &Fp;
+    /// This party's traffic so far (subtract two readings to measure a call).
+    fn stats(&self) -> argus_net::Stats;
     /// The number of elements of `x`.
     fn len(&self, x: &Self::Arith) -> usize;
     /// The public vector `c` as a sharing (no communication).
@@ -90,10 +115,26 @@ pub trait Abb {
     fn concat_bits(&self, parts: &[&Self::Bits]) -> Self::Bits;
     /// Opens `b` to every party (one round).
     fn open_bits(&mut self, b: &Self::Bits) -> Result<BitVec>;
-    /// `[a > r]` (or `[a ≥ r]` with `or_equal`) per element, for public `a` and `r` given by its
-    /// bit planes (least significant first, `r.len()` bits): paper 002's `bitwise_lteq` is its
-    /// negation. [`Circuit::layers`] rounds.
-    fn greater(&mut self, a: &[u128], r: &[Self::Bits], or_equal: bool, circuit: Circuit) -> Result<Self::Bits>;
+    /// Evaluates the boolean circuit `c` ([`circuits`]) on `n` instances: its party-0 inputs
+    /// are the public planes `public`, its party-1 inputs the shared planes `shared`, each in
+    /// the order of its INPUT gates. Returns its outputs, shared.
+    fn evaluate(&mut self, c: &BoolCircuit, public: &[BitVec], shared: &[Self::Bits]) -> Result<Vec<Self::Bits>>;
+    /// Announces that `c` will be evaluated on `n` instances whose inputs are not known yet: a
+    /// setting that can work ahead (FT(OG) garbles it now) does so. Default: nothing.
+    fn prepare(&mut self, _c: &BoolCircuit, _n: usize) -> Result<()> {
+        Ok(())
+    }
+    /// Announces `n` products ([`Abb::mul`]) to come: FT makes their Beaver triples now.
+    /// Default: nothing.
+    fn prepare_products(&mut self, _n: usize) -> Result<()> {
+        Ok(())
+    }
+    /// Checks that every value opened so far is the one the parties hold (FT: the MAC check),
+    /// before anything is revealed; a deviation ends the session with [`MpcError::Abort`].
+    /// Default: nothing to check (honest majority, semi-honest).
+    fn check(&mut self) -> Result<()> {
+        Ok(())
+    }
 
     /// `n` daBits: uniform bits shared in F_q and in F_2 alike.
     fn dabits(&mut self, n: usize) -> Result<(Self::Arith, Self::Bits)>;
@@ -124,16 +165,44 @@ pub struct Mask<A: Abb> {
     low_planes: Vec<A::Arith>,
     planes: Vec<A::Bits>,
     conv: (A::Arith, A::Bits),
+    bitwise: Bitwise,
     n: usize,
     k: u32,
     m: u32,
 }
 
 impl<A: Abb> Mask<A> {
-    /// For `n` elements of `k` bits, `m < k` low bits, `κ` bits of slack.
-    pub fn new(abb: &mut A, n: usize, k: u32, m: u32, kappa: u32) -> Result<Self> {
+    /// For `n` elements of `k` bits, `m < k` low bits, `κ` bits of slack, and the comparison
+    /// `bitwise` (announced to the black box: its circuit, or its products).
+    pub fn new(abb: &mut A, n: usize, k: u32, m: u32, kappa: u32, bitwise: Bitwise) -> Result<Self> {
+        if m >= k {
+            return Err(MpcError::InvalidParameter(format!("mod 2^{m} of {k}-bit inputs: need 0 < m < k")));
+        }
+        let mask = Self::with_low_bits(abb, n, k, m, kappa, bitwise)?;
+        match bitwise {
+            Bitwise::Binary(circuit) => abb.prepare(&circuits::comparison(m as usize, true, circuit), n)?,
+            Bitwise::Arithmetic(circuit) => abb.prepare_products(n * arith_products(m as usize, circuit))?,
+        }
+        Ok(mask)
+    }
+
+    /// [`Mask::new`] with `m = k − 1` and the product of ReLU announced too.
+    pub fn for_relu(abb: &mut A, n: usize, k: u32, kappa: u32, bitwise: Bitwise) -> Result<Self> {
+        let mask = Self::new(abb, n, k, k - 1, kappa, bitwise)?;
+        abb.prepare_products(n)?;
+        Ok(mask)
+    }
+
+    /// The mask of [`rabbit_conv`]: all `k` low bits from daBits, `κ` bits of slack above.
+    pub fn conversion(abb: &mut A, n: usize, k: u32, kappa: u32, circuit: Circuit) -> Result<Self> {
+        let mask = Self::with_low_bits(abb, n, k, k, kappa, Bitwise::Binary(circuit))?;
+        abb.prepare(&circuits::subtraction(k as usize, circuit), n)?;
+        Ok(mask)
+    }
+
+    fn with_low_bits(abb: &mut A, n: usize, k: u32, m: u32, kappa: u32, bitwise: Bitwise) -> Result<Self> {
         check_width(abb.field(), k, kappa)?;
-        if m == 0 || m >= k {
+        if m == 0 {
             return Err(MpcError::InvalidParameter(format!("mod 2^{m} of {k}-bit inputs: need 0 < m < k")));
         }
         let (q_bits, bits) = abb.dabits(n * (m as usize + 1))?;
@@ -152,7 +221,7 @@ impl<A: Abb> Mask<A> {
         let conv = (abb.slice(&q_bits, at, n)?, abb.slice_bits(&bits, at, n)?);
         let high = abb.rand_int(k + kappa - m, n)?;
         let pad = abb.add(&abb.add(&low, &abb.scale(&high, 1 << m))?, &abb.constant(&vec![1 << (k - 1); n]))?;
-        Ok(Mask { low, pad, low_planes, planes, conv, n, k, m })
+        Ok(Mask { low, pad, low_planes, planes, conv, bitwise, n, k, m })
     }
 }
 
@@ -190,15 +259,18 @@ impl Bitwise {
 /// `x mod 2^m` (in `[0, 2^m)`) of `k`-bit signed `x` (paper 002, Protocol 4; Catrina and de
 /// Hoogh's Mod2m with Rabbit's bitwise comparison): open `a = 2^(k−1) + x + r' + 2^m·r''`, then
 /// `x mod 2^m = a' − r' + 2^m·[a' < r']` for `a' = a mod 2^m`. `1 + bitwise.rounds(m)` rounds.
-pub fn mod2m<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, bitwise: Bitwise) -> Result<A::Arith> {
-    let (n, m) = (mask.n, mask.m);
+pub fn mod2m<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>) -> Result<A::Arith> {
+    let (n, m, bitwise) = (mask.n, mask.m, mask.bitwise);
     check_len(n, x, abb)?;
+    if m == mask.k {
+        return Err(MpcError::InvalidParameter("a conversion mask used for mod 2^m".into()));
+    }
     let a = abb.open(&abb.add(x, &mask.pad)?)?;
     let low: Vec<u128> = a.iter().map(|&a| a & ((1 << m) - 1)).collect();
     // [a' < r'] = ¬[a' ≥ r']
     let u = match bitwise {
         Bitwise::Binary(circuit) => {
-            let ge = abb.greater(&low, &mask.planes, true, circuit)?;
+            let ge = greater(abb, &low, &mask.planes, true, circuit)?;
             convert(abb, &abb.not(&ge), &mask.conv)?
         }
         Bitwise::Arithmetic(circuit) => {
@@ -305,14 +377,14 @@ pub fn greater_arith<A: Abb>(
 /// `x' = x mod 2^(k−1)`, `(x − x')/2^(k−1)` is `−1` for negative `x` and 0 otherwise.
 /// `mask` is a [`Mask`] with `m = k − 1`. The rounds of [`mod2m`]; with
 /// [`Bitwise::Arithmetic`] this is Catrina and de Hoogh's own LTZ (`lsss_ltz`).
-pub fn ltz<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, bitwise: Bitwise) -> Result<A::Arith> {
+pub fn ltz<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>) -> Result<A::Arith> {
     if mask.m + 1 != mask.k {
         return Err(MpcError::InvalidParameter(format!(
             "LTZ needs a mask with m = k − 1, not {} of {}",
             mask.m, mask.k
         )));
     }
-    let low = mod2m(abb, x, mask, bitwise)?;
+    let low = mod2m(abb, x, mask)?;
     let f = *abb.field();
     let inv = f.inv(f.from_u128(1 << mask.m)).expect("2^m is invertible mod an odd prime");
     // −(x − x')/2^m = (x' − x)/2^m
@@ -321,10 +393,47 @@ pub fn ltz<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, bitwise: Bitwise) 
 
 /// `max(x, 0)` for `k`-bit signed `x` (paper 002, Protocol 6 on `cons_ltz`): `(1 − [x < 0])·x`.
 /// The rounds of [`ltz`] and one product.
-pub fn relu<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>, bitwise: Bitwise) -> Result<A::Arith> {
-    let negative = ltz(abb, x, mask, bitwise)?;
+pub fn relu<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>) -> Result<A::Arith> {
+    let negative = ltz(abb, x, mask)?;
     let positive = one_minus(abb, &negative)?;
     abb.mul(&positive, x)
+}
+
+/// `[x < 0]` in F_q for `k`-bit signed `x` by Rabbit's ReLU protocol as paper 002 runs it
+/// (`rabbit_conv`, section 3.3): convert `x` to the `k` bits of `x + 2^(k−1) mod 2^k` (open
+/// `a = x + 2^(k−1) + r' + 2^k·r''`, subtract `r'` from `a mod 2^k` bitwise), whose top bit is
+/// `[x ≥ 0]`; negate and convert with a daBit. `mask` from [`Mask::conversion`].
+/// `1 + layers + 1` rounds, the subtractor's layers those of `circuit` on `k` bits.
+pub fn rabbit_conv<A: Abb>(abb: &mut A, x: &A::Arith, mask: &Mask<A>) -> Result<A::Arith> {
+    let (n, k) = (mask.n, mask.k);
+    check_len(n, x, abb)?;
+    let Bitwise::Binary(circuit) = mask.bitwise else {
+        return Err(MpcError::InvalidParameter("rabbit_conv needs a binary mask".into()));
+    };
+    if mask.m != k {
+        return Err(MpcError::InvalidParameter("rabbit_conv needs a mask from Mask::conversion".into()));
+    }
+    let a = abb.open(&abb.add(x, &mask.pad)?)?;
+    let low = BitVec::planes_of(&a.iter().map(|&a| a & ((1 << k) - 1)).collect::<Vec<_>>(), k as usize);
+    let bits = abb.evaluate(&circuits::subtraction(k as usize, circuit), &low, &mask.planes)?;
+    let negative = abb.not(bits.last().expect("k ≥ 2 bits"));
+    convert(abb, &negative, &mask.conv)
+}
+
+/// The products of [`greater_arith`] on `bits` bits.
+pub fn arith_products(bits: usize, circuit: Circuit) -> usize {
+    match circuit {
+        Circuit::AndXor => bits.saturating_sub(1),
+        Circuit::AndNot => {
+            // per layer: two products per pair but the lowest pair's one
+            let (mut groups, mut products) = (bits, 0);
+            while groups > 1 {
+                products += 2 * (groups / 2) - 1;
+                groups = groups.div_ceil(2);
+            }
+            products
+        }
+    }
 }
 
 fn check_len<A: Abb>(n: usize, x: &A::Arith, abb: &A) -> Result<()> {

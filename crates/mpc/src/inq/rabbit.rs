@@ -9,7 +9,7 @@
 
 use argus_math::{BitVec, Fp, Ring};
 
-use super::{check_width, convert, Abb, Circuit};
+use super::{check_width, circuits, convert, greater, Abb, Circuit};
 use crate::error::{MpcError, Result};
 
 /// Which Rabbit.
@@ -35,6 +35,7 @@ pub struct RabbitMask<A: Abb> {
     planes: Vec<A::Bits>,
     high: Option<A::Arith>,
     conv: (A::Arith, A::Bits),
+    circuit: Circuit,
     n: usize,
     k: u32,
     /// Draws of `r` refused by the rejection list (for tests and the bench).
@@ -74,7 +75,7 @@ impl<A: Abb> RabbitMask<A> {
             let mut pending: Vec<usize> = (0..n).collect();
             let mut check = planes.clone();
             while !pending.is_empty() {
-                let below = abb.greater(&vec![q; pending.len()], &check, false, circuit)?;
+                let below = greater(abb, &vec![q; pending.len()], &check, false, circuit)?;
                 let below = abb.open_bits(&below)?;
                 let refused: Vec<usize> =
                     pending.iter().enumerate().filter(|(i, _)| !below.get(*i)).map(|(_, &e)| e).collect();
@@ -121,15 +122,17 @@ impl<A: Abb> RabbitMask<A> {
             _ => None,
         };
         let conv = abb.dabits(n)?;
-        Ok(RabbitMask { variant, r, planes, high, conv, n, k: width, rejected })
+        // the two comparisons of lteqz run side by side on the same planes
+        abb.prepare(&circuits::comparison(w, true, circuit), 2 * n)?;
+        Ok(RabbitMask { variant, r, planes, high, conv, circuit, n, k: width, rejected })
     }
 }
 
 /// `[x ≤ 0]` in F_q (the paper's LTEQZ, converted with a daBit): for the slack variant `x` has
 /// the mask's `k` bits, for the others it is any field element read in the centred interval.
-/// `1 + circuit.layers(width) + 1` rounds.
-pub fn lteqz<A: Abb>(abb: &mut A, x: &A::Arith, mask: &RabbitMask<A>, circuit: Circuit) -> Result<A::Arith> {
-    let n = mask.n;
+/// `1 + circuit.layers(width) + 1` rounds, `circuit` the mask's.
+pub fn lteqz<A: Abb>(abb: &mut A, x: &A::Arith, mask: &RabbitMask<A>) -> Result<A::Arith> {
+    let (n, circuit) = (mask.n, mask.circuit);
     if abb.len(x) != n {
         return Err(MpcError::InvalidParameter(format!("a Rabbit mask for {n} elements used on {}", abb.len(x))));
     }
@@ -153,7 +156,7 @@ pub fn lteqz<A: Abb>(abb: &mut A, x: &A::Arith, mask: &RabbitMask<A>, circuit: C
     // [a < r] and [b < r] side by side: ¬[· ≥ r]
     let doubled: Vec<A::Bits> = mask.planes.iter().map(|p| abb.concat_bits(&[p, p])).collect();
     let both: Vec<u128> = a.iter().chain(&b).copied().collect();
-    let ge = abb.greater(&both, &doubled, true, circuit)?;
+    let ge = greater(abb, &both, &doubled, true, circuit)?;
     let (ge_a, ge_b) = (abb.slice_bits(&ge, 0, n)?, abb.slice_bits(&ge, n, n)?);
     // [y ≥ T] = ¬ge_a ⊕ [b < B] ⊕ ¬ge_b; [x ≤ 0] = ¬[y ≥ T]
     let mut w = abb.xor(&ge_a, &ge_b)?;

@@ -12,8 +12,9 @@
 use argus_math::{BitVec, Fp};
 use rand_core::RngCore;
 
-use super::{Abb, Circuit};
-use crate::error::Result;
+use super::{Abb, BoolCircuit};
+use crate::error::{MpcError, Result};
+use crate::gmw::Gate;
 use crate::party::Party;
 use crate::rep3::{self, Rep3, Rep3Bits};
 use crate::shamir::{self, from_rep3, Degree, Shamir};
@@ -43,6 +44,9 @@ impl Abb for ShamirAbb<'_> {
 
     fn field(&self) -> &Fp {
         &self.field
+    }
+    fn stats(&self) -> argus_net::Stats {
+        self.p.stats()
     }
     fn len(&self, x: &Shamir<Fp>) -> usize {
         x.len()
@@ -95,28 +99,8 @@ impl Abb for ShamirAbb<'_> {
         rep3::reveal_bits(self.p, b)
     }
 
-    fn greater(&mut self, a: &[u128], r: &[Rep3Bits], or_equal: bool, circuit: Circuit) -> Result<Rep3Bits> {
-        let me = self.p.id();
-        let n = a.len();
-        // per bit j: gt_j = a_j ∧ ¬r_j, eq_j = ¬(a_j ⊕ r_j), both free with a public; bit 0's
-        // "greater" is a_0 ∨ ¬r_0 = ¬(¬a_0 ∧ r_0) when equality counts
-        let mut groups: Vec<(Rep3Bits, Rep3Bits)> = Vec::with_capacity(r.len());
-        for (j, rj) in r.iter().enumerate() {
-            let aj = BitVec::from_bools(&(0..n).map(|e| a[e] >> j & 1 == 1).collect::<Vec<_>>());
-            let c = if j == 0 && or_equal { rj.and_public(&aj.not())?.not(me) } else { rj.not(me).and_public(&aj)? };
-            let eq = rj.xor_public(me, &aj)?.not(me);
-            groups.push((c, eq));
-        }
-        // a ≥ 2^bits for some element: greater than any r of these bits
-        let top = BitVec::from_bools(&a.iter().map(|&a| r.len() < 128 && a >> r.len() != 0).collect::<Vec<_>>());
-        let mut c = match circuit {
-            Circuit::AndNot => tree(self.p, groups)?,
-            Circuit::AndXor => ripple(self.p, groups)?,
-        };
-        // c ∨ top = c ⊕ top ⊕ (c ∧ top), top public
-        let both = c.and_public(&top)?;
-        c = c.xor_public(me, &top)?.xor(&both)?;
-        Ok(c)
+    fn evaluate(&mut self, c: &BoolCircuit, public: &[BitVec], shared: &[Rep3Bits]) -> Result<Vec<Rep3Bits>> {
+        layered(self.p, c, public, shared)
     }
 
     fn dabits(&mut self, n: usize) -> Result<(Shamir<Fp>, Rep3Bits)> {
@@ -144,44 +128,101 @@ impl Abb for ShamirAbb<'_> {
     }
 }
 
-/// The log-depth comparator (`AndNot`): pairs of adjacent groups, low and high, merge into
-/// `(c_hi ⊕ eq_hi ∧ c_lo, eq_hi ∧ eq_lo)`, every AND of a layer in one round. The lowest group's
-/// `eq` is never needed, and is not computed.
-fn tree(p: &mut Party, mut groups: Vec<(Rep3Bits, Rep3Bits)>) -> Result<Rep3Bits> {
-    while groups.len() > 1 {
-        let pairs = groups.len() / 2;
-        let mut ands: Vec<(&Rep3Bits, &Rep3Bits)> = Vec::with_capacity(2 * pairs);
-        for g in 0..pairs {
-            let (lo, hi) = (&groups[2 * g], &groups[2 * g + 1]);
-            ands.push((&hi.1, &lo.0));
-            if g > 0 {
-                ands.push((&hi.1, &lo.1));
-            }
-        }
-        let mut out = rep3::and_many(p, &ands)?.into_iter();
-        let mut next = Vec::with_capacity(groups.len().div_ceil(2));
-        for g in 0..pairs {
-            let carry = out.next().expect("one AND per pair");
-            let c = groups[2 * g + 1].0.xor(&carry)?;
-            let eq = if g > 0 { out.next().expect("and its eq") } else { Rep3Bits::zeros(c.len()) };
-            next.push((c, eq));
-        }
-        if groups.len() % 2 == 1 {
-            next.push(groups.pop().expect("the odd group"));
-        }
-        groups = next;
-    }
-    Ok(groups.pop().map(|g| g.0).unwrap_or_else(|| Rep3Bits::zeros(0)))
+/// A wire of [`layered`]: bits every party knows, or replicated shares.
+#[derive(Clone)]
+enum Value {
+    Public(BitVec),
+    Shared(Rep3Bits),
 }
 
-/// The comparator as synthesised (`AndXor`): `c ← c_j ⊕ eq_j ∧ c` from bit 1 up, one AND layer
-/// per bit.
-fn ripple(p: &mut Party, groups: Vec<(Rep3Bits, Rep3Bits)>) -> Result<Rep3Bits> {
-    let mut it = groups.into_iter();
-    let Some((mut c, _)) = it.next() else { return Ok(Rep3Bits::zeros(0)) };
-    for (cj, eqj) in it {
-        let carry = rep3::and(p, &eqj, &c)?;
-        c = cj.xor(&carry)?;
+/// Evaluates `c` on replicated bits by AND layers: gates whose inputs are ready run as soon as
+/// they are (XOR, INV and AND with a public wire are local), and the ANDs of two shared wires
+/// that are ready together make one round ([`rep3::and_many`]).
+fn layered(p: &mut Party, c: &BoolCircuit, public: &[BitVec], shared: &[Rep3Bits]) -> Result<Vec<Rep3Bits>> {
+    let me = p.id();
+    let gates = c.gates();
+    let mut wires: Vec<Option<Value>> = vec![None; c.wires()];
+    let (mut pi, mut si) = (public.iter(), shared.iter());
+    let short = || MpcError::InvalidParameter("fewer input planes than the circuit has inputs".into());
+    let mut n = None;
+    for g in gates {
+        if let Gate::Input { party, wire } = g {
+            let v = if *party == 0 {
+                Value::Public(pi.next().ok_or_else(short)?.clone())
+            } else {
+                Value::Shared(si.next().ok_or_else(short)?.clone())
+            };
+            let len = match &v {
+                Value::Public(b) => b.len(),
+                Value::Shared(b) => b.len(),
+            };
+            if *n.get_or_insert(len) != len {
+                return Err(MpcError::InvalidParameter("input planes of different lengths".into()));
+            }
+            wires[*wire as usize] = Some(v);
+        }
     }
-    Ok(c)
+    let n = n.unwrap_or(0);
+    let mut done: Vec<bool> = gates.iter().map(|g| matches!(g, Gate::Input { .. } | Gate::Output { .. })).collect();
+    loop {
+        let mut pending: Vec<(usize, Rep3Bits, Rep3Bits, u32)> = Vec::new();
+        for (i, g) in gates.iter().enumerate() {
+            if done[i] {
+                continue;
+            }
+            let get = |w: &u32| wires[*w as usize].clone();
+            let value = match g {
+                Gate::Xor { a, b, .. } => match (get(a), get(b)) {
+                    (Some(Value::Public(x)), Some(Value::Public(y))) => Some(Value::Public(x.xor(&y)?)),
+                    (Some(Value::Public(x)), Some(Value::Shared(y)))
+                    | (Some(Value::Shared(y)), Some(Value::Public(x))) => Some(Value::Shared(y.xor_public(me, &x)?)),
+                    (Some(Value::Shared(x)), Some(Value::Shared(y))) => Some(Value::Shared(x.xor(&y)?)),
+                    _ => None,
+                },
+                Gate::Inv { a, .. } => match get(a) {
+                    Some(Value::Public(x)) => Some(Value::Public(x.not())),
+                    Some(Value::Shared(x)) => Some(Value::Shared(x.not(me))),
+                    None => None,
+                },
+                Gate::And { a, b, out } => match (get(a), get(b)) {
+                    (Some(Value::Public(x)), Some(Value::Public(y))) => Some(Value::Public(x.and(&y)?)),
+                    (Some(Value::Public(x)), Some(Value::Shared(y)))
+                    | (Some(Value::Shared(y)), Some(Value::Public(x))) => Some(Value::Shared(y.and_public(&x)?)),
+                    (Some(Value::Shared(x)), Some(Value::Shared(y))) => {
+                        pending.push((i, x, y, *out));
+                        None
+                    }
+                    _ => None,
+                },
+                Gate::Vs { .. } => return Err(MpcError::InvalidParameter("VS gates in a comparison circuit".into())),
+                Gate::Input { .. } | Gate::Output { .. } => None,
+            };
+            if let Some(v) = value {
+                let out = match g {
+                    Gate::Xor { out, .. } | Gate::Inv { out, .. } | Gate::And { out, .. } => *out,
+                    _ => unreachable!("only these compute"),
+                };
+                wires[out as usize] = Some(v);
+                done[i] = true;
+            }
+        }
+        if pending.is_empty() {
+            break;
+        }
+        let pairs: Vec<(&Rep3Bits, &Rep3Bits)> = pending.iter().map(|(_, x, y, _)| (x, y)).collect();
+        let got = rep3::and_many(p, &pairs)?;
+        for ((i, _, _, out), v) in pending.iter().zip(got) {
+            wires[*out as usize] = Some(Value::Shared(v));
+            done[*i] = true;
+        }
+    }
+    gates
+        .iter()
+        .filter_map(|g| if let Gate::Output { wire } = g { Some(*wire) } else { None })
+        .map(|w| match &wires[w as usize] {
+            Some(Value::Shared(b)) => Ok(b.clone()),
+            Some(Value::Public(b)) => Rep3Bits::zeros(n).xor_public(me, b),
+            None => Err(MpcError::InvalidParameter(format!("output wire {w} never set"))),
+        })
+        .collect()
 }
