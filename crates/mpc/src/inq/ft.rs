@@ -6,7 +6,8 @@
 //!
 //! Preprocessing comes from OT ([`argus_ot::iknp`]), in the manner of MASCOT (Keller, Orsini,
 //! Scholl 2016): a value is authenticated by COPE (α's bits chose one random OT per bit once;
-//! each value then costs `⌈log₂ q⌉` elements); Beaver triples by Gilboa's product; a daBit from
+//! each value then costs `⌈log₂ q⌉` elements); Beaver triples by Gilboa's product, each checked
+//! by sacrificing another; a daBit from
 //! three OTs on the parties' random bits `r_0, r_1`, the first of which, correlated by the
 //! garbler's `Δ`, also hands the evaluator the wire label of `r_1`. Bounded random integers are
 //! each party's own, authenticated.
@@ -15,8 +16,8 @@
 //! coefficients drawn from it); [`Abb::check`] compares the folded sums in one round — hashes
 //! of `σ_0` and `−σ_1` — and ends the session with [`MpcError::Abort`] if a party changed a
 //! share. A label the evaluator opens is checked by the garbler against its wire at once.
-//! Semi-honest where the papers' FT is not: the preprocessing (no sacrifice, no consistency
-//! check of daBits) and the garbler (Yao's protocol; HSS17's authenticated garbling is not built).
+//! Semi-honest where the paper's FT is not: the daBits (no check that a party used one bit for
+//! both sides) and the garbler (Yao's protocol; HSS17's authenticated garbling is not built).
 
 use std::collections::VecDeque;
 
@@ -82,14 +83,20 @@ pub enum Garbling {
     Offline,
 }
 
+/// One chunk of a circuit garbled ahead: the garbler's input labels of 0 and output labels of 0
+/// (empty at the evaluator), the evaluator's rows (empty at the garbler).
+struct Chunk {
+    fresh: Vec<Vec<u128>>,
+    outputs: Vec<Wire>,
+    rows: Vec<u128>,
+}
+
 /// A circuit garbled ahead, per chunk of instances.
 struct Garbled {
     circuit: BoolCircuit,
     n: usize,
     tweak: u64,
-    /// Per chunk: the garbler's input labels of 0 and output labels of 0 (empty for the
-    /// evaluator), or the evaluator's rows (empty for the garbler).
-    chunks: Vec<(Vec<Vec<u128>>, Vec<Wire>, Vec<u128>)>,
+    chunks: Vec<Chunk>,
 }
 
 /// COPE (correlated oblivious product evaluation; MASCOT's authentication): shares of `α_j·x`
@@ -118,6 +125,9 @@ pub struct FtAbb<'p> {
     /// Hash of every opened value so far, and the folded MAC differences since the last check.
     transcript: [u8; 32],
     sigma: u128,
+    /// Tests: this party adds 1 to its share of the next triples' first product.
+    #[cfg(test)]
+    pub(crate) corrupt_triples: bool,
 }
 
 fn seed(key: u128) -> Prg {
@@ -157,6 +167,8 @@ impl<'p> FtAbb<'p> {
             triples: None,
             transcript: [0; 32],
             sigma: 0,
+            #[cfg(test)]
+            corrupt_triples: false,
         })
     }
 
@@ -243,10 +255,56 @@ impl<'p> FtAbb<'p> {
             a.extend(xa);
             b.extend(xb);
         }
+        #[cfg(test)]
+        if std::mem::take(&mut self.corrupt_triples) {
+            c[0] = f.add(c[0], 1);
+        }
         let all: Vec<u128> = a.iter().chain(&b).chain(&c).copied().collect();
         let m = self.authenticate(&all)?;
         let part = |i: usize, v: Vec<u128>| Spdz { v, m: m[i * n..(i + 1) * n].to_vec() };
         Ok([part(0, a), part(1, b), part(2, c)])
+    }
+
+    /// `n` checked triples (MASCOT's sacrifice, after SPDZ): `2n` made, the second half `(f, g,
+    /// h)` spent checking the first: with a joint random `r`, open `ρ = r·a − f` and `σ = b − g`;
+    /// `r·c − h − σ·f − ρ·g − σ·ρ` must open to 0 and the MAC check pass. An error a party
+    /// slipped into a product (`c = a·b + e`) survives only if it guessed `r`.
+    fn checked_triples(&mut self, n: usize) -> Result<[Spdz; 3]> {
+        let f = self.field;
+        let [a, b, c] = self.make_triples(2 * n)?;
+        let halves = |s: &Spdz| (cut(s, 0, n), cut(s, n, n));
+        let ((a, fa), (b, gb), (c, hc)) = (halves(&a), halves(&b), halves(&c));
+        let r = self.coin()?;
+        let rho_sigma = self.open(&self.concat(&[&self.sub(&self.scale(&a, r), &fa)?, &self.sub(&b, &gb)?])?)?;
+        let (rho, sigma) = rho_sigma.split_at(n);
+        let t = self.sub(&self.scale(&c, r), &hc)?;
+        let t = self.sub(&t, &self.mul_public(&fa, sigma)?)?;
+        let t = self.sub(&t, &self.mul_public(&gb, rho)?)?;
+        let sr: Vec<u128> = sigma.iter().zip(rho).map(|(&s, &r)| f.mul(s, r)).collect();
+        let t = self.sub(&t, &self.constant(&sr))?;
+        if let Some(i) = self.open(&t)?.iter().position(|&z| z != 0) {
+            return Err(MpcError::Abort(format!("a Beaver triple failed its sacrifice (triple {i})")));
+        }
+        self.check()?;
+        Ok([a, b, c])
+    }
+
+    /// A field element both parties draw together: each sends the hash of a fresh seed, then the
+    /// seed (checked against its hash); the element comes from both seeds. Two rounds.
+    fn coin(&mut self) -> Result<u128> {
+        let peer = self.peer();
+        let mut mine = [0u8; 16];
+        self.rng.fill_bytes(&mut mine);
+        let commit = |seed: &[u8]| Sha256::new().chain_update(b"argus ft coin").chain_update(seed).finalize().to_vec();
+        self.p.net().send(peer, commit(&mine))?;
+        let theirs_commit = self.p.net().recv(peer)?;
+        self.p.net().send(peer, mine.to_vec())?;
+        let theirs = self.p.net().recv(peer)?;
+        if theirs.len() != 16 || commit(&theirs) != theirs_commit {
+            return Err(MpcError::Abort(format!("party {peer} opened a seed that is not the one it committed to")));
+        }
+        let seed: [u8; 16] = std::array::from_fn(|i| mine[i] ^ theirs[i]);
+        Ok(self.field.sample(&mut Prg::new(&Seed(seed))))
     }
 
     fn take_triples(&mut self, n: usize) -> Result<[Spdz; 3]> {
@@ -341,7 +399,7 @@ impl<'p> FtAbb<'p> {
         let mut gc = garble::Session::at(g.tweak);
         let sources = sources(&circuit);
         let mut outs: Vec<Vec<u128>> = Vec::new();
-        for (chunk, (fresh, out0, rows)) in g.chunks.into_iter().enumerate() {
+        for (chunk, Chunk { fresh, outputs: out0, rows }) in g.chunks.into_iter().enumerate() {
             let at = chunk * CHUNK;
             let len = CHUNK.min(g.n - at);
             let got: Vec<Wire> = if self.garbler() {
@@ -409,7 +467,7 @@ fn sources(c: &BoolCircuit) -> Vec<(usize, usize)> {
 
 /// Blocks of a message of 16-byte labels.
 fn blocks(peer: usize, bytes: Vec<u8>) -> Result<Vec<u128>> {
-    if bytes.len() % 16 != 0 {
+    if !bytes.len().is_multiple_of(16) {
         return Err(MpcError::Malformed { peer, reason: format!("{} bytes are not whole labels", bytes.len()) });
     }
     Ok(bytes.chunks_exact(16).map(|b| u128::from_le_bytes(b.try_into().expect("16 bytes"))).collect())
@@ -604,11 +662,11 @@ impl Abb for FtAbb<'_> {
                 let out = self.gc.garble(c, wires, len, self.delta, &mut rows)?;
                 let bytes: Vec<u8> = rows.iter().flat_map(|r| r.to_le_bytes()).collect();
                 self.p.net().send(peer, bytes)?;
-                chunks.push((fresh, out, Vec::new()));
+                chunks.push(Chunk { fresh, outputs: out, rows: Vec::new() });
             } else {
                 let rows = blocks(peer, self.p.net().recv(peer)?)?;
                 self.gc.skip(c, len);
-                chunks.push((Vec::new(), Vec::new(), rows));
+                chunks.push(Chunk { fresh: Vec::new(), outputs: Vec::new(), rows });
             }
         }
         self.ahead.push_back(Garbled { circuit: c.clone(), n, tweak, chunks });
@@ -616,7 +674,7 @@ impl Abb for FtAbb<'_> {
     }
 
     fn prepare_products(&mut self, n: usize) -> Result<()> {
-        let fresh = self.make_triples(n)?;
+        let fresh = self.checked_triples(n)?;
         self.triples = Some(match self.triples.take() {
             Some(old) => {
                 let join = |a: &Spdz, b: &Spdz| Spdz {

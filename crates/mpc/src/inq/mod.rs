@@ -200,7 +200,7 @@ impl<A: Abb> Mask<A> {
         Ok(mask)
     }
 
-    fn with_low_bits(abb: &mut A, n: usize, k: u32, m: u32, kappa: u32, bitwise: Bitwise) -> Result<Self> {
+    pub(crate) fn with_low_bits(abb: &mut A, n: usize, k: u32, m: u32, kappa: u32, bitwise: Bitwise) -> Result<Self> {
         check_width(abb.field(), k, kappa)?;
         if m == 0 {
             return Err(MpcError::InvalidParameter(format!("mod 2^{m} of {k}-bit inputs: need 0 < m < k")));
@@ -286,7 +286,7 @@ pub fn one_minus<A: Abb>(abb: &A, b: &A::Arith) -> Result<A::Arith> {
     abb.sub(&abb.constant(&vec![1; abb.len(b)]), b)
 }
 
-/// [`Abb::greater`] on bits shared in F_q (each plane's elements 0 or 1): `a_j ∧ r` is a public
+/// [`greater`] on bits shared in F_q (each plane's elements 0 or 1): `a_j ∧ r` is a public
 /// multiple, `a_j ⊕ r = a_j + r − 2·a_j·r`, and a layer's ANDs are one batched product. The
 /// merge `c_hi ⊕ eq_hi·c_lo` is a sum, its two terms never both 1.
 pub fn greater_arith<A: Abb>(
@@ -436,7 +436,7 @@ pub fn arith_products(bits: usize, circuit: Circuit) -> usize {
     }
 }
 
-fn check_len<A: Abb>(n: usize, x: &A::Arith, abb: &A) -> Result<()> {
+pub(crate) fn check_len<A: Abb>(n: usize, x: &A::Arith, abb: &A) -> Result<()> {
     if abb.len(x) != n {
         return Err(MpcError::InvalidParameter(format!("a mask for {n} elements used on {}", abb.len(x))));
     }

@@ -272,6 +272,15 @@ fn a_flipped_share_is_caught_before_the_output() {
         abb.open_bits(&b).map(|_| ())
     });
     assert!(matches!(got.unwrap_err(), crate::MpcError::Abort(_)), "a label of another wire");
+    // a product off by one in a triple: the sacrifice refuses it before it is used
+    let got = run(2, Backend::Memory, NetConfig::default(), |p| {
+        let me = p.id();
+        let mut abb = FtAbb::new(p, field, Garbling::Online)?;
+        abb.corrupt_triples = me == 1;
+        abb.prepare_products(4)
+    });
+    let err = got.unwrap_err();
+    assert!(err.to_string().contains("sacrifice"), "{err}");
 }
 
 proptest! {
@@ -465,5 +474,111 @@ fn ft_bytes_per_comparison_follow_the_formula() {
         };
         let garbler = 16 * n + garbled * n + n.div_ceil(8);
         assert_eq!(got, vec![garbler as u64, 32 * n as u64], "{garbling:?}");
+    }
+}
+
+/// FT: what each party receives in `cons_ltz` and its MAC check — the opened shares, the
+/// garbled rows or input labels, the conversion's labels and bits, the check's digests — looks
+/// uniform and the same for inputs all at the smallest, all 0, all at the largest or random,
+/// garbling online and ahead.
+#[test]
+fn ft_views_are_independent_of_the_inputs() {
+    use crate::testing::{assert_views_uniform, byte_histogram};
+    let field = Fp::p128();
+    let (k, n) = (40u32, 1000usize);
+    let top = 1i128 << (k - 1);
+    let mut rng = StdRng::seed_from_u64(9);
+    let sets = [vec![-top; n], vec![0; n], vec![top - 1; n], (0..n).map(|_| rng.gen_range(-top..top)).collect()];
+    for garbling in [Garbling::Online, Garbling::Offline] {
+        type View = Vec<(usize, Vec<u8>)>;
+        let views: Vec<Vec<View>> = sets
+            .iter()
+            .map(|xs| {
+                let values: Vec<u128> = xs.iter().map(|&x| fixed::embed(&field, x)).collect();
+                in_setting!(Setting::Ft(garbling), field, values, |abb, x| {
+                    let mask = Mask::new(abb, n, k, k - 1, KAPPA, Bitwise::Binary(Circuit::AndNot))?;
+                    abb.party().net().record_view();
+                    ltz(abb, &x, &mask)?;
+                    abb.check()?;
+                    Ok(abb.party().net().take_view())
+                })
+                .unwrap()
+            })
+            .collect();
+        for id in 0..2 {
+            let hs: Vec<[f64; 256]> = views.iter().map(|v| byte_histogram(&v[id])).collect();
+            assert!(hs[0].iter().sum::<f64>() > 15_000.0, "{garbling:?}: party {id} received the opening");
+            assert_views_uniform(&format!("FT {garbling:?} cons_ltz"), id, &hs);
+        }
+    }
+}
+
+/// Fixed-point products at precision 16 of 40-bit mantissas (the edges and random ones), in
+/// every setting: each result is `⌊x·y/2^16⌋` or one more, exactly the former when `2^16`
+/// divides the product; two rounds (the product, the truncation's opening).
+#[test]
+fn fixed_point_products_truncate_probabilistically() {
+    let (f, l) = (16u32, fixed::MANTISSA_BITS);
+    let top = 1i128 << (l - 1);
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut xs = vec![0, 1, -1, top - 1, -top, 1 << f, -(1 << f), 3 << f, top - 1, -top];
+    let mut ys = vec![top - 1, -top, 1, -1, top - 1, top - 1, -top, -(5 << f), top - 1, -top];
+    for _ in 0..30 {
+        xs.push(rng.gen_range(-top..top));
+        ys.push(rng.gen_range(-top..top));
+    }
+    let n = xs.len();
+    let field = Fp::p128();
+    let values: Vec<u128> = xs.iter().chain(&ys).map(|&v| fixed::embed(&field, v)).collect();
+    for setting in SETTINGS {
+        let got = in_setting!(setting, field, values, |abb, xy| {
+            let mask = fixed::truncation_mask(abb, n, 2 * l, f, KAPPA)?;
+            abb.prepare_products(n)?;
+            let (x, y) = (abb.slice(&xy, 0, n)?, abb.slice(&xy, n, n)?);
+            sync(abb)?;
+            let before = abb.stats();
+            let z = fixed::mul(abb, &x, &y, &mask)?;
+            let rounds = (abb.stats() - before).rounds;
+            Ok((reveal(abb, &z)?, rounds))
+        })
+        .unwrap();
+        for (i, (&x, &y)) in xs.iter().zip(&ys).enumerate() {
+            let z = fixed::signed(&field, got[0].0[i]);
+            let floor = (x * y).div_euclid(1 << f);
+            if (x * y).rem_euclid(1 << f) == 0 {
+                assert_eq!(z, floor, "{setting:?}: {x}·{y} is a multiple of 2^{f}");
+            } else {
+                assert!(z == floor || z == floor + 1, "{setting:?}: {x}·{y}/2^{f} gave {z}, floor {floor}");
+            }
+        }
+        assert!(got.iter().all(|g| g.1 == 2), "{setting:?}: rounds {:?}", got.iter().map(|g| g.1).collect::<Vec<_>>());
+    }
+    let got = run(3, Backend::Memory, NetConfig::default(), |p| {
+        let mut abb = ShamirAbb::new(p, field)?;
+        Ok(fixed::truncation_mask(&mut abb, 2, 40, 40, KAPPA).is_err())
+    })
+    .unwrap();
+    assert!(got[0], "m = k refused");
+}
+
+/// Shamir's online bytes per party of `cons_ltz` against the formula: the opening (one element
+/// to the next party), one bit per AND of two shared wires (the comparison tree's; `a` is public),
+/// the conversion's bit.
+#[test]
+fn shamir_bytes_per_comparison_follow_the_formula() {
+    let field = Fp::p128();
+    let (k, n) = (64u32, 100usize);
+    for circuit in [Circuit::AndNot, Circuit::AndXor] {
+        let got = in_setting!(Setting::Shamir, field, vec![3u128; n], |abb, x| {
+            let mask = Mask::new(abb, n, k, k - 1, KAPPA, Bitwise::Binary(circuit))?;
+            sync(abb)?;
+            let before = abb.stats();
+            ltz(abb, &x, &mask)?;
+            Ok((abb.stats() - before).bytes_sent)
+        })
+        .unwrap();
+        let ands = arith_products((k - 1) as usize, circuit);
+        let want = (16 * n + ands * n.div_ceil(8) + n.div_ceil(8)) as u64;
+        assert_eq!(got, vec![want; 3], "{circuit:?}");
     }
 }
