@@ -5,18 +5,22 @@ use std::process::Command;
 
 const EXE: &str = env!("CARGO_BIN_EXE_argus");
 
+/// `argus bench relu ARGS --json FILE`'s records (the run must succeed).
+fn bench(name: &str, args: &[&str]) -> Vec<serde_json::Value> {
+    let json = std::env::temp_dir().join(format!("argus-bench-relu-{name}-{}.json", std::process::id()));
+    let out = Command::new(EXE).args(["bench", "relu", "--reps", "1"]).args(args).arg("--json").arg(&json).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let records = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).ok();
+    records
+}
+
 #[test]
 fn tiny_relu_bench_writes_its_records() {
-    let json = std::env::temp_dir().join(format!("argus-bench-relu-{}.json", std::process::id()));
-    let out = Command::new(EXE)
-        .args(["bench", "relu", "--latencies", "0,1", "--batches", "1,5", "--reps", "1", "--settings", "shamir"])
-        .args(["--ops", "cons_ltz,lsss_ltz,rabbit_slack,req_list,relu", "--json"])
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let records: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    std::fs::remove_file(&json).ok();
+    let records = bench(
+        "shamir",
+        &["--latencies", "0,1", "--batches", "1,5", "--settings", "shamir", "--ops", "cons_ltz,lsss_ltz,rabbit_slack,req_list,relu"],
+    );
     // per latency and batch: cons_ltz, rabbit_slack, relu and lsss_ltz in two circuit forms, req_list in one
     assert_eq!(records.len(), 2 * 2 * (4 * 2 + 1));
     for r in &records {
@@ -53,16 +57,10 @@ fn tiny_relu_bench_writes_its_records() {
 /// garbled circuit, the conversion, the MAC check), the settings named in the records.
 #[test]
 fn tiny_ft_bench_writes_its_records() {
-    let json = std::env::temp_dir().join(format!("argus-bench-relu-ft-{}.json", std::process::id()));
-    let out = Command::new(EXE)
-        .args(["bench", "relu", "--latencies", "0", "--batches", "1,5", "--reps", "1", "--settings", "ft,ft_og"])
-        .args(["--ops", "cons_ltz,rabbit_conv,lsss_ltz", "--json"])
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let records: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    std::fs::remove_file(&json).ok();
+    let records = bench(
+        "ft",
+        &["--latencies", "0", "--batches", "1,5", "--settings", "ft,ft_og", "--ops", "cons_ltz,rabbit_conv,lsss_ltz"],
+    );
     // per batch: ft cons_ltz ×2, rabbit_conv, lsss_ltz ×2; ft_og cons_ltz ×2, rabbit_conv
     assert_eq!(records.len(), 2 * (5 + 3));
     for setting in ["ft", "ft_og"] {

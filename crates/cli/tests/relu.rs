@@ -75,58 +75,45 @@ fn bad_input_is_refused_before_any_party_starts() {
     std::fs::remove_file(&input).ok();
 }
 
-#[test]
-fn three_processes_over_mutual_tls() {
-    let input = numbers("tls");
-    let dir = std::env::temp_dir().join(format!("argus-relu-pki-{}", std::process::id()));
-    let pki = Command::new(EXE).args(["pki", "--parties", "3", "--out"]).arg(&dir).output().unwrap();
+/// `argus relu` as `parties` processes over mutual TLS (`args` for all, `party0` for party 0
+/// with the input); returns their outputs after removing the certificates and the input.
+fn over_tls(name: &str, parties: usize, args: &[&str], party0: &[&str]) -> Vec<Output> {
+    let input = numbers(name);
+    let dir = std::env::temp_dir().join(format!("argus-relu-pki-{name}-{}", std::process::id()));
+    let pki = Command::new(EXE).args(["pki", "--parties", &parties.to_string(), "--out"]).arg(&dir).output().unwrap();
     assert!(pki.status.success(), "{}", String::from_utf8_lossy(&pki.stderr));
-    let ports = argus_node::deploy::free_loopback_ports(3).unwrap();
+    let ports = argus_node::deploy::free_loopback_ports(parties).unwrap();
     let addrs = ports.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");
-    let spawn = |id: &str| {
-        let mut c = Command::new(EXE);
-        c.args(["relu", "--timeout", "60", "--party", id, "--addrs", &addrs, "--pki"]).arg(&dir);
-        if id == "0" {
-            // party 0's choices hold for all: the others run with the defaults' flags
-            c.args(["--op", "lteqz", "--protocol", "rabbit-slack", "--circuit", "and-xor", "--input"]).arg(&input);
-        }
-        c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
-    };
-    let parties = [spawn("0"), spawn("1"), spawn("2")];
-    let outs: Vec<Output> = parties.into_iter().map(|p| p.wait_with_output().unwrap()).collect();
+    let spawned: Vec<_> = (0..parties)
+        .map(|id| {
+            let mut c = Command::new(EXE);
+            c.args(["relu", "--timeout", "60", "--party", &id.to_string(), "--addrs", &addrs, "--pki"]).arg(&dir).args(args);
+            if id == 0 {
+                c.args(party0).arg("--input").arg(&input);
+            }
+            c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    let outs: Vec<Output> = spawned.into_iter().map(|p| p.wait_with_output().unwrap()).collect();
     std::fs::remove_dir_all(&dir).ok();
     std::fs::remove_file(&input).ok();
     for out in &outs {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
-    assert_eq!(String::from_utf8_lossy(&outs[0].stdout), "1\n0\n1\n0\n1\n0\n1\n1\n");
     assert!(String::from_utf8_lossy(&outs[0].stderr).contains("on 8 of 8 values"));
+    outs
 }
 
-/// FT(OG) as two processes over mutual TLS; a party started with another setting is refused.
+#[test]
+fn three_processes_over_mutual_tls() {
+    // party 0's choices hold for all: the others run with the defaults' flags
+    let outs = over_tls("tls", 3, &[], &["--op", "lteqz", "--protocol", "rabbit-slack", "--circuit", "and-xor"]);
+    assert_eq!(String::from_utf8_lossy(&outs[0].stdout), "1\n0\n1\n0\n1\n0\n1\n1\n");
+}
+
+/// FT(OG) as two processes over mutual TLS.
 #[test]
 fn two_ft_processes_over_mutual_tls() {
-    let input = numbers("ft-tls");
-    let dir = std::env::temp_dir().join(format!("argus-relu-ft-pki-{}", std::process::id()));
-    let pki = Command::new(EXE).args(["pki", "--parties", "2", "--out"]).arg(&dir).output().unwrap();
-    assert!(pki.status.success(), "{}", String::from_utf8_lossy(&pki.stderr));
-    let ports = argus_node::deploy::free_loopback_ports(2).unwrap();
-    let addrs = ports.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");
-    let spawn = |id: &str| {
-        let mut c = Command::new(EXE);
-        c.args(["relu", "--timeout", "60", "--setting", "ft-og", "--party", id, "--addrs", &addrs, "--pki"]).arg(&dir);
-        if id == "0" {
-            c.args(["--op", "ltz", "--input"]).arg(&input);
-        }
-        c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
-    };
-    let parties = [spawn("0"), spawn("1")];
-    let outs: Vec<Output> = parties.into_iter().map(|p| p.wait_with_output().unwrap()).collect();
-    std::fs::remove_dir_all(&dir).ok();
-    std::fs::remove_file(&input).ok();
-    for out in &outs {
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    }
+    let outs = over_tls("ft-tls", 2, &["--setting", "ft-og"], &["--op", "ltz"]);
     assert_eq!(String::from_utf8_lossy(&outs[0].stdout), "0\n0\n1\n0\n1\n0\n1\n1\n");
-    assert!(String::from_utf8_lossy(&outs[0].stderr).contains("on 8 of 8 values"));
 }

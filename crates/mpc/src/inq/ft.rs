@@ -712,61 +712,32 @@ impl Abb for FtAbb<'_> {
         let net = self.p.net();
         let mine = BitVec::random(&mut self.rng, n).to_bools();
         let bit = |b: bool| u128::from(b);
-        let expand = |key: u128, out: &mut [u128]| f.sample_into(&mut seed(key), out);
         let (sender, receiver) = self.ots.pair();
         // shares of (r_0·r_1, α_0·r_1, α_0·r_0·r_1) and (α_1·r_0, α_1·r_1·r_0)
-        let (mut by_r1, mut by_r0) = (vec![[0u128; 3]; n], vec![[0u128; 2]; n]);
+        let (by_r1, by_r0): (Vec<[u128; 3]>, Vec<[u128; 2]>);
         let labels;
         if self.p.id() == 0 {
             let z = sender.correlated(net, peer, &vec![self.delta; n])?;
             let pairs = sender.random(net, peer, n)?;
             let keys = receiver.random(net, peer, &mine)?;
-            let mut d = Vec::with_capacity(3 * n);
-            for (e, [k0, k1]) in pairs.iter().enumerate() {
-                let (mut g0, mut g1) = ([0u128; 3], [0u128; 3]);
-                expand(*k0, &mut g0);
-                expand(*k1, &mut g1);
+            let alpha = self.alpha;
+            let (d, shares) = send_correlations(&f, &pairs, |e| {
                 let r0 = bit(mine[e]);
-                let corr = [r0, self.alpha, f.mul(self.alpha, r0)];
-                for t in 0..3 {
-                    d.push(f.add(f.sub(g0[t], g1[t]), corr[t]));
-                    by_r1[e][t] = f.neg(g0[t]);
-                }
-            }
+                [r0, alpha, f.mul(alpha, r0)]
+            });
+            by_r1 = shares;
             self.p.send_elems(&f, peer, &d)?;
-            let got = self.p.recv_elems(&f, peer, 2 * n)?;
-            for (e, &k) in keys.iter().enumerate() {
-                let mut g = [0u128; 2];
-                expand(k, &mut g);
-                for t in 0..2 {
-                    by_r0[e][t] = f.add(g[t], if mine[e] { got[2 * e + t] } else { 0 });
-                }
-            }
+            by_r0 = receive_correlations(&f, &keys, &mine, &self.p.recv_elems(&f, peer, 2 * n)?);
             labels = z.iter().zip(&mine).map(|(&z, &r)| if r { z ^ self.delta } else { z }).collect();
         } else {
             let l = receiver.correlated(net, peer, &mine)?;
             let keys = receiver.random(net, peer, &mine)?;
             let pairs = sender.random(net, peer, n)?;
-            let mut d = Vec::with_capacity(2 * n);
-            for (e, [k0, k1]) in pairs.iter().enumerate() {
-                let (mut g0, mut g1) = ([0u128; 2], [0u128; 2]);
-                expand(*k0, &mut g0);
-                expand(*k1, &mut g1);
-                let corr = [self.alpha, f.mul(self.alpha, bit(mine[e]))];
-                for t in 0..2 {
-                    d.push(f.add(f.sub(g0[t], g1[t]), corr[t]));
-                    by_r0[e][t] = f.neg(g0[t]);
-                }
-            }
+            let alpha = self.alpha;
+            let (d, shares) = send_correlations(&f, &pairs, |e| [alpha, f.mul(alpha, bit(mine[e]))]);
+            by_r0 = shares;
             self.p.send_elems(&f, peer, &d)?;
-            let got = self.p.recv_elems(&f, peer, 3 * n)?;
-            for (e, &k) in keys.iter().enumerate() {
-                let mut g = [0u128; 3];
-                expand(k, &mut g);
-                for t in 0..3 {
-                    by_r1[e][t] = f.add(g[t], if mine[e] { got[3 * e + t] } else { 0 });
-                }
-            }
+            by_r1 = receive_correlations(&f, &keys, &mine, &self.p.recv_elems(&f, peer, 3 * n)?);
             labels = l;
         }
         let two = f.from_u128(2);
@@ -796,6 +767,48 @@ impl Abb for FtAbb<'_> {
             .collect();
         self.authenticated(v)
     }
+}
+
+/// The sender's side of OTs of `W` field elements on random OTs `pairs`: the corrections
+/// `d = G(k_0) − G(k_1) + corr(e)` per OT (to send) and its shares `−G(k_0)`.
+fn send_correlations<const W: usize>(
+    f: &Fp,
+    pairs: &[[u128; 2]],
+    corr: impl Fn(usize) -> [u128; W],
+) -> (Vec<u128>, Vec<[u128; W]>) {
+    let mut d = Vec::with_capacity(W * pairs.len());
+    let shares = pairs
+        .iter()
+        .enumerate()
+        .map(|(e, [k0, k1])| {
+            let (mut g0, mut g1) = ([0u128; W], [0u128; W]);
+            f.sample_into(&mut seed(*k0), &mut g0);
+            f.sample_into(&mut seed(*k1), &mut g1);
+            let c = corr(e);
+            for t in 0..W {
+                d.push(f.add(f.sub(g0[t], g1[t]), c[t]));
+            }
+            g0.map(|g| f.neg(g))
+        })
+        .collect();
+    (d, shares)
+}
+
+/// The receiver's side of [`send_correlations`]: `G(k) + c·d` per OT, `k` the key it chose by `c`.
+fn receive_correlations<const W: usize>(f: &Fp, keys: &[u128], choices: &[bool], d: &[u128]) -> Vec<[u128; W]> {
+    keys.iter()
+        .enumerate()
+        .map(|(e, &k)| {
+            let mut g = [0u128; W];
+            f.sample_into(&mut seed(k), &mut g);
+            for t in 0..W {
+                if choices[e] {
+                    g[t] = f.add(g[t], d[W * e + t]);
+                }
+            }
+            g
+        })
+        .collect()
 }
 
 fn zip(x: &Spdz, y: &Spdz, op: impl Fn(u128, u128) -> u128) -> Result<Spdz> {
