@@ -8,7 +8,8 @@ const EXE: &str = env!("CARGO_BIN_EXE_argus");
 /// `argus bench relu ARGS --json FILE`'s records (the run must succeed).
 fn bench(name: &str, args: &[&str]) -> Vec<serde_json::Value> {
     let json = std::env::temp_dir().join(format!("argus-bench-relu-{name}-{}.json", std::process::id()));
-    let out = Command::new(EXE).args(["bench", "relu", "--reps", "1"]).args(args).arg("--json").arg(&json).output().unwrap();
+    let out =
+        Command::new(EXE).args(["bench", "relu", "--reps", "1"]).args(args).arg("--json").arg(&json).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let records = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     std::fs::remove_file(&json).ok();
@@ -19,7 +20,16 @@ fn bench(name: &str, args: &[&str]) -> Vec<serde_json::Value> {
 fn tiny_relu_bench_writes_its_records() {
     let records = bench(
         "shamir",
-        &["--latencies", "0,1", "--batches", "1,5", "--settings", "shamir", "--ops", "cons_ltz,lsss_ltz,rabbit_slack,req_list,relu"],
+        &[
+            "--latencies",
+            "0,1",
+            "--batches",
+            "1,5",
+            "--settings",
+            "shamir",
+            "--ops",
+            "cons_ltz,lsss_ltz,rabbit_slack,req_list,relu",
+        ],
     );
     // per latency and batch: cons_ltz, rabbit_slack, relu and lsss_ltz in two circuit forms, req_list in one
     assert_eq!(records.len(), 2 * 2 * (4 * 2 + 1));

@@ -87,7 +87,9 @@ fn over_tls(name: &str, parties: usize, args: &[&str], party0: &[&str]) -> Vec<O
     let spawned: Vec<_> = (0..parties)
         .map(|id| {
             let mut c = Command::new(EXE);
-            c.args(["relu", "--timeout", "60", "--party", &id.to_string(), "--addrs", &addrs, "--pki"]).arg(&dir).args(args);
+            c.args(["relu", "--timeout", "60", "--party", &id.to_string(), "--addrs", &addrs, "--pki"])
+                .arg(&dir)
+                .args(args);
             if id == 0 {
                 c.args(party0).arg("--input").arg(&input);
             }

@@ -8,6 +8,7 @@
 //! plaintext twin.
 
 use std::path::PathBuf;
+use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use argus_math::Fp;
@@ -144,6 +145,7 @@ type PartyRun = (Vec<u128>, f64, f64, u64, u64);
 
 fn party<A: Abb>(
     abb: &mut A,
+    gate: &Barrier,
     op: &str,
     circuit: Circuit,
     x: &A::Arith,
@@ -166,10 +168,10 @@ fn party<A: Abb>(
         _ => M::Catrina(Mask::for_relu(abb, n, k, kappa, Bitwise::Binary(circuit))?),
     };
     let offline = t0.elapsed().as_secs_f64();
-    // two barriers: the masks end with a one-way message (bit injection's forward), after which
-    // one exchange would let its receiver start a latency ahead of the others
-    sync(abb)?;
-    sync(abb)?;
+    // the parties are threads of this process: they start the clock together (a barrier over
+    // the network cannot, since the masks may end with a one-way message that leaves one party
+    // a latency ahead, and every exchange keeps that skew)
+    gate.wait();
     let (before, t0) = (abb.stats(), Instant::now());
     let y = match (&mask, op) {
         (M::Rabbit(m), _) => rabbit::lteqz(abb, x, m)?,
@@ -183,11 +185,6 @@ fn party<A: Abb>(
     let used = abb.stats() - before;
     let out = abb.open(&y)?;
     Ok((out, offline, online, used.rounds, used.bytes_sent))
-}
-
-/// An exchange of nothing between all parties (an opening of no elements).
-fn sync<A: Abb>(abb: &mut A) -> Result<(), MpcError> {
-    abb.open(&abb.constant(&[])).map(|_| ())
 }
 
 /// The twin of `op` on signed `x`: the comparisons' 0/1, ReLU's value.
@@ -286,18 +283,19 @@ fn measure(
     let (mut rounds, mut bytes) = (0, 0);
     let k = if full_field { 0 } else { a.bits };
     for _ in 0..a.reps.max(1) {
+        let gate = Barrier::new(if setting == "shamir" { 3 } else { 2 });
         let got = match setting {
             "shamir" => run(3, Backend::Memory, cfg.clone(), |p| {
                 let me = p.id();
                 let mut abb = ShamirAbb::new(p, *field)?;
-                party(&mut abb, op, circuit, &shares[me], k, a.kappa)
+                party(&mut abb, &gate, op, circuit, &shares[me], k, a.kappa)
             }),
             _ => run(2, Backend::Memory, cfg.clone(), |p| {
                 let garbling = if setting == "ft" { Garbling::Online } else { Garbling::Offline };
                 let mine = if p.id() == 0 { values.clone() } else { vec![0; values.len()] };
                 let mut abb = FtAbb::new(p, *field, garbling)?;
                 let x = abb.input(&mine)?;
-                party(&mut abb, op, circuit, &x, k, a.kappa)
+                party(&mut abb, &gate, op, circuit, &x, k, a.kappa)
             }),
         }
         .map_err(|e| format!("{setting} {op}: {e}"))?;
