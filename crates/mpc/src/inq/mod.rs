@@ -1,19 +1,20 @@
 //! Inequality tests and ReLU over a prime field F_q (paper 002): Catrina and de Hoogh's
 //! `mod2m` and constant-round LTZ with Rabbit's bitwise comparison (Protocols 4 and 5) or with
 //! their own comparison on F_q bits (`lsss_ltz`), ReLU on them (Protocol 6), and the Rabbit
-//! family ([`rabbit`], Protocols 1–3), written once against the paper's arithmetic black box
-//! ([`Abb`]) so that each setting plugs in its own sharing: [`shamir::ShamirAbb`] (3 parties,
-//! honest majority).
+//! family ([`rabbit`], Protocols 1–3, and [`rabbit_conv`]), written once against the paper's
+//! arithmetic black box ([`Abb`]) so that each setting plugs in its own sharing:
+//! [`shamir::ShamirAbb`] (3 parties, honest majority) and [`ft::FtAbb`] (2 parties, SPDZ-style
+//! MACs, garbled comparisons). The bitwise circuits are built once ([`circuits`]).
 //!
 //! Values are signed integers in the centred interval, `−x` encoded as `q − x`; an input of `k`
 //! bits lies in `[−2^(k−1), 2^(k−1))`. Masks are statistical with `κ` bits of slack, so a field
 //! needs `q > 2^(k + κ + 3)` ([`check_width`]). Fixed-point numbers (Catrina–Saxena) are their
-//! mantissas `v = x·2^f` ([`fixed`]); ReLU acts on the mantissa.
+//! mantissas `v = x·2^f` ([`fixed`], with probabilistic truncation); ReLU acts on the mantissa.
 //!
 //! Each protocol splits into randomness made before the inputs are known ([`Mask`], from
 //! daBits — a random bit shared both in F_q and in F_2 — and a bounded random integer) and an
 //! online part whose rounds the tests assert: one opening, the bitwise comparison's AND layers
-//! ([`Circuit`]), one opening to convert its F_2 result to F_q.
+//! ([`Circuit`]; one garbler's message in FT), one opening to convert its F_2 result to F_q.
 
 pub mod circuits;
 pub mod fixed;
