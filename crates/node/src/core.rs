@@ -709,6 +709,9 @@ impl<S: IrisScheme> Core<S> {
                         PeerMsg::Go(go) => go,
                         other => return Err(End::Peer(NodeError::Protocol(format!("expected go, got {other:?}")))),
                     };
+                    // what the leader confirms must be what it proposed and this node holds
+                    unheld_in_go(&items, &self.missing(&items), &go)
+                        .map_err(|why| End::Peer(NodeError::Protocol(why)))?;
                     self.drop_unconfirmed(&items, &go);
                     if !go.is_empty() {
                         self.run_batch(p, seq, &go)?;
@@ -721,6 +724,7 @@ impl<S: IrisScheme> Core<S> {
     }
 
     /// Proposed items this node does not hold (or holds as a different request).
+    /// (A confirmation naming one of them is refused by [`unheld_in_go`].)
     fn missing(&self, items: &[Item]) -> Vec<String> {
         items.iter().filter(|it| !self.queue.iter().any(|q| q.item == **it)).map(|it| it.request_id.clone()).collect()
     }
@@ -822,13 +826,16 @@ impl<S: IrisScheme> Core<S> {
         if remeasure_before(seq, items) {
             self.choose_compare_chunk(p, false)?;
         }
-        let mut taken: Vec<Queued<S>> = items
-            .iter()
-            .map(|it| {
-                let i = self.queue.iter().position(|q| q.item == *it).expect("confirmed items are queued");
-                self.queue.remove(i)
-            })
-            .collect();
+        let mut taken: Vec<Queued<S>> = Vec::with_capacity(items.len());
+        for it in items {
+            let Some(i) = self.queue.iter().position(|q| q.item == *it) else {
+                return Err(End::Peer(NodeError::Protocol(format!(
+                    "batch {seq} names request {:?}, which this node does not hold",
+                    it.request_id
+                ))));
+            };
+            taken.push(self.queue.remove(i));
+        }
         let shares: Vec<S::Share> = taken.iter_mut().filter_map(|q| q.share.take()).collect();
         let dedup = items.iter().any(|it| it.op == ItemOp::Submit(Kind::Enroll));
         let checked = if shares.is_empty() {
@@ -853,7 +860,12 @@ impl<S: IrisScheme> Core<S> {
         let mut s = shares.iter();
         for it in items {
             if let ItemOp::Submit(_) = it.op {
-                let share = s.next().expect("one share per submission");
+                let Some(share) = s.next() else {
+                    return Err(End::Fatal(NodeError::Inconsistent(format!(
+                        "batch {seq}: a submission without its share ({:?})",
+                        it.request_id
+                    ))));
+                };
                 if let Some(Op::Outcome { enrolled: Some(_), .. }) =
                     commit.ops.iter().find(|op| op.request_id() == it.request_id)
                 {
@@ -1164,9 +1176,37 @@ fn settings_differ(me: PartyId, mine: &str, peer: PartyId, theirs: &str) -> Opti
     ))
 }
 
+/// Refuses a leader's confirmation that names an item it did not propose, or one this node
+/// reported missing: the follower could not run it (the session ends with a typed error).
+fn unheld_in_go(proposed: &[Item], missing: &[String], go: &[Item]) -> Result<(), String> {
+    match go.iter().find(|it| !proposed.contains(it) || missing.contains(&it.request_id)) {
+        Some(it) => Err(format!(
+            "the leader confirmed request {:?}, which this node {}",
+            it.request_id,
+            if proposed.contains(it) { "reported missing" } else { "was never proposed" }
+        )),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A confirmation is a subset of the proposal without what this node lacks; anything else
+    /// is named.
+    #[test]
+    fn a_confirmation_of_an_item_not_held_is_refused() {
+        let item = |id: &str| Item { request_id: id.into(), op: ItemOp::Submit(Kind::Check) };
+        let proposed = [item("a"), item("b"), item("c")];
+        let missing = vec!["b".to_string()];
+        assert!(unheld_in_go(&proposed, &missing, &[item("a"), item("c")]).is_ok());
+        assert!(unheld_in_go(&proposed, &missing, &[]).is_ok());
+        let e = unheld_in_go(&proposed, &missing, &[item("a"), item("b")]).unwrap_err();
+        assert!(e.contains("\"b\"") && e.contains("reported missing"), "{e}");
+        let e = unheld_in_go(&proposed, &missing, &[item("z")]).unwrap_err();
+        assert!(e.contains("never proposed"), "{e}");
+    }
 
     /// Settings that differ are named; a peer protocol that differs is named as such, also
     /// against a release that sends none.
