@@ -129,7 +129,6 @@ impl Abb for ShamirAbb<'_> {
 }
 
 /// A wire of [`layered`]: bits every party knows, or replicated shares.
-#[derive(Clone)]
 enum Value {
     Public(BitVec),
     Shared(Rep3Bits),
@@ -141,7 +140,7 @@ enum Value {
 fn layered(p: &mut Party, c: &BoolCircuit, public: &[BitVec], shared: &[Rep3Bits]) -> Result<Vec<Rep3Bits>> {
     let me = p.id();
     let gates = c.gates();
-    let mut wires: Vec<Option<Value>> = vec![None; c.wires()];
+    let mut wires: Vec<Option<Value>> = std::iter::repeat_with(|| None).take(c.wires()).collect();
     let (mut pi, mut si) = (public.iter(), shared.iter());
     let short = || MpcError::InvalidParameter("fewer input planes than the circuit has inputs".into());
     let mut n = None;
@@ -165,18 +164,19 @@ fn layered(p: &mut Party, c: &BoolCircuit, public: &[BitVec], shared: &[Rep3Bits
     let n = n.unwrap_or(0);
     let mut done: Vec<bool> = gates.iter().map(|g| matches!(g, Gate::Input { .. } | Gate::Output { .. })).collect();
     loop {
-        let mut pending: Vec<(usize, Rep3Bits, Rep3Bits, u32)> = Vec::new();
+        // the ANDs of two shared wires ready now: (gate, input wires, output wire)
+        let mut pending: Vec<(usize, u32, u32, u32)> = Vec::new();
         for (i, g) in gates.iter().enumerate() {
             if done[i] {
                 continue;
             }
-            let get = |w: &u32| wires[*w as usize].clone();
+            let get = |w: &u32| wires[*w as usize].as_ref();
             let value = match g {
                 Gate::Xor { a, b, .. } => match (get(a), get(b)) {
-                    (Some(Value::Public(x)), Some(Value::Public(y))) => Some(Value::Public(x.xor(&y)?)),
+                    (Some(Value::Public(x)), Some(Value::Public(y))) => Some(Value::Public(x.xor(y)?)),
                     (Some(Value::Public(x)), Some(Value::Shared(y)))
-                    | (Some(Value::Shared(y)), Some(Value::Public(x))) => Some(Value::Shared(y.xor_public(me, &x)?)),
-                    (Some(Value::Shared(x)), Some(Value::Shared(y))) => Some(Value::Shared(x.xor(&y)?)),
+                    | (Some(Value::Shared(y)), Some(Value::Public(x))) => Some(Value::Shared(y.xor_public(me, x)?)),
+                    (Some(Value::Shared(x)), Some(Value::Shared(y))) => Some(Value::Shared(x.xor(y)?)),
                     _ => None,
                 },
                 Gate::Inv { a, .. } => match get(a) {
@@ -185,11 +185,11 @@ fn layered(p: &mut Party, c: &BoolCircuit, public: &[BitVec], shared: &[Rep3Bits
                     None => None,
                 },
                 Gate::And { a, b, out } => match (get(a), get(b)) {
-                    (Some(Value::Public(x)), Some(Value::Public(y))) => Some(Value::Public(x.and(&y)?)),
+                    (Some(Value::Public(x)), Some(Value::Public(y))) => Some(Value::Public(x.and(y)?)),
                     (Some(Value::Public(x)), Some(Value::Shared(y)))
-                    | (Some(Value::Shared(y)), Some(Value::Public(x))) => Some(Value::Shared(y.and_public(&x)?)),
-                    (Some(Value::Shared(x)), Some(Value::Shared(y))) => {
-                        pending.push((i, x, y, *out));
+                    | (Some(Value::Shared(y)), Some(Value::Public(x))) => Some(Value::Shared(y.and_public(x)?)),
+                    (Some(Value::Shared(_)), Some(Value::Shared(_))) => {
+                        pending.push((i, *a, *b, *out));
                         None
                     }
                     _ => None,
@@ -209,11 +209,15 @@ fn layered(p: &mut Party, c: &BoolCircuit, public: &[BitVec], shared: &[Rep3Bits
         if pending.is_empty() {
             break;
         }
-        let pairs: Vec<(&Rep3Bits, &Rep3Bits)> = pending.iter().map(|(_, x, y, _)| (x, y)).collect();
+        let shared = |w: u32| match &wires[w as usize] {
+            Some(Value::Shared(b)) => b,
+            _ => unreachable!("queued as an AND of two shared wires"),
+        };
+        let pairs: Vec<(&Rep3Bits, &Rep3Bits)> = pending.iter().map(|&(_, a, b, _)| (shared(a), shared(b))).collect();
         let got = rep3::and_many(p, &pairs)?;
-        for ((i, _, _, out), v) in pending.iter().zip(got) {
-            wires[*out as usize] = Some(Value::Shared(v));
-            done[*i] = true;
+        for (&(i, _, _, out), v) in pending.iter().zip(got) {
+            wires[out as usize] = Some(Value::Shared(v));
+            done[i] = true;
         }
     }
     gates

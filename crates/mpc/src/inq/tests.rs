@@ -387,6 +387,14 @@ fn the_rejection_list_redraws_and_rabbit_fp_refuses_a_far_prime() {
     assert!(err.contains("rejection list"), "{err}");
 }
 
+/// The view tests' input sets of `n` `k`-bit values: all at the smallest, all 0, all at the
+/// largest, random.
+fn view_inputs(k: u32, n: usize, seed: u64) -> [Vec<i128>; 4] {
+    let top = 1i128 << (k - 1);
+    let mut rng = StdRng::seed_from_u64(seed);
+    [vec![-top; n], vec![0; n], vec![top - 1; n], (0..n).map(|_| rng.gen_range(-top..top)).collect()]
+}
+
 /// What each party receives in `cons_ltz` and in `rabbit_slack` looks uniform and the same whether
 /// the inputs are all at the smallest, all 0, all at the largest or random; and the opened masked
 /// value `x + r' + 2^m·r'' + 2^(k−1)` is distributed alike for `x` at either end (the mask hides
@@ -397,8 +405,7 @@ fn views_are_independent_of_the_inputs() {
     let field = Fp::p128();
     let (k, n) = (40u32, 2000usize);
     let top = 1i128 << (k - 1);
-    let mut rng = StdRng::seed_from_u64(8);
-    let sets = [vec![-top; n], vec![0; n], vec![top - 1; n], (0..n).map(|_| rng.gen_range(-top..top)).collect()];
+    let sets = view_inputs(k, n, 8);
     type View = Vec<(usize, Vec<u8>)>;
     let views: Vec<Vec<(View, View)>> = sets
         .iter()
@@ -486,9 +493,7 @@ fn ft_views_are_independent_of_the_inputs() {
     use crate::testing::{assert_views_uniform, byte_histogram};
     let field = Fp::p128();
     let (k, n) = (40u32, 1000usize);
-    let top = 1i128 << (k - 1);
-    let mut rng = StdRng::seed_from_u64(9);
-    let sets = [vec![-top; n], vec![0; n], vec![top - 1; n], (0..n).map(|_| rng.gen_range(-top..top)).collect()];
+    let sets = view_inputs(k, n, 9);
     for garbling in [Garbling::Online, Garbling::Offline] {
         type View = Vec<(usize, Vec<u8>)>;
         let views: Vec<Vec<View>> = sets

@@ -335,13 +335,11 @@ impl Abb for FtAbb<'_> {
     fn prepare_products(&mut self, n: usize) -> Result<()> {
         let fresh = self.checked_triples(n)?;
         self.triples = Some(match self.triples.take() {
-            Some(old) => {
-                let join = |a: &Spdz, b: &Spdz| Spdz {
-                    v: a.v.iter().chain(&b.v).copied().collect(),
-                    m: a.m.iter().chain(&b.m).copied().collect(),
-                };
-                [join(&old[0], &fresh[0]), join(&old[1], &fresh[1]), join(&old[2], &fresh[2])]
-            }
+            Some(old) => [
+                self.concat(&[&old[0], &fresh[0]])?,
+                self.concat(&[&old[1], &fresh[1]])?,
+                self.concat(&[&old[2], &fresh[2]])?,
+            ],
             None => fresh,
         });
         Ok(())
