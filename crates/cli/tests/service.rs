@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use argus_iris::{Generator, IrisGeometry, Template};
+use argus_iris::{Generator, IrisCode, IrisGeometry, Template};
 use argus_node::client::new_request_id;
 use argus_node::wire::Request;
 use argus_node::{Client, ClientConfig, Kind, NodeError};
@@ -339,6 +339,25 @@ fn enrol_check_delete_and_refuse(scheme: Option<&str>) {
     };
     let e = c.rt.block_on(g.status()).unwrap_err();
     assert!(e.to_string().contains("unknown client"), "{e}");
+
+    // The threshold is strict and exact: against a fully valid enrolled template, a query valid
+    // on 200 bits with 69 of them differing (hd/ml = 0.345 exactly) is not a match; 68 is.
+    let geometry = IrisGeometry::new(4, 32, 2, 2).unwrap();
+    let full = |c: &IrisCode| IrisCode::unmasked(geometry, c.code().clone()).unwrap();
+    let base = gen.random_template();
+    let base = Template::new(full(&base.left), full(&base.right)).unwrap();
+    assert!(c.submit(&base, Kind::Enroll).unwrap().unique);
+    let at = |hd: usize| {
+        let eye = |e: &IrisCode| {
+            let (mut code, mut mask) = (e.code().clone(), argus_math::BitVec::zeros(geometry.bits()));
+            (0..hd).for_each(|i| code.set(i, !code.get(i)));
+            (0..200).for_each(|i| mask.set(i, true));
+            IrisCode::new(geometry, code, mask).unwrap()
+        };
+        Template::new(eye(&base.left), eye(&base.right)).unwrap()
+    };
+    assert!(c.submit(&at(69), Kind::Check).unwrap().unique, "hd/ml = 0.345 is not a match");
+    assert!(!c.submit(&at(68), Kind::Check).unwrap().unique, "hd/ml = 0.34 is");
 }
 
 /// An open-iris deployment from the command line: `argus setup --layout open-iris` on the

@@ -18,7 +18,7 @@
 //!
 //! # The comparison
 //!
-//! With a threshold `num / B`, `B = 2^den_log2`, let `a = B − 2·num` and `b = B`
+//! With a threshold `num / B` (any denominator `B`), let `a = B − 2·num` and `b = B`
 //! ([`mpc_comparison_terms`]). Then
 //!
 //! ```text
@@ -37,14 +37,18 @@
 //! `b·l < 2^k / 4` (Lemma 2's first condition; its second, `b·l < 2^k − 2^(k−1) = 2^(k−1)`, then
 //! holds too), MSB(`a·ml − b·dot mod 2^k`) = MATCH. This holds for every threshold in `[0, 1]`,
 //! including those above 1/2 where `a < 0` (Lemma 2 itself assumes `0 ≤ a ≤ b`).
-//! [`lemma2_ring_bits`] gives the smallest such `k`: 32 for the deployed `l = 12800` with
-//! `den_log2 = 16`, 33 for open-iris's `l = 16384`.
+//! [`lemma2_ring_bits`] gives the smallest such `k`: 24 for the deployed `l = 12800` under the
+//! default 69/200, and for open-iris's `l = 16384` too.
+//!
+//! *Powers of two.* Protocols that lift `b·dot` for free (ConstLift) need `b = 2^m`; they run
+//! on the threshold's dyadic stand-in ([`Threshold::dyadic_for`]), which decides every
+//! `(hd, ml)` with `ml ≤ l` as the rational does (69/200 becomes 723517/2^21 for 12800 bits).
 //!
 //! *Exactly.* The extremes of `a·ml − b·dot` lie at `ml = l, dot = ±l`, so its exact range is
 //! [`comparison_range`] `= [(a − b)·l, (a + b)·l]`, narrower than the lemma's `[−2·b·l, 2·b·l]`
-//! by `(b − |a|)·l` on each side. The protocols test that range (`rep3::msb_is_sign`): with the
-//! default threshold (`a ≈ 0.31·b`) open-iris codes need one bit less than the deployed codes
-//! do by the lemma, which lets 16-bit shares lifted by `b = 2^14` compare them.
+//! by `(b − |a|)·l` on each side. The protocols size their rings by that range
+//! (`rep3::msb_is_sign`): with the default threshold (`a = 0.31·b`) the values need one bit
+//! less than the lemma asks.
 
 use crate::{IrisCode, IrisError, Threshold};
 
@@ -115,7 +119,7 @@ pub fn hd_from_dot(ml: u64, dot: i64) -> Option<u64> {
     (dot.unsigned_abs() <= ml && diff % 2 == 0).then_some((diff / 2) as u64)
 }
 
-/// `(a, b) = (2^den_log2 − 2·num, 2^den_log2)`: MATCH ⟺ `a·ml − b·dot < 0` (proof in the module
+/// `(a, b) = (den − 2·num, den)`: MATCH ⟺ `a·ml − b·dot < 0` (proof in the module
 /// documentation).
 pub fn mpc_comparison_terms(threshold: Threshold) -> (i128, i128) {
     let b = threshold.den() as i128;
@@ -151,9 +155,9 @@ pub fn comparison_range(len: usize, factor: i128, a: i128, b: i128) -> (i128, i1
 }
 
 /// The smallest `k` such that `Z_2^k` satisfies paper 000's Lemma 2 for vectors of `l` bits and
-/// `b = 2^den_log2`: `b·l < 2^k / 4` and `b·l < 2^k − 2^(k−1)`. At least 1.
+/// `b = den`: `b·l < 2^k / 4` and `b·l < 2^k − 2^(k−1)`. At least 1.
 pub fn lemma2_ring_bits(l: usize, threshold: Threshold) -> u32 {
-    let bl = (threshold.den() as u128) * (l as u128); // < 2^62 · 2^64
+    let bl = (threshold.den() as u128) * (l as u128); // <= 2^62 · 2^64
     if bl == 0 {
         return 1;
     }
@@ -191,11 +195,11 @@ mod tests {
     #[test]
     fn ring_bits() {
         let t = Threshold::DEFAULT;
-        assert_eq!(lemma2_ring_bits(12800, t), 32);
-        assert_eq!(lemma2_ring_bits(16384, t), 33);
+        assert_eq!(lemma2_ring_bits(12800, t), 24);
+        assert_eq!(lemma2_ring_bits(16384, t), 24);
         assert_eq!(lemma2_ring_bits(0, t), 1);
         assert_eq!(lemma2_ring_bits(1, Threshold::new(1, 0).unwrap()), 3);
-        assert_eq!(mpc_comparison_terms(t), (65536 - 45220, 65536));
+        assert_eq!(mpc_comparison_terms(t), (200 - 138, 200));
         for l in [1usize, 2, 3, 100, 12800, 16384, 1 << 32] {
             for d in [0u32, 1, 16, 40, 62] {
                 let th = Threshold::new(0, d).unwrap();

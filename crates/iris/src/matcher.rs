@@ -2,8 +2,9 @@
 //!
 //! For codes `a`, `b` with masks `ma`, `mb`:
 //! `ml = popcount(ma & mb)` and `hd = popcount((a ^ b) & ma & mb)`. With a threshold
-//! `num / 2^den_log2`, the pair **matches** iff `ml > 0` and `hd · 2^den_log2 < num · ml`
-//! (strict; the MPC protocol computes exactly this comparison, see [`crate::encoding`]).
+//! `num / den`, the pair **matches** iff `ml > 0` and `hd · den < num · ml` (strict: `hd / ml`
+//! equal to the threshold is not a match; the MPC protocols compute exactly this comparison, see
+//! [`crate::encoding`]).
 //! An eye matches if any rotation of the *query* in the window matches the enrolled code; a
 //! template matches per [`EyeRule`].
 
@@ -11,36 +12,80 @@ use std::ops::RangeInclusive;
 
 use crate::{IrisCode, IrisError, IrisGeometry, MaskMode, Template};
 
-/// The largest supported `den_log2` (so `hd · 2^den_log2` and `b · l` fit 128-bit integers).
+/// The largest supported `den_log2` (so `hd · den` and `b · l` fit 128-bit integers): denominators
+/// are at most `2^62`.
 pub const MAX_DEN_LOG2: u32 = 62;
 
-/// A rational threshold on the fractional Hamming distance: `num / 2^den_log2`, in `[0, 1]`.
+/// A rational threshold on the fractional Hamming distance, `num / den` in `[0, 1]`, compared
+/// exactly: `hd / ml` matches iff it is strictly below.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Threshold {
     num: u64,
-    den_log2: u32,
+    den: u64,
 }
 
 impl Default for Threshold {
-    /// 0.345 with `den_log2 = 16`: `22610 / 65536`.
+    /// 0.345 exactly: `69 / 200`.
     fn default() -> Self {
         Threshold::DEFAULT
     }
 }
 
-impl Threshold {
-    /// The default, `round(0.345 · 2^16) / 2^16 = 22610 / 65536`.
-    pub const DEFAULT: Threshold = Threshold { num: 22610, den_log2: 16 };
+impl std::fmt::Display for Threshold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.num, self.den)
+    }
+}
 
-    /// `num / 2^den_log2`; errors unless `den_log2 <= 62` and `num <= 2^den_log2`.
+impl Threshold {
+    /// The default, 0.345 exactly (`69 / 200`).
+    pub const DEFAULT: Threshold = Threshold { num: 69, den: 200 };
+
+    /// `num / 2^den_log2` as given (not reduced); errors unless `den_log2 <= 62` and
+    /// `num <= 2^den_log2`.
     pub fn new(num: u64, den_log2: u32) -> Result<Self, IrisError> {
         if den_log2 > MAX_DEN_LOG2 {
             return Err(IrisError::InvalidThreshold { reason: "den_log2 must be at most 62" });
         }
-        if num > 1u64 << den_log2 {
+        Threshold::checked(num, 1u64 << den_log2)
+    }
+
+    /// `num / den` in lowest terms; errors unless `0 < den <= 2^62` and `num <= den`.
+    pub fn ratio(num: u64, den: u64) -> Result<Self, IrisError> {
+        if den == 0 {
+            return Err(IrisError::InvalidThreshold { reason: "the denominator must not be 0" });
+        }
+        let g = gcd(num, den);
+        Threshold::checked(num / g, den / g)
+    }
+
+    fn checked(num: u64, den: u64) -> Result<Self, IrisError> {
+        if den == 0 || den > 1u64 << MAX_DEN_LOG2 {
+            return Err(IrisError::InvalidThreshold { reason: "the denominator must be from 1 to 2^62" });
+        }
+        if num > den {
             return Err(IrisError::InvalidThreshold { reason: "threshold must be at most 1" });
         }
-        Ok(Threshold { num, den_log2 })
+        Ok(Threshold { num, den })
+    }
+
+    /// The decimal `f` as written (its shortest representation, so `0.345` is `69 / 200`
+    /// exactly, not the nearest binary fraction); errors unless `f` is a finite number in
+    /// `[0, 1]` with at most 18 decimals.
+    pub fn from_decimal(f: f64) -> Result<Self, IrisError> {
+        if !f.is_finite() || !(0.0..=1.0).contains(&f) {
+            return Err(IrisError::InvalidThreshold { reason: "fraction must be a finite number in [0, 1]" });
+        }
+        let text = format!("{f}"); // Rust prints floats without an exponent
+        let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+        if frac.len() > 18 {
+            return Err(IrisError::InvalidThreshold { reason: "a threshold has at most 18 decimals" });
+        }
+        let den = 10u64.pow(frac.len() as u32);
+        let digits = |s: &str| s.parse::<u64>().ok();
+        let num = digits(int).zip(if frac.is_empty() { Some(0) } else { digits(frac) });
+        let (int, frac) = num.ok_or(IrisError::InvalidThreshold { reason: "not a decimal number" })?;
+        Threshold::ratio(int * den + frac, den)
     }
 
     /// The nearest `num / 2^den_log2` to `f` (ties away from zero); errors unless `f` is a
@@ -61,25 +106,80 @@ impl Threshold {
         self.num
     }
 
-    /// The base-2 logarithm of the denominator.
-    pub const fn den_log2(&self) -> u32 {
-        self.den_log2
-    }
-
-    /// The denominator `2^den_log2`.
+    /// The denominator.
     pub const fn den(&self) -> u64 {
-        1u64 << self.den_log2
+        self.den
     }
 
     /// The threshold as a float (for display only; matching never uses it).
     pub fn as_f64(&self) -> f64 {
-        self.num as f64 / self.den() as f64
+        self.num as f64 / self.den as f64
     }
 
-    /// Whether `(hd, ml)` is a match: `ml > 0` and `hd · 2^den_log2 < num · ml`, exactly.
+    /// Whether `(hd, ml)` is a match: `ml > 0` and `hd · den < num · ml`, exactly.
     pub fn matches(&self, hd: u64, ml: u64) -> bool {
-        ml > 0 && ((hd as u128) << self.den_log2) < self.num as u128 * ml as u128
+        ml > 0 && (hd as u128) * (self.den as u128) < (self.num as u128) * (ml as u128)
     }
+
+    /// The threshold `n / 2^d` with the smallest `d ≥ 1` that decides every `(hd, ml)` with
+    /// `ml <= max_ml` exactly as this one does (for protocols whose comparison needs a power of
+    /// two as denominator): `n = ⌊num·2^d / den⌋` once no fraction of denominator at most
+    /// `max_ml` lies in `[n / 2^d, num / den)`, i.e. once `n / 2^d` exceeds the largest such
+    /// fraction below `num / den`. `None` if that needs `d > 62`, or the search is too long
+    /// (`max_ml > 2^24` below the denominator) for a denominator not already a power of two.
+    pub fn dyadic_for(&self, max_ml: u64) -> Option<Threshold> {
+        let g = gcd(self.num, self.den);
+        let (p, q) = (self.num / g, self.den / g);
+        if p == 0 || p == q {
+            return Some(Threshold { num: 2 * p, den: 2 });
+        }
+        // 0 < p < q: the largest h/k < p/q with 1 <= k <= max_ml, then the fewest bits.
+        let exact = q.is_power_of_two().then_some(Threshold { num: p, den: q }); // q >= 2 here
+        let Some((h, k)) = predecessor(p, q, max_ml) else { return exact };
+        (1..=MAX_DEN_LOG2).find_map(|d| {
+            let n = ((p as u128) << d) / q as u128;
+            (n * k as u128 > (h as u128) << d).then_some(Threshold { num: n as u64, den: 1u64 << d })
+        })
+    }
+}
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.max(1)
+}
+
+/// The largest fraction `h/k < p/q` with `1 <= k <= n` (`p/q` in lowest terms, `0 < p < q`), or
+/// `None` when `n` is 0, or `q > n` and `n` is above 2^24 (the search is linear then). With `q <= n` it is the left Farey neighbour: `p·k − q·h
+/// = 1` with `n − q < k <= n` (`k ≡ p⁻¹ mod q`); otherwise every `k` is tried.
+fn predecessor(p: u64, q: u64, n: u64) -> Option<(u64, u64)> {
+    if n == 0 || (q > n && n > 1 << 24) {
+        return None;
+    }
+    if q <= n {
+        let inv = mod_inverse(p, q)?;
+        let k = n - (n - inv) % q;
+        return Some((((p as u128 * k as u128 - 1) / q as u128) as u64, k));
+    }
+    let below = |k: u64| ((p as u128 * k as u128).div_ceil(q as u128) - 1) as u64; // largest h with h/k < p/q
+    (1..=n).map(|k| (below(k), k)).reduce(|(h, k), (h2, k2)| {
+        if h2 as u128 * k as u128 > h as u128 * k2 as u128 {
+            (h2, k2)
+        } else {
+            (h, k)
+        }
+    })
+}
+
+/// `x⁻¹ mod m` for coprime `x`, `m > 1`, in `[1, m)`.
+fn mod_inverse(x: u64, m: u64) -> Option<u64> {
+    let (mut r0, mut r1, mut s0, mut s1) = (m as i128, x as i128, 0i128, 1i128);
+    while r1 != 0 {
+        let t = r0 / r1;
+        (r0, r1) = (r1, r0 - t * r1);
+        (s0, s1) = (s1, s0 - t * s1);
+    }
+    (r0 == 1).then(|| s0.rem_euclid(m as i128) as u64)
 }
 
 /// `(hd, ml)` of two codes: `ml = popcount(ma & mb)`, `hd = popcount((ca ^ cb) & ma & mb)`.
@@ -206,7 +306,7 @@ pub fn match_template(
 /// Everything that decides a match.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MatchConfig {
-    /// The threshold (default 0.345 as `22610 / 2^16`).
+    /// The threshold (default 0.345, exactly `69 / 200`).
     pub threshold: Threshold,
     /// The rotation window applied to the query (default `-15..=15`, 31 rotations).
     pub rotations: RangeInclusive<i32>,
@@ -345,16 +445,55 @@ mod tests {
 
     #[test]
     fn default_threshold() {
-        assert_eq!(Threshold::from_fraction(0.345, 16).unwrap(), Threshold::DEFAULT);
-        assert_eq!(Threshold::default().num(), 22610);
+        assert_eq!(Threshold::from_decimal(0.345).unwrap(), Threshold::DEFAULT);
+        assert_eq!((Threshold::DEFAULT.num(), Threshold::DEFAULT.den()), (69, 200));
+        assert_eq!(Threshold::DEFAULT.to_string(), "69/200");
+        // hd/ml exactly 0.345 is not a match; a hair below is.
+        assert!(!Threshold::DEFAULT.matches(69, 200) && !Threshold::DEFAULT.matches(4416, 12800));
+        assert!(Threshold::DEFAULT.matches(4415, 12800) && Threshold::DEFAULT.matches(4357, 12629));
+        for (f, num, den) in [(0.0, 0, 1), (1.0, 1, 1), (0.5, 1, 2), (0.375, 3, 8), (0.1, 1, 10), (0.3333, 3333, 10000)]
+        {
+            assert_eq!(Threshold::from_decimal(f).unwrap(), Threshold::ratio(num, den).unwrap(), "{f}");
+        }
+        assert!(Threshold::from_decimal(1e-19).is_err(), "more than 18 decimals");
+        assert_eq!(Threshold::from_fraction(0.345, 16).unwrap().num(), 22610);
         assert_eq!(Threshold::from_fraction(1.0, 62).unwrap().num(), 1 << 62);
         assert_eq!(Threshold::from_fraction(0.0, 0).unwrap().num(), 0);
-        assert!(Threshold::from_fraction(f64::NAN, 16).is_err());
-        assert!(Threshold::from_fraction(1.5, 16).is_err());
-        assert!(Threshold::from_fraction(-0.1, 16).is_err());
+        for f in [f64::NAN, 1.5, -0.1, f64::INFINITY] {
+            assert!(Threshold::from_fraction(f, 16).is_err() && Threshold::from_decimal(f).is_err());
+        }
         assert!(Threshold::from_fraction(0.3, 63).is_err());
         assert!(Threshold::new(65537, 16).is_err());
         assert!(Threshold::new(65536, 16).is_ok());
+        assert!(Threshold::ratio(3, 2).is_err() && Threshold::ratio(0, 0).is_err());
+        assert_eq!(Threshold::ratio(10, 20).unwrap(), Threshold::new(1, 1).unwrap());
+    }
+
+    /// The dyadic stand-in decides every `(hd, ml)` with `ml` up to its bound as the rational
+    /// does, with the fewest denominator bits: exhaustively for small thresholds and bounds
+    /// (both the Farey-neighbour case `den <= max_ml` and the search beyond it).
+    #[test]
+    fn dyadic_stand_in_decides_like_the_rational() {
+        for den in 1..=24u64 {
+            for num in 0..=den {
+                let t = Threshold::ratio(num, den).unwrap();
+                for max_ml in [1u64, 5, 17, 40] {
+                    let same =
+                        |d: Threshold| (1..=max_ml).all(|ml| (0..=ml).all(|hd| d.matches(hd, ml) == t.matches(hd, ml)));
+                    let d = t.dyadic_for(max_ml).unwrap();
+                    assert!(d.den().is_power_of_two() && same(d), "{t} up to {max_ml}: {d}");
+                    // No smaller power of two works.
+                    let bits = d.den().trailing_zeros();
+                    for e in 1..bits {
+                        let n = ((t.num() as u128) << e) / t.den() as u128;
+                        assert!(!same(Threshold::new(n as u64, e).unwrap()), "{t} up to {max_ml}: 2^{e} works");
+                    }
+                }
+            }
+        }
+        // The default over the deployed codes' 12 800 bits needs 2^21: 723517 / 2^21.
+        assert_eq!(Threshold::DEFAULT.dyadic_for(12_800), Threshold::new(723_517, 21).ok());
+        assert_eq!(Threshold::new(3, 3).unwrap().dyadic_for(12_800), Threshold::new(3, 3).ok());
     }
 
     #[test]

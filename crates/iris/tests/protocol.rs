@@ -248,7 +248,7 @@ fn a_ring_too_small_for_the_comparison_is_refused() {
     let mut g = Generator::new(IrisGeometry::DEPLOYED, 1).unwrap();
     let t = g.random_template();
     let e = share_query(&Z8::new(), &t, &MatchConfig::default(), &mut StdRng::seed_from_u64(1)).unwrap_err();
-    assert!(e.to_string().contains("need Z_2^k with k >= 30; got Z_2^8"), "{e}");
+    assert!(e.to_string().contains("need Z_2^k with k >= 22; got Z_2^8"), "{e}");
 }
 
 /// A batch is checked in one protocol run: each query against the database and against the
@@ -331,13 +331,14 @@ fn galois_check_costs_what_mpclift_z16_costs() {
     for (a, b) in plain.iter().zip(&revealing) {
         assert_eq!((b.0, b.1), (a.0 + bits, a.1 + 1));
     }
-    // The log-depth adder: the batch is one comparison chunk of n values, whose 30-bit MSB takes
-    // Kogge-Stone's 1 + 5 rounds instead of 29 for 82 AND gates instead of 29 (the G and P nodes
-    // the carry into bit 29 depends on: 29 + 28 + 14 + 7 + 3 + 1), one plane of n bits each.
-    let n = 2 * 31 * batch.len() * (db.len() + batch.len());
+    // The log-depth adder: the batch is one comparison chunk, whose k-bit MSB (the lifted
+    // values' width: 27 bits for these 512-bit codes under 69/200's stand-in 45219/2^17) takes
+    // Kogge-Stone's 1 + ⌈log2(k − 1)⌉ rounds instead of k − 1, for more AND gates.
+    let k = argus_iris::protocol::comparison_bits(&Z16::new(), 512, &cfg).unwrap() as u64;
+    assert_eq!(k, 27);
     let log_depth = MatchConfig { adder: Adder::LogDepth, ..cfg.clone() };
     for (a, b) in plain.iter().zip(&cost(&MpcLiftGr16, &db, &batch, &log_depth)) {
-        assert_eq!((b.0, b.1), (a.0 + (82 - 29) * n.div_ceil(8) as u64, a.1 - 23));
+        assert!(b.0 > a.0 && a.1 - b.1 == (k - 1) - (1 + (k - 2).ilog2() as u64 + 1), "{a:?} {b:?}");
     }
 }
 
@@ -402,4 +403,59 @@ fn galois_pipeline_agrees_with_plaintext_with(adder: Adder, compare_chunk: usize
     let default_rounds = fewer.iter().map(|c| c.1).max().unwrap();
     assert!(default_rounds < rounds, "{adder:?}: {default_rounds} rounds in one phase, {rounds} in chunks of 4096");
     rounds
+}
+
+/// The threshold is strict and exact in every scheme: `hd/ml` equal to 0.345 (69/200 at 200 and
+/// 12 800 valid bits) is not a match, one bit less is; and the fraction closest below 0.345 that
+/// 12 800-bit codes can reach (4357/12629, on the wrong side of 22609/2^16: no 16-bit fraction
+/// decides like 0.345) is a match, one bit more is not. Per-bit
+/// masks, each query against its own enrolled template, both eyes at the distance.
+#[test]
+fn the_threshold_is_strict_and_exact_in_every_scheme() {
+    let geometry = IrisGeometry::DEPLOYED;
+    let n = geometry.bits();
+    let mut g = Generator::new(geometry, 35).unwrap();
+    let cases = [
+        (12800, 4416, false),
+        (12800, 4415, true),
+        (12629, 4357, true),
+        (12629, 4358, false),
+        (200, 69, false),
+        (200, 68, true),
+    ];
+    let full = |c: &IrisCode| IrisCode::unmasked(geometry, c.code().clone()).unwrap();
+    let db: Vec<Template> = cases
+        .iter()
+        .map(|_| {
+            let t = g.random_template();
+            Template::new(full(&t.left), full(&t.right)).unwrap()
+        })
+        .collect();
+    // The enrolled code with its first `hd` bits flipped, valid on its first `ml` bits.
+    let at = |e: &IrisCode, ml: usize, hd: usize| {
+        let (mut code, mut mask) = (e.code().clone(), BitVec::ones(n));
+        (0..hd).for_each(|i| code.set(i, !code.get(i)));
+        (ml..n).for_each(|i| mask.set(i, false));
+        IrisCode::new(geometry, code, mask).unwrap()
+    };
+    let batch: Vec<Template> = cases
+        .iter()
+        .zip(&db)
+        .map(|(&(ml, hd, _), e)| Template::new(at(&e.left, ml, hd), at(&e.right, ml, hd)).unwrap())
+        .collect();
+    let cfg = MatchConfig::default();
+    assert_eq!(cfg.threshold, Threshold::ratio(69, 200).unwrap());
+    let want: Vec<bool> = cases.iter().map(|&(_, _, m)| !m).collect();
+    let plain: Vec<bool> = batch.iter().map(|q| find_matches(q, &db, &cfg).unwrap().is_empty()).collect();
+    assert_eq!(plain, want, "the plaintext twin");
+    fn run<S: IrisScheme>(s: &S, db: &[Template], batch: &[Template], cfg: &MatchConfig, want: &[bool]) {
+        for party in check_shared(s, IrisGeometry::DEPLOYED, db, batch, cfg) {
+            assert_eq!(party.unique, want, "{}", s.name());
+        }
+    }
+    run(&MpcLiftZ16, &db, &batch, &cfg, &want);
+    run(&MpcLiftGr16, &db, &batch, &cfg, &want);
+    run(&NoLiftZ32, &db, &batch, &cfg, &want);
+    run(&MpcLiftF16, &db, &batch, &cfg, &want);
+    run(&PlainMaskZ16, &db, &batch, &cfg, &want);
 }

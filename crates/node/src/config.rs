@@ -335,7 +335,7 @@ impl IrisSettings {
         crate::with_scheme!(self.scheme, s => argus_iris::protocol::scheme::IrisScheme::name(&s))
     }
 
-    /// The matcher configuration (threshold as an exact fraction over 2^16).
+    /// The matcher configuration (the threshold exactly as its decimal is written: 0.345 is 69/200).
     pub fn match_config(&self) -> Result<MatchConfig, NodeError> {
         if self.rotations < 0 {
             return Err(NodeError::Config(format!("rotations must be >= 0, got {}", self.rotations)));
@@ -343,7 +343,7 @@ impl IrisSettings {
         if let CompareChunk::Count(n) = self.compare_chunk {
             check_compare_chunk("compare_chunk", n).map_err(NodeError::Config)?;
         }
-        let threshold = Threshold::from_fraction(self.threshold, 16).map_err(|e| NodeError::Config(e.to_string()))?;
+        let threshold = Threshold::from_decimal(self.threshold).map_err(|e| NodeError::Config(e.to_string()))?;
         Ok(MatchConfig {
             threshold,
             rotations: -self.rotations..=self.rotations,

@@ -61,15 +61,18 @@ pub fn variants() -> Vec<Variant> {
             ],
             // ml (a mask product, below 2^14 for 12 800-bit codes) lifted 16 -> 16 + m bits in MPC
             // by its carry count (2 rounds), b·hd by ConstLift (b = 2^m), one two-operand MSB: the
-            // service's own comparison (`argus_iris::protocol::mpclift_msb`) with the default
-            // threshold's reduced terms (m = 14: a 30-bit MSB).
+            // service's own comparison (`argus_iris::protocol::mpclift_msb`) with the paper's
+            // threshold 22610/2^16 (0.345 rounded to 16 bits) reduced (m = 14: a 30-bit MSB).
             prepare: |p, n, adder| {
                 let ml = bounded_shares(p, Z16::new(), n, 12_801).expect("set-up reshare");
                 let hd = random_shares(p, Z16::new(), n);
-                let (a, b) = argus_iris::mpc_comparison_terms(argus_iris::MatchConfig::default().threshold);
+                let paper = argus_iris::Threshold::new(22610, 16).expect("a threshold");
+                let (a, b) = argus_iris::mpc_comparison_terms(paper);
                 let (a, b, _) = argus_iris::protocol::reduced_terms(a, b);
                 let m = b.trailing_zeros();
-                Box::new(move |p| argus_iris::protocol::mpclift_msb(p, &hd, &ml, a as u32, m, adder).map(|_| ()))
+                Box::new(move |p| {
+                    argus_iris::protocol::mpclift_msb(p, &hd, &ml, a as u64, m, 16 + m, adder).map(|_| ())
+                })
             },
         },
         Variant {

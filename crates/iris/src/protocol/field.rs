@@ -35,20 +35,30 @@ pub struct FieldTemplateShare {
     pub unrotated: usize,
 }
 
-/// The lifted ring Z_{p·2^16} and the check that its MSB is the sign of every `a·ml − b·dot`
-/// of codes of `len` bits (their exact range, [`crate::comparison_range`]: Lemma 2's slack would
-/// refuse open-iris's 16384 bits by a hair, `b·l = 2^30 > p·2^16 / 4`).
-pub(crate) fn lifted_ring(len: usize, cfg: &MatchConfig) -> Result<(Zt64, u32), IrisError> {
-    let (a, b) = crate::mpc_comparison_terms(cfg.threshold);
-    let m = b.trailing_zeros();
-    let t = Zt64::new((F65519::P as u128) << m).map_err(|e| IrisError::Unsupported(e.to_string()))?;
+/// The lifted ring Z_{p·2^m}, `m` and `a` (times the mask factor) of the terms `(a, 2^m)` of
+/// the threshold's dyadic stand-in ([`crate::Threshold::dyadic_for`], exact for every
+/// `ml ≤ len`; reduced by [`super::reduced_terms`]), and the check that the ring's MSB is the
+/// sign of every `a·ml − 2^m·dot` of codes of `len` bits (their exact range,
+/// [`crate::comparison_range`]). Under the default threshold m = 20.
+pub(crate) fn lifted_ring(len: usize, cfg: &MatchConfig) -> Result<(Zt64, u32, i128), IrisError> {
+    let th = cfg.threshold;
+    let dyadic = th
+        .dyadic_for(len as u64)
+        .ok_or_else(|| IrisError::Unsupported(format!("threshold {th} has no dyadic stand-in for {len} bits")))?;
     let factor = super::factor_of(cfg.mask_mode);
-    let (lo, hi) = crate::comparison_range(len, factor, a * factor, b);
+    let (a, b) = crate::mpc_comparison_terms(dyadic);
+    let (a, b, _) = super::reduced_terms(a * factor, b);
+    let m = b.trailing_zeros();
+    let t = (m <= 48)
+        .then(|| Zt64::new((F65519::P as u128) << m).ok())
+        .flatten()
+        .ok_or_else(|| IrisError::Unsupported(format!("threshold {th} needs Z_(p·2^{m}), beyond 64 bits")))?;
+    let (lo, hi) = crate::comparison_range(len, factor, a, b);
     rep3::msb_is_sign(lo, hi, t.t()).map_err(|e| IrisError::Unsupported(format!("{e} (codes of {len} bits)")))?;
     if 2 * len >= F65519::P as usize {
         return Err(IrisError::Unsupported(format!("codes of {len} bits do not fit F_65519 dot products")));
     }
-    Ok((t, m))
+    Ok((t, m, a))
 }
 
 fn share_rows<G: RngCore + CryptoRng>(
@@ -207,9 +217,14 @@ pub fn check_batch(
     if queries.iter().any(|q| q.rows != rot || q.unrotated != r0 || q.left.code.len() != rot * len) {
         return Err(MpcError::InvalidParameter(format!("every query needs the same {rot} rotations of {len} values")));
     }
-    let (t, m) = lifted_ring(len, cfg).map_err(|e| MpcError::InvalidParameter(e.to_string()))?;
+    let (t, m, a) = lifted_ring(len, cfg).map_err(|e| MpcError::InvalidParameter(e.to_string()))?;
     let mlen = queries[0].left.mask.len() / rot.max(1);
-    let factor = super::mask_factor(len, mlen)?;
+    if super::mask_factor(len, mlen)? != super::factor_of(cfg.mask_mode) {
+        return Err(MpcError::InvalidParameter(format!(
+            "queries' masks are not in the configured {:?} mode",
+            cfg.mask_mode
+        )));
+    }
     if s > 0 && db.rows[1].len() != s * mlen {
         return Err(MpcError::InvalidParameter("queries and database use different mask modes".into()));
     }
@@ -239,8 +254,6 @@ pub fn check_batch(
             mls.extend_from_slice(&ml_b.shares()[row * nq..(row + 1) * nq]);
         }
     }
-    let (a, _) = crate::mpc_comparison_terms(cfg.threshold);
-    let a = a * factor; // with trimmed masks the products count pairs
 
     // The MSBs mod p always ripple: chunks of the ripple adder's size unless configured.
     let chunk = cfg.comparisons_per_chunk(Adder::Ripple);

@@ -8,7 +8,8 @@
 //!   the MSB's input, [`rep3::carry_count_for_msb`]) and `b·dot` by ConstLift (Alg. 13). With
 //!   the terms reduced and the ring sized by the exact range of `a·ml − b·dot`
 //!   (`ComparisonPlan`), this runs the deployed (12800-bit) and the open-iris (16384-bit)
-//!   codes alike, in Z_2^30 under the default threshold.
+//!   codes alike, in Z_2^36 under the default threshold (its dyadic stand-in 723517/2^21:
+//!   ConstLift needs `b = 2^m`).
 //!
 //! For every query rotation `r`, eye `e` and enrolled entry `j`:
 //! `v = a·ml − b·dot` with `(a, b)` from [`mpc_comparison_terms`](crate::mpc_comparison_terms), computed on the additive
@@ -32,7 +33,7 @@ pub mod plain_mask;
 pub mod recovery;
 pub mod scheme;
 
-use argus_math::{BitVec, Modulus, Ring};
+use argus_math::{BitVec, Modulus, Ring, Z32, Z64};
 use argus_mpc::audit::{self, Combination};
 use argus_mpc::rep3::{self, Adder, Rep3, Rep3Bits, Rep3Pre, ReshareFor};
 use argus_mpc::{MpcError, Party};
@@ -70,7 +71,16 @@ pub struct TemplateShare<R: Ring> {
 /// enough for Lemma 2 (NoLift), or Z_2^16 whose products get lifted (MPCLift); see
 /// `ComparisonPlan`.
 pub fn check_ring<R: Ring>(ring: &R, len: usize, cfg: &MatchConfig) -> Result<(), IrisError> {
-    ComparisonPlan::new(ring.modulus(), len, cfg, factor_of(cfg.mask_mode)).map(|_| ()).map_err(IrisError::Unsupported)
+    comparison_bits(ring, len, cfg).map(|_| ())
+}
+
+/// The width of the comparison's MSB for shares over `ring` (Z_2^k) and codes of `len` bits
+/// under `cfg`: `k` without a lift, the bits the lifted value needs with one.
+pub fn comparison_bits<R: Ring>(ring: &R, len: usize, cfg: &MatchConfig) -> Result<u32, IrisError> {
+    match ComparisonPlan::new(ring.modulus(), len, cfg, factor_of(cfg.mask_mode)).map_err(IrisError::Unsupported)? {
+        ComparisonPlan::NoLift { .. } => Ok(ring.bits()),
+        ComparisonPlan::MpcLift { bits, .. } => Ok(bits),
+    }
 }
 
 /// Code bits per mask value: 1 per-bit, 2 trimmed (one mask bit per real/imaginary pair).
@@ -86,13 +96,15 @@ pub(crate) fn factor_of(mode: MaskMode) -> i128 {
 /// ([`crate::comparison_range`]), not the lemma's slack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ComparisonPlan {
-    /// The ring holds the values (Z_2^32 for both layouts under the default threshold: 30 bits
-    /// for 12800- and 16384-bit codes): combine locally, one MSB.
+    /// The ring holds the values of the threshold's exact terms (Z_2^32 for both layouts under
+    /// the default 69/200: 22 bits): combine locally, one MSB.
     NoLift { a: i128, b: i128 },
-    /// Z_2^16 products lifted to Z_2^(16+m) with `b = 2^m`: the values must fit Z_2^(16+m), and
-    /// the carry count that lifts `ml` needs `ml < 2^15` (codes below 2^15 bits per-bit, 2^16
-    /// trimmed). Both layouts fit under the default threshold (m = 14).
-    MpcLift { a: i128, b_bits: u32 },
+    /// Z_2^16 products lifted to Z_2^(16+m) with `b = 2^m`, the terms of the threshold's dyadic
+    /// stand-in ([`crate::Threshold::dyadic_for`], exact for every `ml ≤ len`): the values
+    /// must fit Z_2^(16+m) (at most Z_2^64), and the carry count that lifts `ml` needs
+    /// `ml < 2^15` (codes below 2^15 bits per-bit, 2^16 trimmed). The MSB reads the `bits ≤
+    /// 16 + m` the values need. Under the default threshold m = 20 (36 bits) for 12800-bit codes.
+    MpcLift { a: i128, b_bits: u32, bits: u32 },
 }
 
 impl ComparisonPlan {
@@ -103,33 +115,38 @@ impl ComparisonPlan {
             Modulus::Pow2(k) => k,
             m => return Err(format!("the iris check runs over Z_2^k, not {m}")),
         };
-        let (a, b) = crate::mpc_comparison_terms(cfg.threshold);
-        let (a, b, _) = reduced_terms(a * factor, b);
-        let (lo, hi) = crate::comparison_range(len, factor, a, b);
-        let need = rep3::msb_ring_bits(lo, hi)
-            .ok_or_else(|| format!("codes of {len} bits compare values in [{lo}, {hi}], beyond Z_2^127"))?;
+        let th = cfg.threshold;
+        let terms = |t| {
+            let (a, b) = crate::mpc_comparison_terms(t);
+            let (a, b, _) = reduced_terms(a * factor, b);
+            let (lo, hi) = crate::comparison_range(len, factor, a, b);
+            let need = rep3::msb_ring_bits(lo, hi)
+                .ok_or_else(|| format!("codes of {len} bits compare values in [{lo}, {hi}], beyond Z_2^127"))?;
+            Ok::<_, String>((a, b, lo, hi, need))
+        };
+        let (a, b, lo, hi, need) = terms(th)?;
         if k >= need {
             return Ok(ComparisonPlan::NoLift { a, b });
         }
-        let b_bits = b.trailing_zeros();
         let ml_max = len as i128 / factor;
-        let lifted = k + b_bits;
-        if k == 16 && b == 1 << b_bits && need <= lifted && lifted <= 32 && ml_max < 1 << (k - 1) {
-            return Ok(ComparisonPlan::MpcLift { a, b_bits });
-        }
-        let th = format!("{}/2^{}", cfg.threshold.num(), cfg.threshold.den_log2());
-        Err(if k == 16 {
-            format!(
-                "codes of {len} bits under threshold {th} compare values that need Z_2^{need}; lifting 16-bit \
-                 products reaches Z_2^{lifted} and needs mask products below 2^15 (up to {ml_max} here); use a \
-                 scheme over Z_2^32 (nolift-Z32-rep3)"
-            )
-        } else {
-            format!(
+        if k != 16 {
+            return Err(format!(
                 "codes of {len} bits under threshold {th} compare values in [{lo}, {hi}], which need Z_2^k with \
                  k >= {need}; got Z_2^{k}"
-            )
-        })
+            ));
+        }
+        let dyadic = th.dyadic_for(len as u64).ok_or_else(|| format!("threshold {th} has no dyadic stand-in"))?;
+        let (a, b, _, _, need) = terms(dyadic)?;
+        let b_bits = b.trailing_zeros();
+        let lifted = k + b_bits;
+        if need <= lifted && lifted <= 64 && ml_max < 1 << (k - 1) {
+            return Ok(ComparisonPlan::MpcLift { a, b_bits, bits: need });
+        }
+        Err(format!(
+            "codes of {len} bits under threshold {th} (as {dyadic} for MPCLift) compare values that need \
+             Z_2^{need}; lifting 16-bit products reaches Z_2^{lifted} (at most Z_2^64) and needs mask products \
+             below 2^15 (up to {ml_max} here); use a scheme over Z_2^32 (nolift-Z32-rep3)"
+        ))
     }
 }
 
@@ -571,10 +588,10 @@ pub(crate) fn in_chunks<E: Copy>(
 ///   combine locally, reshare once, one MSB.
 /// * **MPCLift** when `R` is Z_2^16 (mask products below 2^15): reshare both products (16 bits
 ///   each), lift `ml` to Z_2^(16+m) in MPC by its carry count (fused into the MSB's input by
-///   [`mpclift_msb`]), lift `b·dot` for free by ConstLift (b = 2^m, Alg. 13), combine, one MSB in
-///   Z_2^(16+m). With the terms reduced ([`reduced_terms`]) the default threshold has m = 14, and
-///   the exact range of the value fits Z_2^30 for both layouts (Lemma 2's slack would ask
-///   Z_2^31 of open-iris codes). The dot products run on 16-bit lanes.
+///   [`mpclift_msb`]), lift `b·dot` for free by ConstLift (b = 2^m, Alg. 13: the terms of the
+///   threshold's dyadic stand-in), combine, one MSB over the bits the values need. With the
+///   terms reduced ([`reduced_terms`]) the default threshold has m = 20 and both layouts need
+///   Z_2^36. The dot products run on 16-bit lanes.
 ///
 /// The MSBs are two-operand decompositions ([`rep3::msb_of`]: `k − 1` AND gates).
 pub(crate) fn compare<R: Ring>(
@@ -586,74 +603,123 @@ pub(crate) fn compare<R: Ring>(
     cfg: &MatchConfig,
     len: usize,
 ) -> Result<Rep3Bits, MpcError> {
-    let (a, b_bits) = match ComparisonPlan::new(ring.modulus(), len, cfg, factor).map_err(MpcError::InvalidParameter)? {
-        ComparisonPlan::NoLift { a, b } => {
-            let (a, b) = (ring.from_i128(a), ring.from_i128(b));
-            let v = mls.iter().zip(&dots).map(|(&m, &d)| ring.sub(ring.mul(a, m), ring.mul(b, d))).collect();
-            let v = rep3::reshare_for(p, ring, v, ReshareFor::Msb)?;
-            return rep3::msb_two_operand(p, &v, cfg.adder);
-        }
-        ComparisonPlan::MpcLift { a, b_bits } => (a, b_bits),
-    };
+    let (a, b_bits, bits) =
+        match ComparisonPlan::new(ring.modulus(), len, cfg, factor).map_err(MpcError::InvalidParameter)? {
+            ComparisonPlan::NoLift { a, b } => {
+                let (a, b) = (ring.from_i128(a), ring.from_i128(b));
+                let v = mls.iter().zip(&dots).map(|(&m, &d)| ring.sub(ring.mul(a, m), ring.mul(b, d))).collect();
+                let v = rep3::reshare_for(p, ring, v, ReshareFor::Msb)?;
+                return rep3::msb_two_operand(p, &v, cfg.adder);
+            }
+            ComparisonPlan::MpcLift { a, b_bits, bits } => (a, b_bits, bits),
+        };
     // `dot` only enters the MSB (through ConstLift, per component); `ml` goes through the carry
     // count first.
     let [dot, ml]: [Rep3<R>; 2] =
         rep3::reshare_parts_for(p, ring, vec![dots, mls], &[ReshareFor::Msb, ReshareFor::CarryCountThenMsb])?
             .try_into()
             .expect("one per part");
-    mpclift_msb(p, &dot, &ml, a as u32, b_bits, cfg.adder)
+    mpclift_msb(p, &dot, &ml, a as u64, b_bits, bits, cfg.adder)
 }
 
 /// Lemma 2's terms `(a, b)` without their common power of two `2^t` (keeping `b` even), and `t`.
 /// The match bit is the sign of `a·ml − b·dot`, so the decision is the same, and the comparison
-/// needs `t` fewer bits: with the default threshold (a = 20316, b = 2^16) MPCLift's MSB runs in
-/// Z_2^30, not Z_2^32 (two AND gates and two transposed planes fewer per comparison).
+/// needs `t` fewer bits: with the paper's threshold 22610/2^16 (a = 20316, b = 2^16) MPCLift's
+/// MSB runs in Z_2^30, not Z_2^32 (two AND gates and two transposed planes fewer per comparison).
 pub fn reduced_terms(a: i128, b: i128) -> (i128, i128, u32) {
     let t = a.trailing_zeros().min(b.trailing_zeros().saturating_sub(1));
     (a >> t, b >> t, t)
 }
 
 /// MPCLift-Z16's last two steps for replicated shares of `dot` and `ml` in Z_2^16 with
-/// `0 ≤ ml < 2^15` and `a·ml − 2^m·dot` in Z_2^(16+m)'s signed range (`ComparisonPlan`):
-/// `msb(a·ml − 2^m·dot)` in Z_2^(16+m) (`1 ≤ m ≤ 16`), the match bit of Lemma 2 with `b = 2^m`
-/// (`dot` enters only as `2^m·dot mod 2^(16+m)`, which its 16-bit shares determine). `ml` is lifted by its carry count `j`: `ml = Σ ml_i −
-/// 2^16·j`, so per component `v_i = a·ml_i − 2^16·a·j_i − 2^m·dot_i` mod 2^(16+m) (ConstLift of
-/// `j` by 2^16 and of `dot` by 2^m, Alg. 13), and those components go into the two-operand MSB
-/// ([`rep3::msb_of_u32`], with `adder`). The carry count is [`rep3::carry_count_for_msb`]: its
-/// OT's receiver is the MSB's adder, so its second round (giving the helper a component the MSB
-/// never reads) is skipped: 1 round and a third of an element (2/3 B) per comparison fewer than
-/// [`rep3::carry_count_small`]. Shared by the service's comparison and `bench iris`'s
-/// `mpclift-Z`. Besides full sharings it takes what the service's comparison passes: `dot`
-/// reshared for the MSB only ([`rep3::ReshareFor::Msb`]) and `ml` for its carry count and the MSB
-/// ([`rep3::ReshareFor::CarryCountThenMsb`]).
+/// `0 ≤ ml < 2^15` and `a·ml − 2^m·dot` in Z_2^bits's signed range (`ComparisonPlan`),
+/// `bits ≤ 16 + m`: `msb(a·ml − 2^m·dot)` in Z_2^bits (`1 ≤ m ≤ 48`), the match bit of Lemma 2 with `b = 2^m`
+/// (`dot` enters only as `2^m·dot mod 2^(16+m)`, which its 16-bit shares determine). `ml` is
+/// lifted by its carry count `j`, shared in Z_2^16 for `m ≤ 16` and Z_2^32 or Z_2^64 beyond
+/// (`2^16·j` must be exact mod 2^(16+m)): `ml = Σ ml_i − 2^16·j`, so per component
+/// `v_i = a·ml_i − 2^16·a·j_i − 2^m·dot_i` mod 2^(16+m) (ConstLift of `j` by 2^16 and of `dot`
+/// by 2^m, Alg. 13), and those components go into the two-operand MSB ([`rep3::msb_of_u32`] up
+/// to 32 bits, [`rep3::msb_of_u64`] beyond, with `adder`). The carry count is
+/// [`rep3::carry_count_for_msb`]: its OT's receiver is the MSB's adder, so its second round
+/// (giving the helper a component the MSB never reads) is skipped: 1 round and a third of an
+/// element per comparison fewer than [`rep3::carry_count_small`]. Shared by the service's
+/// comparison and `bench iris`'s `mpclift-Z`. Besides full sharings it takes what the service's
+/// comparison passes: `dot` reshared for the MSB only ([`rep3::ReshareFor::Msb`]) and `ml` for
+/// its carry count and the MSB ([`rep3::ReshareFor::CarryCountThenMsb`]).
 pub fn mpclift_msb<R: Ring>(
     p: &mut Party,
     dot: &Rep3<R>,
     ml: &Rep3<R>,
-    a: u32,
+    a: u64,
     m: u32,
+    bits: u32,
     adder: Adder,
 ) -> Result<Rep3Bits, MpcError> {
     let ring = ml.ring();
-    if ring.modulus() != Modulus::Pow2(16) || dot.ring() != ring || dot.len() != ml.len() || !(1..=16).contains(&m) {
+    let fits = (1..=48).contains(&m) && (2..=16 + m).contains(&bits);
+    if ring.modulus() != Modulus::Pow2(16) || dot.ring() != ring || dot.len() != ml.len() || !fits {
         return Err(MpcError::InvalidParameter(format!(
-            "MPCLift-Z16 needs equally long Z_2^16 sharings and a ConstLift by 2^m, 1 ≤ m ≤ 16; got {} ({}), {} ({}), m = {m}",
+            "MPCLift-Z16 needs equally long Z_2^16 sharings, a ConstLift by 2^m, 1 ≤ m ≤ 48, and an MSB of at most \
+             16 + m bits; got {} ({}), {} ({}), m = {m}, {bits} bits",
             dot.ring().modulus(),
             dot.len(),
             ring.modulus(),
             ml.len()
         )));
     }
-    let j = rep3::carry_count_for_msb(p, ml, ring)?;
-    let w = |e: R::El| ring.to_u128(e) as u32;
-    // Computed mod 2^32 in one pass per component; msb_of_u32 reads the low 16 + m bits.
-    let v = |ml: &[R::El], j: &[R::El], d: &[R::El]| -> Vec<u32> {
-        let v = |(ml, j, d): (R::El, R::El, R::El)| {
-            a.wrapping_mul(w(ml)).wrapping_sub(a.wrapping_mul(w(j)) << 16).wrapping_sub(w(d) << m)
+    // `2^16·j` must be exact mod 2^(16+m): j in Z_2^16 up to m = 16, wider beyond.
+    match m {
+        0..=16 => lifted_msb(p, ring, dot, ml, a, m, bits, adder),
+        17..=32 => lifted_msb(p, &Z32::new(), dot, ml, a, m, bits, adder),
+        _ => lifted_msb(p, &Z64::new(), dot, ml, a, m, bits, adder),
+    }
+}
+
+/// [`mpclift_msb`] with the carry count shared in `jring`, on 32- or 64-bit lanes by `bits`.
+#[allow(clippy::too_many_arguments)]
+fn lifted_msb<R: Ring, S: Ring>(
+    p: &mut Party,
+    jring: &S,
+    dot: &Rep3<R>,
+    ml: &Rep3<R>,
+    a: u64,
+    m: u32,
+    bits: u32,
+    adder: Adder,
+) -> Result<Rep3Bits, MpcError> {
+    let j = rep3::carry_count_for_msb(p, ml, jring)?;
+    let k = bits as usize;
+    if bits <= 32 {
+        let (ca, cb) = lifted_components(ml.ring(), jring, dot, ml, &j, a, m, |v| v as u32);
+        rep3::msb_of_u32(p, k, &ca, &cb, adder)
+    } else {
+        let (ca, cb) = lifted_components(ml.ring(), jring, dot, ml, &j, a, m, |v| v);
+        rep3::msb_of_u64(p, k, &ca, &cb, adder)
+    }
+}
+
+/// The components `a·ml_i − 2^16·a·j_i − 2^m·dot_i` (mod 2^64, narrowed by `out`) of
+/// [`mpclift_msb`], both of them (`a` and `b` of the replicated sharing), in one pass each.
+#[allow(clippy::too_many_arguments)]
+fn lifted_components<R: Ring, S: Ring, W>(
+    ring: &R,
+    jring: &S,
+    dot: &Rep3<R>,
+    ml: &Rep3<R>,
+    j: &Rep3<S>,
+    a: u64,
+    m: u32,
+    out: impl Fn(u64) -> W + Copy,
+) -> (Vec<W>, Vec<W>) {
+    let w = |e: R::El| ring.to_u128(e) as u64;
+    let wj = |e: S::El| jring.to_u128(e) as u64;
+    let v = |ml: &[R::El], j: &[S::El], d: &[R::El]| -> Vec<W> {
+        let v = |(&ml, &j, &d): (&R::El, &S::El, &R::El)| {
+            out(a.wrapping_mul(w(ml)).wrapping_sub(a.wrapping_mul(wj(j)) << 16).wrapping_sub(w(d) << m))
         };
-        ml.iter().zip(j).zip(d).map(|((&ml, &j), &d)| v((ml, j, d))).collect()
+        ml.iter().zip(j).zip(d).map(|((ml, j), d)| v((ml, j, d))).collect()
     };
-    rep3::msb_of_u32(p, 16 + m as usize, &v(&ml.a, &j.a, &dot.a), &v(&ml.b, &j.b, &dot.b), adder)
+    (v(&ml.a, &j.a, &dot.a), v(&ml.b, &j.b, &dot.b))
 }
 
 /// Alg. 3 for one query: whether it matches any enrolled entry.
@@ -790,18 +856,29 @@ mod reduced_terms_tests {
         assert_eq!(reduced_terms(-4, 1 << 16), (-1, 1 << 14, 2));
     }
 
-    /// MPCLift with the reduced terms decides exactly as the plaintext rule `a·ml − b·dot < 0`,
-    /// at and beside the decision boundary, for thresholds whose terms share 2^1, 2^2 (the
-    /// default: a 30-bit MSB), 2^3 and 2^15 (`a = 0` at 0.5; `a = b` at 0).
+    /// MPCLift with the reduced terms decides exactly as the plaintext rule `a·ml − b·dot < 0`
+    /// of the threshold's exact terms, at and beside the decision boundary, for the default
+    /// 69/200 (its dyadic stand-in 723517/2^21: a 36-bit MSB) and dyadic thresholds whose terms
+    /// share 2^1, 2^2 (the paper's 22610/2^16: a 30-bit MSB), 2^3 and 2^15 (`a = 0` at 0.5;
+    /// `a = b` at 0).
     #[test]
     fn mpclift_decides_like_the_plaintext_rule_at_the_boundary() {
         let len = 12800usize;
-        for num in [Threshold::DEFAULT.num(), 22611, 22612, 1 << 15, 1 << 14, 0] {
-            let cfg = MatchConfig { threshold: Threshold::new(num, 16).unwrap(), ..MatchConfig::default() };
+        let dyadic = |num| Threshold::new(num, 16).unwrap();
+        for th in [
+            Threshold::DEFAULT,
+            dyadic(22610),
+            dyadic(22611),
+            dyadic(22612),
+            dyadic(1 << 15),
+            dyadic(1 << 14),
+            dyadic(0),
+        ] {
+            let cfg = MatchConfig { threshold: th, ..MatchConfig::default() };
             let (a, b) = crate::mpc_comparison_terms(cfg.threshold);
             // (ml, dot) with |dot| ≤ ml ≤ len: the boundary dot = a·ml / b and its neighbours.
             let mut pairs = Vec::new();
-            for ml in [0i128, 1, 2, 3, 100, 6399, 6400, 12799, 12800] {
+            for ml in [0i128, 1, 2, 3, 100, 200, 6399, 6400, 12629, 12799, 12800] {
                 let edge = (a * ml).div_euclid(b);
                 for dot in [edge - 1, edge, edge + 1, -ml, ml, 0] {
                     if dot.abs() <= ml {
@@ -826,13 +903,20 @@ mod reduced_terms_tests {
                 .unwrap();
                 for (bits, _) in &out {
                     assert_eq!(bits.len(), n);
-                    assert_eq!(bits.to_bools(), want, "threshold {num}/2^16, {adder:?}");
+                    assert_eq!(bits.to_bools(), want, "threshold {th}, {adder:?}");
                 }
-                // The default threshold's 30-bit MSB: the reshare, the carry count's OT and the
-                // sharing of the MSB's operand, then 29 ripple rounds or Kogge-Stone's 1 + 5.
-                if num == Threshold::DEFAULT.num() {
+                // The reshare, the carry count's OT and the sharing of the MSB's operand, then
+                // k − 1 ripple rounds or Kogge-Stone's 1 + ⌈log2(k − 1)⌉.
+                let k = match th {
+                    _ if th == Threshold::DEFAULT => Some(36),
+                    _ if th == dyadic(22610) => Some(30),
+                    _ => None,
+                };
+                if let Some(k) = k {
                     let rounds = out.iter().map(|(_, r)| *r).max();
-                    assert_eq!(rounds, Some(if adder == Adder::Ripple { 3 + 29 } else { 3 + 6 }), "{adder:?}");
+                    let adder_rounds =
+                        if adder == Adder::Ripple { k - 1 } else { 1 + (k as u32 - 2).ilog2() as u64 + 1 };
+                    assert_eq!(rounds, Some(3 + adder_rounds), "{th}, {adder:?}");
                 }
             }
         }

@@ -27,20 +27,27 @@ pub struct PlainMaskShare {
 }
 
 /// Whether codes of `len` bits fit the 16-bit comparison under `cfg`'s threshold: `c − dot`,
-/// `c = ⌊a·ml/2^d⌋`, `|dot| ≤ ml ≤ len`, has its extremes at `ml = len`, `dot = ±len` (and 0 at
-/// `ml = 0`), and must keep its sign in the MSB. Lemma 1's `l < 2^14` is this for `a = 2^d`.
+/// `c = ⌊a·ml/b⌋` ([`threshold_term`]), `|dot| ≤ ml ≤ len`, has its extremes at `ml = len`,
+/// `dot = ±len` (and 0 at `ml = 0`), and must keep its sign in the MSB. Lemma 1's `l < 2^14` is
+/// this for `a = b`.
 pub(crate) fn check_len(len: usize, cfg: &MatchConfig) -> Result<(), IrisError> {
-    let (a, _) = crate::mpc_comparison_terms(cfg.threshold);
-    let c = (a * len as i128).div_euclid(cfg.threshold.den() as i128);
+    let c = threshold_term(cfg, len as u64);
     let (lo, hi) = ((c - len as i128).min(0), (c + len as i128).max(0));
     rep3::msb_is_sign(lo, hi, 1 << 16).map_err(|_| {
         IrisError::Unsupported(format!(
-            "codes of {len} bits under threshold {}/2^{} compare values in [{lo}, {hi}], beyond a 16-bit \
+            "codes of {len} bits under threshold {} compare values in [{lo}, {hi}], beyond a 16-bit \
              comparison (public masks; Lemma 1 asks codes below 2^14 bits); use a secret-mask scheme",
-            cfg.threshold.num(),
-            cfg.threshold.den_log2()
+            cfg.threshold
         ))
     })
+}
+
+/// The public term `c = ⌊a·ml/b⌋` of the exact terms `(a, b)` of the threshold: since `dot` is
+/// an integer, MATCH ⟺ `a·ml − b·dot < 0` ⟺ `dot > a·ml/b` ⟺ `c − dot < 0`, for any
+/// denominator `b`.
+fn threshold_term(cfg: &MatchConfig, ml: u64) -> i128 {
+    let (a, b) = crate::mpc_comparison_terms(cfg.threshold);
+    (a * ml as i128).div_euclid(b)
 }
 
 fn share<G: RngCore + CryptoRng>(
@@ -172,12 +179,9 @@ pub fn check_batch(
     if queries.iter().any(|q| q.rows != rot || q.unrotated != r0 || q.codes[0].len() != rot * len) {
         return Err(MpcError::InvalidParameter(format!("every query needs the same {rot} rotations of {len} values")));
     }
-    let (a, _) = crate::mpc_comparison_terms(cfg.threshold);
-    let d = cfg.threshold.den().trailing_zeros();
-    // c = floor(a·ml / 2^d), public; party 0 adds it to its additive share of −dot.
-    let threshold_term = |qm: &BitVec, em: &BitVec| -> u16 {
-        let ml = qm.and(em).expect("equal lengths").count_ones() as i128;
-        ring.from_i128((a * ml).div_euclid(1i128 << d))
+    // c = floor(a·ml / b), public; party 0 adds it to its additive share of −dot.
+    let term = |qm: &BitVec, em: &BitVec| -> u16 {
+        ring.from_i128(threshold_term(cfg, qm.and(em).expect("equal lengths").count_ones() as u64))
     };
     // Party 0's threshold term per comparison (zeros elsewhere) and the additive shares of dot.
     let mut cs = Vec::with_capacity(2 * rot * nq * (s + nq));
@@ -200,7 +204,7 @@ pub fn check_batch(
                     .zip(&dot_db[row * s..(row + 1) * s])
                     .chain(queries.iter().map(|o| &o.masks[e][r0]).zip(&dot_b[row * nq..(row + 1) * nq]));
                 for (em, &dot) in targets {
-                    cs.push(if p.id() == 0 { threshold_term(qm, em) } else { 0 });
+                    cs.push(if p.id() == 0 { term(qm, em) } else { 0 });
                     dots.push(dot);
                 }
             }

@@ -188,6 +188,32 @@ pub fn msb_of_u32(p: &mut Party, k: usize, a: &[u32], b: &[u32], adder: Adder) -
     })
 }
 
+/// [`msb_of_u32`] for `k ≤ 64` with 64-bit components (bits from `k` up are ignored): the low
+/// 32 planes and the rest each from 32-bit slices.
+pub fn msb_of_u64(p: &mut Party, k: usize, a: &[u64], b: &[u64], adder: Adder) -> Result<Rep3Bits> {
+    if !(2..=64).contains(&k) || a.len() != b.len() {
+        return Err(MpcError::InvalidParameter(format!(
+            "msb_of_u64 needs 2 ≤ k ≤ 64 and components of one length, got k = {k}, {} and {}",
+            a.len(),
+            b.len()
+        )));
+    }
+    msb_core(p, a.len(), k, adder, |which, at, len, planes| {
+        let r = at..at + len;
+        let value = |i: usize| match which {
+            Operand::Me => a[i],
+            Operand::Prev => b[i],
+            Operand::Sum => a[i].wrapping_add(b[i]),
+        };
+        let (low, high) = planes.split_at_mut(planes.len().min(32));
+        BitVec::planes_into_u32(low, at, &r.clone().map(|i| value(i) as u32).collect::<Vec<_>>())?;
+        if high.is_empty() {
+            return Ok(());
+        }
+        BitVec::planes_into_u32(high, at, &r.map(|i| (value(i) >> 32) as u32).collect::<Vec<_>>())
+    })
+}
+
 /// Which value of its components a party decomposes in a piece of [`msb_core`].
 #[derive(Clone, Copy)]
 enum Operand {

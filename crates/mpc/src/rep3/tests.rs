@@ -164,11 +164,14 @@ proptest! {
                 } else {
                     None
                 };
-                Ok((open_bits(p, &m)?, m32))
+                // The 64-bit slice form, every width (also given the high bits).
+                let m64 = msb_of_u64(p, k, &s[0].a, &s[0].b, adder)?;
+                Ok((open_bits(p, &m)?, m32, open_bits(p, &m64)?))
             });
             let want: Vec<bool> = xs.iter().map(|&x| (x >> (k - 1)) & 1 == 1).collect();
-            for (o, o32) in &out {
+            for (o, o32, o64) in &out {
                 prop_assert_eq!(o, &want);
+                prop_assert_eq!(o64, &want);
                 if let Some(o32) = o32 {
                     prop_assert_eq!(o32, &want);
                 }
