@@ -148,7 +148,8 @@ enum Cmd {
 /// Arguments of `argus pki`.
 #[derive(clap::Args, Debug)]
 struct PkiArgs {
-    /// Directory to write `ca.pem`, `party-<i>.pem`, `party-<i>.key`, `client-<name>.pem`, `client-<name>.key`.
+    /// Directory to write `ca.pem` (party CA), `client-ca.pem` (client CA), `party-<i>.pem`, `party-<i>.key`,
+    /// `client-<name>.pem`, `client-<name>.key`.
     #[arg(long)]
     out: PathBuf,
     /// Number of parties (2 to 64).

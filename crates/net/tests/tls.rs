@@ -290,3 +290,46 @@ fn pem_files_round_trip() {
     let dbg = format!("{:?}", pki.identity(0));
     assert!(dbg.contains("redacted"), "{dbg}");
 }
+
+/// Peers and clients do not share trust: a client's certificate (client CA) at a peer port is a
+/// stray connection, ignored while the parties connect, never an error that ends their set-up.
+#[test]
+fn a_client_certificate_at_a_peer_port_is_a_stray() {
+    let pki = Pki::generate_with_clients(2, &["alice"]).unwrap();
+    let (mut ls, addrs) = listeners(2);
+    let (l1, l0) = (ls.pop().unwrap(), ls.pop().unwrap());
+    let (_, client_tls) = tcp::tls_configs(&pki.client_identity("alice").unwrap()).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let nets = std::thread::scope(|s| {
+        let h0 = s.spawn(|| {
+            tcp::connect_with_listener(0, l0, &addrs, &pki.identity(0), NetConfig::with_timeout(Duration::from_secs(5)))
+        });
+        // The client dials party 0's peer port first: party 0 refuses its certificate.
+        let refused = rt.block_on(async {
+            let tcp = tokio::net::TcpStream::connect(addrs[0]).await.unwrap();
+            let name = rustls::pki_types::ServerName::try_from(tcp::party_name(0)).unwrap();
+            let conn = tokio_rustls::TlsConnector::from(client_tls).connect(name, tcp).await;
+            match conn {
+                // TLS 1.3: the client may finish first and learn of the refusal on its first read.
+                Ok(mut c) => {
+                    use tokio::io::AsyncReadExt;
+                    let mut b = [0u8; 1];
+                    c.read(&mut b).await.map(|_| ())
+                }
+                Err(e) => Err(e),
+            }
+        });
+        assert!(refused.is_err(), "party 0 refused the client's certificate");
+        let n1 = tcp::connect_with_listener(
+            1,
+            l1,
+            &addrs,
+            &pki.identity(1),
+            NetConfig::with_timeout(Duration::from_secs(5)),
+        );
+        (h0.join().unwrap(), n1)
+    });
+    let (n0, n1) = (nets.0.unwrap(), nets.1.unwrap());
+    n1.send(0, vec![7]).unwrap();
+    assert_eq!(n0.recv(1).unwrap(), vec![7]);
+}

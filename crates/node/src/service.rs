@@ -1,5 +1,5 @@
-//! The client port of a node (TLS 1.3; clients present a certificate signed by the party CA that
-//! names an accepted client) and [`run_node`], which starts everything.
+//! The client port of a node (TLS 1.3; clients present a certificate signed by the client CA —
+//! not the party CA — that names an accepted client) and [`run_node`], which starts everything.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -30,7 +30,19 @@ pub fn run_node(cfg: NodeConfig, stop: Arc<AtomicBool>) -> Result<(), NodeError>
         );
     }
     let identity = tcp::TlsIdentity::from_pem_dir(&cfg.pki, cfg.id)?;
-    let (server_tls, _) = tcp::tls_configs(&identity)?;
+    let client_ca = match tcp::TlsIdentity::client_ca_from_pem_dir(&cfg.pki)? {
+        Some(ca) => ca,
+        None => {
+            tracing::warn!(
+                node = cfg.id,
+                pki = %cfg.pki.display(),
+                "no client-ca.pem (certificates made before clients had a CA of their own): clients are checked \
+                 against the party CA; run `argus setup` again to separate them"
+            );
+            identity.ca_cert_der.clone()
+        }
+    };
+    let server_tls = tcp::client_port_config(&identity, &client_ca)?;
     let store = argus_store::open(&cfg.store)?;
     tracing::info!(node = cfg.id, store = store.describe(), scheme = ?cfg.iris.scheme, "starting");
     let listener = std::net::TcpListener::bind(cfg.listen)
@@ -204,7 +216,7 @@ mod tests {
         });
         let mut addrs = Vec::new();
         for node in 0..3 {
-            let (server_tls, _) = tcp::tls_configs(&pki.identity(node)).unwrap();
+            let server_tls = tcp::client_port_config(&pki.identity(node), pki.client_ca_der()).unwrap();
             let acceptor = if alpn { client_acceptor(&server_tls) } else { TlsAcceptor::from(server_tls) };
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             addrs.push(listener.local_addr().unwrap());

@@ -318,11 +318,11 @@ mod tests {
     /// in a frame).
     #[test]
     fn the_client_protocol_is_settled_in_the_tls_handshake() {
-        use argus_net::tcp::{party_name, tls_configs, Pki};
+        use argus_net::tcp::{client_port_config, party_name, tls_configs, Pki};
         use std::sync::Arc;
         type Chosen = std::io::Result<Option<Vec<u8>>>;
         let pki = Pki::generate_with_clients(3, &["demo"]).unwrap();
-        let (server, _) = tls_configs(&pki.identity(0)).unwrap();
+        let server = client_port_config(&pki.identity(0), pki.client_ca_der()).unwrap();
         let mut server = (*server).clone();
         server.alpn_protocols = client_alpn();
         let (_, client) = tls_configs(&pki.client_identity("demo").unwrap()).unwrap();
@@ -350,6 +350,18 @@ mod tests {
         assert!(no_common_protocol(&c.unwrap_err()));
         let (s, c) = handshake(&[]);
         assert_eq!((s.unwrap(), c.unwrap()), (None, None));
+
+        // Peers and clients do not share trust: a party's certificate (party CA) is no client's.
+        let (_, peer) = tls_configs(&pki.identity(1)).unwrap();
+        let refused = rt.block_on(async {
+            let (a, b) = tokio::io::duplex(1 << 16);
+            let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server.clone()));
+            let name = rustls::pki_types::ServerName::try_from(party_name(0)).unwrap();
+            let (s, _) = tokio::join!(acceptor.accept(a), tokio_rustls::TlsConnector::from(peer).connect(name, b));
+            s.map(|_| ())
+        });
+        let e = refused.unwrap_err().to_string();
+        assert!(e.contains("UnknownIssuer"), "{e}");
     }
 
     /// Shares travel as bytes (`serde_bytes`) in the encoding a `Vec<u8>` always had: its

@@ -73,7 +73,7 @@ mod sockets;
 pub(crate) use sockets::Shared;
 
 pub use pki::{check_client_name, client_name, party_name, PemPaths, Pki, TlsIdentity};
-pub use setup::{cert_names, tls_configs};
+pub use setup::{cert_names, client_port_config, tls_configs};
 
 /// Read buffer under TLS during the set-up: rustls asks the socket for a few
 /// KiB at a time; reading in large chunks instead saves most of the system calls.

@@ -30,6 +30,9 @@ pub fn check_client_name(name: &str) -> Result<(), NetError> {
     if name.is_empty() {
         return refuse("is empty; give each client a name, comma separated");
     }
+    if name.eq_ignore_ascii_case("ca") {
+        return refuse("is reserved (client-ca.pem is the client CA's certificate)");
+    }
     if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))) {
         return refuse(&format!("contains {c:?}; use only ASCII letters, digits, '-', '_' and '.'"));
     }
@@ -44,16 +47,21 @@ pub fn check_client_name(name: &str) -> Result<(), NetError> {
     Ok(())
 }
 
-/// A freshly generated public-key infrastructure for `n` parties: one CA
+/// A freshly generated public-key infrastructure for `n` parties: a party CA
 /// (ECDSA P-256, self-signed) and, for each party `i`, an ECDSA P-256 key and
-/// a certificate signed by the CA whose subject alternative name is the DNS
-/// name `party-{i}`, valid for TLS server and client authentication.
+/// a certificate signed by it whose subject alternative name is the DNS name
+/// `party-{i}`, valid for TLS server and client authentication; and a separate
+/// client CA signing the clients' certificates (client authentication only).
+/// Peers trust only the party CA, a node's client port only the client CA: a
+/// client certificate is never a peer's, nor a party's a client's.
 ///
-/// The CA's private key is discarded after generation: no further party
+/// The CAs' private keys are discarded after generation: no further
 /// certificates can be issued.
 pub struct Pki {
     ca_cert_der: Vec<u8>,
     ca_cert_pem: String,
+    client_ca_der: Vec<u8>,
+    client_ca_pem: String,
     parties: Vec<PartyKeys>,
     clients: Vec<(String, PartyKeys)>,
 }
@@ -94,22 +102,30 @@ impl Pki {
     }
 
     fn try_generate(n: usize, client_names: &[&str]) -> Result<Pki, rcgen::Error> {
-        let ca_key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)?;
-        let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params.distinguished_name.push(DnType::CommonName, "Argus party CA");
-        ca_params.key_usages =
-            vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
-        let ca_cert = ca_params.self_signed(&ca_key)?;
+        let ca = |name: &str| -> Result<_, rcgen::Error> {
+            let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)?;
+            let mut params = CertificateParams::new(Vec::<String>::new())?;
+            params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            params.distinguished_name.push(DnType::CommonName, name);
+            params.key_usages =
+                vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+            let cert = params.self_signed(&key)?;
+            Ok((cert, key))
+        };
+        let (ca_cert, ca_key) = ca("Argus party CA")?;
+        let (client_ca, client_ca_key) = ca("Argus client CA")?;
 
-        let leaf = |name: String, usages: Vec<ExtendedKeyUsagePurpose>| -> Result<PartyKeys, rcgen::Error> {
+        let leaf = |name: String,
+                    usages: Vec<ExtendedKeyUsagePurpose>,
+                    (ca_cert, ca_key): (&rcgen::Certificate, &KeyPair)|
+         -> Result<PartyKeys, rcgen::Error> {
             let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)?;
             let mut params = CertificateParams::new(vec![name.clone()])?;
             params.distinguished_name.push(DnType::CommonName, name);
             params.is_ca = IsCa::ExplicitNoCa;
             params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
             params.extended_key_usages = usages;
-            let cert = params.signed_by(&key, &ca_cert, &ca_key)?;
+            let cert = params.signed_by(&key, ca_cert, ca_key)?;
             Ok(PartyKeys {
                 cert_der: cert.der().to_vec(),
                 cert_pem: cert.pem(),
@@ -118,15 +134,25 @@ impl Pki {
             })
         };
         let both = || vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth];
-        let parties = (0..n).map(|i| leaf(party_name(i), both())).collect::<Result<Vec<_>, _>>()?;
+        let parties =
+            (0..n).map(|i| leaf(party_name(i), both(), (&ca_cert, &ca_key))).collect::<Result<Vec<_>, _>>()?;
+        let client_auth = || vec![ExtendedKeyUsagePurpose::ClientAuth];
         let clients = client_names
             .iter()
-            .map(|c| Ok((c.to_string(), leaf(client_name(c), vec![ExtendedKeyUsagePurpose::ClientAuth])?)))
+            .map(|c| Ok((c.to_string(), leaf(client_name(c), client_auth(), (&client_ca, &client_ca_key))?)))
             .collect::<Result<Vec<_>, rcgen::Error>>()?;
-        Ok(Pki { ca_cert_der: ca_cert.der().to_vec(), ca_cert_pem: ca_cert.pem(), parties, clients })
+        Ok(Pki {
+            ca_cert_der: ca_cert.der().to_vec(),
+            ca_cert_pem: ca_cert.pem(),
+            client_ca_der: client_ca.der().to_vec(),
+            client_ca_pem: client_ca.pem(),
+            parties,
+            clients,
+        })
     }
 
-    /// The identity of the client called `name`, if it was generated.
+    /// The identity of the client called `name`, if it was generated: its certificate (signed by
+    /// the client CA) and key, trusting the party CA (the nodes' certificates).
     pub fn client_identity(&self, name: &str) -> Option<TlsIdentity> {
         let (_, k) = self.clients.iter().find(|(c, _)| c == name)?;
         Some(TlsIdentity {
@@ -141,9 +167,14 @@ impl Pki {
         self.parties.len()
     }
 
-    /// The CA certificate (DER).
+    /// The party CA's certificate (DER).
     pub fn ca_cert_der(&self) -> &[u8] {
         &self.ca_cert_der
+    }
+
+    /// The client CA's certificate (DER): what a node's client port trusts.
+    pub fn client_ca_der(&self) -> &[u8] {
+        &self.client_ca_der
     }
 
     /// Party `i`'s identity: CA certificate, its certificate and private key.
@@ -155,19 +186,20 @@ impl Pki {
         TlsIdentity { ca_cert_der: self.ca_cert_der.clone(), cert_der: p.cert_der.clone(), key_der: p.key_der.clone() }
     }
 
-    /// Every file [`Pki::write_pem`] writes into `dir`, the CA certificate first.
+    /// Every file [`Pki::write_pem`] writes into `dir`, the CA certificates first.
     pub fn pem_files(&self, dir: impl AsRef<Path>) -> Vec<PathBuf> {
         let dir = dir.as_ref();
         let parties = (0..self.parties.len()).map(|i| PemPaths::new(dir, i));
         let clients = self.clients.iter().map(|(name, _)| PemPaths::client(dir, name));
-        let mut files = vec![dir.join(CA_FILE)];
+        let mut files = vec![dir.join(CA_FILE), PemPaths::client_ca(dir)];
         files.extend(parties.chain(clients).flat_map(|p| [p.cert, p.key]));
         files
     }
 
-    /// Writes the CA certificate and every party's (and client's) certificate and key as PEM
-    /// files into `dir` (created if missing), named as in [`PemPaths::new`] and [`PemPaths::client`]:
-    /// `ca.pem`, `party-{i}.pem`, `party-{i}.key`, `client-{name}.pem`, `client-{name}.key` (keys are written with mode
+    /// Writes the CA certificates and every party's (and client's) certificate and key as PEM
+    /// files into `dir` (created if missing), named as in [`PemPaths::new`], [`PemPaths::client`]
+    /// and [`PemPaths::client_ca`]: `ca.pem` (party CA), `client-ca.pem`, `party-{i}.pem`,
+    /// `party-{i}.key`, `client-{name}.pem`, `client-{name}.key` (keys are written with mode
     /// 0600 on Unix). Each process then loads its identity with
     /// [`TlsIdentity::from_pem_dir`].
     pub fn write_pem(&self, dir: impl AsRef<Path>) -> Result<(), NetError> {
@@ -175,6 +207,9 @@ impl Pki {
         std::fs::create_dir_all(dir).map_err(|e| io_err(format!("creating {}", dir.display()), e))?;
         let ca = dir.join(CA_FILE);
         std::fs::write(&ca, &self.ca_cert_pem).map_err(|e| io_err(format!("writing {}", ca.display()), e))?;
+        let client_ca = PemPaths::client_ca(dir);
+        std::fs::write(&client_ca, &self.client_ca_pem)
+            .map_err(|e| io_err(format!("writing {}", client_ca.display()), e))?;
         for (i, p) in self.parties.iter().enumerate() {
             let paths = PemPaths::new(dir, i);
             std::fs::write(&paths.cert, &p.cert_pem)
@@ -194,6 +229,7 @@ impl Pki {
 }
 
 const CA_FILE: &str = "ca.pem";
+const CLIENT_CA_FILE: &str = "client-ca.pem";
 
 #[cfg(unix)]
 fn write_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
@@ -237,7 +273,13 @@ impl PemPaths {
         }
     }
 
-    /// The paths of client `name`'s files in `dir`.
+    /// The client CA's certificate in `dir`: `dir/client-ca.pem`.
+    pub fn client_ca(dir: impl AsRef<Path>) -> PathBuf {
+        dir.as_ref().join(CLIENT_CA_FILE)
+    }
+
+    /// The paths of client `name`'s files in `dir` (`ca` is the party CA, which signs the
+    /// nodes' certificates).
     pub fn client(dir: impl AsRef<Path>, name: &str) -> Self {
         let dir = dir.as_ref();
         PemPaths {
@@ -289,6 +331,17 @@ impl TlsIdentity {
             cert_der: own_cert.to_vec(),
             key_der: own_key.secret_pkcs8_der().to_vec(),
         })
+    }
+
+    /// The client CA's certificate (DER) from a directory written by [`Pki::write_pem`], or
+    /// `None` if the directory has none (written before there was a client CA).
+    pub fn client_ca_from_pem_dir(dir: impl AsRef<Path>) -> Result<Option<Vec<u8>>, NetError> {
+        let path = PemPaths::client_ca(dir);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let cert = CertificateDer::from_pem_file(&path).map_err(|e| pem_err(&path, e))?;
+        Ok(Some(cert.to_vec()))
     }
 
     /// Loads party `i`'s identity from a directory written by

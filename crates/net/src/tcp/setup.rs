@@ -107,6 +107,30 @@ pub fn tls_configs(identity: &TlsIdentity) -> Result<(Arc<ServerConfig>, Arc<Cli
     Ok((ctx.acceptor.config().clone(), ctx.connector.config().clone()))
 }
 
+/// The TLS 1.3 server configuration of a node's client port: `identity`'s certificate, and client
+/// certificates required to chain to `client_ca_der` (the client CA), not to the party CA: a
+/// party's certificate is no client's, and a client's is refused at the peer ports.
+pub fn client_port_config(identity: &TlsIdentity, client_ca_der: &[u8]) -> Result<Arc<ServerConfig>, NetError> {
+    let provider = provider();
+    let mut roots = RootCertStore::empty();
+    roots
+        .add(CertificateDer::from(client_ca_der.to_vec()))
+        .map_err(|e| config_err("invalid client CA certificate", e))?;
+    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        .build()
+        .map_err(|e| config_err("building the client certificate verifier", e))?;
+    let chain = vec![CertificateDer::from(identity.cert_der.clone())];
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(identity.key_der.clone()));
+    let mut server = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(|e| config_err("TLS server configuration", e))?
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(chain, key)
+        .map_err(|e| config_err("own certificate or key", e))?;
+    server.send_tls13_tickets = 0;
+    Ok(Arc::new(server))
+}
+
 /// Whether the (CA-verified) certificate `cert` names the DNS name `name`.
 pub fn cert_names(cert: &CertificateDer<'_>, name: &str) -> bool {
     let (Ok(parsed), Ok(name)) = (ParsedCertificate::try_from(cert), ServerName::try_from(name.to_string())) else {
@@ -271,6 +295,9 @@ pub(crate) async fn accept_all(
     let mut pending: BTreeSet<PartyId> = (me + 1..n).collect();
     let mut out = Vec::with_capacity(pending.len());
     let mut handshakes = JoinSet::new();
+    // Why the last stray connection was refused (a certificate of another CA, a client's): shown
+    // if the setup then times out, since it may have been a misconfigured peer.
+    let mut refused: Option<String> = None;
     loop {
         if pending.is_empty() {
             // A peer that abandoned its attempt after we accepted it has closed that connection
@@ -293,8 +320,12 @@ pub(crate) async fn accept_all(
                 handshakes.spawn(handshake(ctx.clone(), plan.clone(), tcp, from));
             }
             Some(joined) = handshakes.join_next(), if !handshakes.is_empty() => {
-                let Some((mut tls, hello, from)) = joined.map_err(join_error)?? else {
-                    continue;
+                let (mut tls, hello, from) = match joined.map_err(join_error)?? {
+                    Incoming::Hello(tls, hello, from) => (*tls, hello, from),
+                    Incoming::Stray(reason) => {
+                        refused = reason.or(refused);
+                        continue;
+                    }
                 };
                 let context = format!("party {me} accepting a connection from {from}");
                 let (status, err) = match check_hello(&hello, &tls, me, n) {
@@ -348,9 +379,15 @@ pub(crate) async fn accept_all(
                 return Err(err);
             }
             _ = tokio::time::sleep_until(plan.deadline) => {
-                return Err(NetError::Timeout {
-                    peer: first_missing,
-                    after: plan.timeout,
+                return Err(match refused {
+                    Some(reason) => NetError::Tls {
+                        peer: None,
+                        reason: format!(
+                            "no connection from party {first_missing} within {:?}; refused a connection: {reason}",
+                            plan.timeout
+                        ),
+                    },
+                    None => NetError::Timeout { peer: first_missing, after: plan.timeout },
                 });
             }
         }
@@ -387,8 +424,9 @@ fn join_error(e: tokio::task::JoinError) -> NetError {
     NetError::Io { context: "connection setup".into(), source: io::Error::other(e.to_string()) }
 }
 
-/// Whether a rustls error means a peer authenticated wrongly (fatal), as
-/// opposed to a connection that simply is not an Argus party (ignored).
+/// Whether a rustls error means the other end authenticated wrongly (a certificate of another CA,
+/// none, or our own refused), as opposed to a connection that is not TLS at all. Either way an
+/// incoming connection is then a stray, ignored; the reason is kept for the time-out error.
 fn is_certificate_problem(e: &rustls::Error) -> bool {
     matches!(
         e,
@@ -396,33 +434,41 @@ fn is_certificate_problem(e: &rustls::Error) -> bool {
     )
 }
 
-/// TLS handshake and hello of one incoming connection. `Ok(None)`: not a
-/// party, ignore it.
+/// An incoming connection after its TLS handshake.
+enum Incoming {
+    /// A party-CA certificate and a hello.
+    Hello(Box<tokio_rustls::server::TlsStream<Io>>, [u8; HELLO_LEN], SocketAddr),
+    /// Not a party (no TLS, a certificate of another CA — e.g. a client's — or none): ignored,
+    /// with why if it presented the wrong certificate.
+    Stray(Option<String>),
+}
+
+/// TLS handshake and hello of one incoming connection. Only a party-CA certificate gets to the
+/// hello; anything else is a stray, never an error that ends the set-up.
 async fn handshake(
     ctx: Arc<TlsContext>,
     plan: Arc<Plan>,
     tcp: TcpStream,
     from: SocketAddr,
-) -> Result<Option<(tokio_rustls::server::TlsStream<Io>, [u8; HELLO_LEN], SocketAddr)>, NetError> {
+) -> Result<Incoming, NetError> {
     let me = plan.id;
     let context = format!("party {me} accepting a connection from {from}");
     let mut tls = match timeout_at(plan.deadline, ctx.acceptor.accept(wrap_io(tcp))).await {
         Ok(Ok(s)) => s,
-        Ok(Err(e)) if rustls_error(&e).is_some_and(is_certificate_problem) => {
-            return Err(setup_error(e, None, context))
-        }
         Ok(Err(e)) => {
+            let reason =
+                rustls_error(&e).filter(|r| is_certificate_problem(r)).map(|r| format!("{from}: {}", describe(r)));
             tracing::warn!(party = me, %from, error = %e, "ignoring a connection that failed the TLS handshake");
-            return Ok(None);
+            return Ok(Incoming::Stray(reason));
         }
         Err(_) => {
             tracing::warn!(party = me, %from, "ignoring a connection that did not complete the TLS handshake in time");
-            return Ok(None);
+            return Ok(Incoming::Stray(None));
         }
     };
     let mut hello = [0u8; HELLO_LEN];
     match timeout_at(plan.deadline, tls.read_exact(&mut hello)).await {
-        Ok(Ok(_)) => Ok(Some((tls, hello, from))),
+        Ok(Ok(_)) => Ok(Incoming::Hello(Box::new(tls), hello, from)),
         // The peer authenticated with a CA-signed certificate: from here on
         // failures are the party's, and fatal.
         Ok(Err(e)) => Err(setup_error(e, None, context)),
