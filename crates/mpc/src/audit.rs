@@ -2,42 +2,109 @@
 //! they are shares of *some* vector — revealing nothing about it. A share corrupted on one party
 //! (a bad disk, a wrong recovery) would otherwise go unnoticed and silently change results.
 //!
-//! Each party folds its shares into [`CHECKS`] random linear combinations with public weights
-//! ([`Combination`], the same weights everywhere), which are shares of the same combinations of
-//! the secret values, and then:
+//! * replicated ([`rep3_consistent`]): party `i` sends a SHA-256 [`Digest`] of its `x_i` to party
+//!   `i+1`, which holds `x_i` too and compares (it learns nothing it did not know); the verdicts
+//!   are then exchanged so that all three agree. Exact: a differing copy escapes only by a hash
+//!   collision;
+//! * public values ([`public_equal`], e.g. public masks): the three digests must be equal.
 //!
-//! * replicated ([`rep3_consistent`]): party `i` sends its combination of `x_i` to party `i+1`,
-//!   which holds `x_i` too and compares (it learns nothing it did not know); the verdicts are then
-//!   exchanged so that all three agree;
+//! Shamir shares must lie on a line, a linear relation a hash cannot see: each party folds its
+//! shares into random linear combinations with public weights ([`Combination`], the same weights
+//! everywhere, from a seed the parties draw jointly when the audit starts, [`joint_seed`], so
+//! nobody who could corrupt a share knows them beforehand), which are shares of the same
+//! combinations of the secret values, and then:
+//!
 //! * Shamir, degree 1 ([`shamir_consistent`] over a prime field, [`galois_consistent`] over
 //!   GR(2^16, 4)): each party adds its share of a fresh random value `r` (pseudo-random secret
 //!   sharing from the pairwise seeds: the key of the pair that excludes party `a` gives `R_a`,
 //!   shared along `f_a(x) = 1 − x/α_a`, so `r = Σ_a R_a` and no party knows all three) and
 //!   opens the sum to both peers; the three points must lie on a line. What is opened is a
 //!   combination of the secrets plus `r`: uniform;
-//! * public values ([`public_equal`], e.g. public masks): the combinations must be equal.
 //!
-//! A corrupted value escapes a check only if the weights happen to cancel it: for random
-//! corruption with probability about `|ring|^-CHECKS`; for an error that is a multiple of `2^15`
-//! in a ring mod `2^16`, `2^-CHECKS`.
+//! A corrupted value escapes one combination only if its weight happens to cancel it: with
+//! probability at most about `2/p` over F_p, and `2^-4` over GR(2^16, 4) (an error `2^15·u` is
+//! cancelled by the weights in `2·GR`); [`Combination`] takes enough of them for at most
+//! `2^-SOUNDNESS_BITS` in all.
 
 use argus_math::galois as gr;
-use argus_math::{Field, Ring, Z16};
+use argus_math::{Field, Modulus, Ring, Z16};
 use argus_prg::{Prg, Seed};
 use rand_core::RngCore;
+use sha2::{Digest as _, Sha256};
 
-use crate::error::Result;
+use crate::error::{MpcError, Result};
 use crate::party::Party;
 
-/// Independent combinations per audit.
-pub const CHECKS: usize = 4;
+/// An audit lets a corrupted share through with probability at most `2^-SOUNDNESS_BITS`.
+pub const SOUNDNESS_BITS: u32 = 40;
 
-/// `CHECKS` random linear combinations, with public weights from a seed, of the values absorbed:
-/// one weight per group of `group` consecutive values (a GR(2^16, 4) element is a group of 4, so
-/// the combination is GR-linear).
+/// Independent combinations for `2^-SOUNDNESS_BITS` over `ring` with weights in groups of
+/// `group`: each escapes with probability at most `2^-b`, `b = ⌊log2 p⌋ − 1` over F_p (16-bit
+/// weights reduced mod p hit a value at most twice) and `b = group` over GR(2^k, group) (the
+/// weights in `2^(k−v)·GR` cancel an error of valuation `v`, at most a `2^-group` share).
+pub fn checks_for<R: Ring>(ring: &R, group: usize) -> usize {
+    let b = match ring.modulus() {
+        Modulus::Int(p) => (127 - p.leading_zeros()).saturating_sub(1).clamp(1, 15),
+        _ => group.clamp(1, 16) as u32,
+    };
+    SOUNDNESS_BITS.div_ceil(b) as usize
+}
+
+/// A seed all three parties draw together: each sends 16 fresh bytes of OS randomness to both
+/// peers and the seed is the hash of the three in party order (one round). Drawn when an audit
+/// starts, after the shares it checks are fixed, so no one who wrote a share knew the weights.
+pub fn joint_seed(p: &mut Party) -> Result<Seed> {
+    let mut mine = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut mine);
+    for peer in [p.next(), p.prev()] {
+        p.net().send(peer, mine.to_vec())?;
+    }
+    let mut all = [[0u8; 16]; 3];
+    all[p.id()] = mine;
+    for peer in [p.next(), p.prev()] {
+        let got = p.net().recv(peer)?;
+        all[peer] = got.try_into().map_err(|g: Vec<u8>| MpcError::Malformed {
+            peer,
+            reason: format!("a seed contribution of {} bytes, expected 16", g.len()),
+        })?;
+    }
+    let h = Sha256::digest(all.concat());
+    Ok(Seed(h[..16].try_into().expect("16 of 32 bytes")))
+}
+
+/// A SHA-256 digest of the elements absorbed (in their wire encoding), for the exact checks of
+/// replicated copies and public values.
+#[derive(Clone, Default)]
+pub struct Digest {
+    hash: Sha256,
+    buf: Vec<u8>,
+}
+
+impl Digest {
+    /// Adds `xs` to the digest.
+    pub fn absorb<R: Ring>(&mut self, ring: &R, xs: &[R::El]) {
+        self.buf.clear();
+        ring.wire_encode(xs, &mut self.buf);
+        self.hash.update(&self.buf);
+    }
+
+    /// Adds raw bytes to the digest.
+    pub fn absorb_bytes(&mut self, bytes: &[u8]) {
+        self.hash.update(bytes);
+    }
+
+    fn value(&self) -> Vec<u8> {
+        self.hash.clone().finalize().to_vec()
+    }
+}
+
+/// [`checks_for`] random linear combinations, with public weights from a seed, of the values
+/// absorbed: one weight per group of `group` consecutive values (a GR(2^16, 4) element is a group
+/// of 4, so the combination is GR-linear).
 pub struct Combination<R: Ring> {
     ring: R,
     group: usize,
+    checks: usize,
     weights: Prg,
     buf: Vec<u16>,
     /// `acc[k · group + lane]`.
@@ -45,21 +112,24 @@ pub struct Combination<R: Ring> {
 }
 
 impl<R: Ring> Combination<R> {
-    /// An empty combination; every party must use the same `seed` and absorb vectors of the
-    /// same lengths in the same order.
+    /// An empty combination; every party must use the same `seed` (from [`joint_seed`]) and
+    /// absorb vectors of the same lengths in the same order.
     pub fn new(ring: R, group: usize, seed: &Seed) -> Self {
         let group = group.max(1);
-        Combination { acc: vec![ring.zero(); CHECKS * group], ring, group, weights: Prg::new(seed), buf: Vec::new() }
+        let checks = checks_for(&ring, group);
+        let acc = vec![ring.zero(); checks * group];
+        Combination { acc, ring, group, checks, weights: Prg::new(seed), buf: Vec::new() }
     }
 
     /// Adds `Σ_j w_{k,j} · xs[j]` to each combination `k` (`xs.len()` a multiple of the group).
     pub fn absorb(&mut self, xs: &[R::El]) {
         let groups = xs.len() / self.group;
         debug_assert_eq!(groups * self.group, xs.len(), "whole groups");
-        self.buf.resize(groups * CHECKS, 0);
+        let checks = self.checks;
+        self.buf.resize(groups * checks, 0);
         self.weights.fill_bytes(bytemuck::cast_slice_mut(&mut self.buf));
         let r = &self.ring;
-        for (x, w) in xs.chunks_exact(self.group).zip(self.buf.chunks_exact(CHECKS)) {
+        for (x, w) in xs.chunks_exact(self.group).zip(self.buf.chunks_exact(checks)) {
             for (k, &w) in w.iter().enumerate() {
                 let w = r.from_u128(u128::from(w));
                 for (acc, &x) in self.acc[k * self.group..][..self.group].iter_mut().zip(x) {
@@ -87,20 +157,26 @@ fn agree(p: &Party, ok: bool) -> Result<bool> {
     Ok(all)
 }
 
-/// Replicated shares: `a` combines this party's `x_i` (its first components), `b` its `x_{i-1}`,
-/// with the same weights. True on all three parties iff every party's `x_i` equals the copy the
-/// next party holds (two rounds).
-pub fn rep3_consistent<R: Ring>(p: &mut Party, a: &Combination<R>, b: &Combination<R>) -> Result<bool> {
-    let r = &a.ring;
-    p.send_elems(r, p.next(), a.values())?;
-    let prev = p.recv_elems(r, p.prev(), a.values().len())?;
-    agree(p, prev == b.values())
+/// Replicated shares: `a` digests this party's `x_i` (its first components), `b` its `x_{i-1}`.
+/// True on all three parties iff every party's `x_i` equals the copy the next party holds (two
+/// rounds, 32 bytes and a verdict).
+pub fn rep3_consistent(p: &mut Party, a: &Digest, b: &Digest) -> Result<bool> {
+    p.net().send(p.next(), a.value())?;
+    let prev = p.net().recv(p.prev())?;
+    agree(p, prev == b.value())
 }
 
-/// Public values: true on all three parties iff all three combinations are equal (one round).
-pub fn public_equal<R: Ring>(p: &mut Party, c: &Combination<R>) -> Result<bool> {
-    let all = open_to_all(p, &c.ring, c.values().to_vec())?;
-    Ok(all.iter().all(|x| x == c.values()))
+/// Public values: true on all three parties iff all three digests are equal (one round).
+pub fn public_equal(p: &mut Party, c: &Digest) -> Result<bool> {
+    let mine = c.value();
+    for peer in [p.next(), p.prev()] {
+        p.net().send(peer, mine.clone())?;
+    }
+    let mut same = true;
+    for peer in [p.next(), p.prev()] {
+        same &= p.net().recv(peer)? == mine;
+    }
+    Ok(same)
 }
 
 /// Sends `mine` to both peers and returns all three parties' vectors, indexed by party (one
@@ -199,9 +275,9 @@ mod tests {
     }
 
     fn rep3_check(p: &mut Party, x: &crate::rep3::Rep3<Z32>) -> Result<bool> {
-        let (mut a, mut b) = (Combination::new(Z32::new(), 1, &SEED), Combination::new(Z32::new(), 1, &SEED));
-        a.absorb(&x.a);
-        b.absorb(&x.b);
+        let (mut a, mut b) = (Digest::default(), Digest::default());
+        a.absorb(&Z32::new(), &x.a);
+        b.absorb(&Z32::new(), &x.b);
         rep3_consistent(p, &a, &b)
     }
 
@@ -220,9 +296,58 @@ mod tests {
 
     #[allow(clippy::ptr_arg)] // as above
     fn public_check(p: &mut Party, x: &Vec<u16>) -> Result<bool> {
-        let mut c = Combination::new(Z16::new(), 1, &SEED);
-        c.absorb(x);
+        let mut c = Digest::default();
+        c.absorb(&Z16::new(), x);
         public_equal(p, &c)
+    }
+
+    /// The combinations needed for 2^-40: 3 over F_65519, 10 over GR(2^16, 4), 40 over a bare
+    /// Z_2^k (which the audit never combines: replicated copies are hashed).
+    #[test]
+    fn enough_combinations_for_2_to_the_minus_40() {
+        assert_eq!(checks_for(&F65519, 1), 3);
+        assert_eq!(checks_for(&Z16::new(), 4), 10);
+        assert_eq!(checks_for(&Z16::new(), 1), 40);
+    }
+
+    /// The joint seed is the same on all three parties and new every time.
+    #[test]
+    fn the_joint_seed_is_shared_and_fresh() {
+        let draw = || run3(Backend::Memory, NetConfig::default(), |p| joint_seed(p).map(|s| s.0)).unwrap();
+        let (a, b) = (draw(), draw());
+        assert!(a.iter().all(|s| *s == a[0]) && b.iter().all(|s| *s == b[0]));
+        assert_ne!(a[0], b[0]);
+    }
+
+    /// Soundness: an error of 2^15 in one coefficient of a GR(2^16, 4) share (the hardest to
+    /// see: the weights in 2·GR cancel it) is caught under every one of 200 seeds, and one in a
+    /// replicated Z_2^16 copy by its digest (the 4 scalar combinations of before let that one
+    /// through under about one seed in 16).
+    #[test]
+    fn an_error_of_2_to_the_15_is_caught_under_every_seed() {
+        let mut rng = StdRng::seed_from_u64(5);
+        let vals = Z16::new().sample_vec(&mut rng, 4 * 8);
+        let s = mg::share_from_client(&vals, Basis::Monomial, &mut rng).unwrap();
+        let mut bad = s.clone();
+        bad[1][3] = bad[1][3].wrapping_add(1 << 15);
+        let z = Z16::new();
+        let r = crate::rep3::share_from_client(&z, &z.sample_vec(&mut rng, 8), &mut rng);
+        let mut bad_rep = r.clone();
+        bad_rep[2].a[0] = bad_rep[2].a[0].wrapping_add(1 << 15);
+        let caught = run3(Backend::Memory, NetConfig::default(), |p| {
+            let mut caught = 0;
+            for seed in 0..200u8 {
+                let mut c = Combination::new(Z16::new(), 4, &Seed([seed; 16]));
+                c.absorb(&bad[p.id()]);
+                caught += usize::from(!galois_consistent(p, &c)?);
+            }
+            let (mut a, mut b) = (Digest::default(), Digest::default());
+            a.absorb(&z, &bad_rep[p.id()].a);
+            b.absorb(&z, &bad_rep[p.id()].b);
+            Ok((caught, rep3_consistent(p, &a, &b)?))
+        })
+        .unwrap();
+        assert_eq!(caught, vec![(200, false); 3]);
     }
 
     /// Consistent shares pass on all three parties; one value changed on any one party (by 1, or
@@ -276,8 +401,9 @@ mod tests {
     }
 
     /// Rounds and bytes per party, against the protocols' counts: Shamir (prime field and GR)
-    /// and public values open `CHECKS · group` elements to both peers in one round; replicated
-    /// sends them to the next party, then a one-byte verdict to both: two rounds.
+    /// opens `checks · group` elements to both peers in one round and public values a 32-byte
+    /// digest; replicated sends its digest to the next party, then a one-byte verdict to both:
+    /// two rounds.
     #[test]
     fn rounds_and_bytes() {
         let mut rng = StdRng::seed_from_u64(4);
@@ -300,13 +426,13 @@ mod tests {
         };
         let (z32, f, z16) = (Z32::new(), F65519, Z16::new());
         let s = crate::rep3::share_from_client(&z32, &z32.sample_vec(&mut rng, n), &mut rng);
-        assert_eq!(measured(&|p| rep3_check(p, &s[p.id()])), (2, z32.wire_len(CHECKS) as u64 + 2));
+        assert_eq!(measured(&|p| rep3_check(p, &s[p.id()])), (2, 32 + 2));
         let s = crate::shamir::share_from_client(&f, &f.sample_vec(&mut rng, n), &mut rng).unwrap();
-        assert_eq!(measured(&|p| field_check(p, &s[p.id()])), (1, 2 * f.wire_len(CHECKS) as u64));
+        assert_eq!(measured(&|p| field_check(p, &s[p.id()])), (1, 2 * f.wire_len(3) as u64));
         let s = mg::share_from_client(&z16.sample_vec(&mut rng, 4 * n), Basis::Monomial, &mut rng).unwrap();
-        assert_eq!(measured(&|p| gr_check(p, &s[p.id()])), (1, 2 * z16.wire_len(4 * CHECKS) as u64));
+        assert_eq!(measured(&|p| gr_check(p, &s[p.id()])), (1, 2 * z16.wire_len(4 * 10) as u64));
         let v = z16.sample_vec(&mut rng, n);
-        assert_eq!(measured(&|p| public_check(p, &v)), (1, 2 * z16.wire_len(CHECKS) as u64));
+        assert_eq!(measured(&|p| public_check(p, &v)), (1, 2 * 32));
     }
 
     /// What a party receives in the Shamir audit does not depend on the secret: the value the

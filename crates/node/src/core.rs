@@ -491,13 +491,13 @@ impl<S: IrisScheme> Core<S> {
 
     /// The audit of the three databases ([`IrisScheme::audit`]), before serving: a share that is
     /// not consistent with its peers' (a corrupted store, a wrong recovery) would silently change
-    /// results, so the nodes refuse to serve. Reveals nothing; the weights come from the agreed
-    /// summary.
+    /// results, so the nodes refuse to serve. Reveals nothing; the Shamir schemes' weights come
+    /// from a seed the three nodes draw together now (`audit::joint_seed`), after the shares are
+    /// fixed: a corrupted share escapes with probability at most 2^-40.
     fn audit(&mut self, p: &mut Party, agreed: &Summary) -> Result<(), End> {
         let (me, t) = (self.cfg.id, Instant::now());
-        let mut seed = [0u8; 16];
-        seed.copy_from_slice(&agreed.digest[..16]);
-        let ok = self.engine.audit(p, &argus_prg::Seed(seed)).map_err(|e| End::Peer(e.into()))?;
+        let seed = argus_mpc::audit::joint_seed(p).map_err(|e| End::Peer(e.into()))?;
+        let ok = self.engine.audit(p, &seed).map_err(|e| End::Peer(e.into()))?;
         if !ok {
             return Err(End::Fatal(NodeError::Inconsistent(
                 "the audit found the three nodes' shares inconsistent: some identity's share differs from what its \

@@ -100,16 +100,16 @@ pub struct PlainMaskDb {
 }
 
 impl super::recovery::Auditable for PlainMaskDb {
-    // Code shares replicated-checked, the public masks compared.
-    fn audit(&self, p: &mut Party, seed: &argus_prg::Seed) -> Result<bool, MpcError> {
-        use argus_mpc::audit::{self, Combination};
-        let (mut a, mut b) = (Combination::new(Z16::new(), 1, seed), Combination::new(Z16::new(), 1, seed));
+    // Code shares' copies and the public masks compared by digest.
+    fn audit(&self, p: &mut Party, _seed: &argus_prg::Seed) -> Result<bool, MpcError> {
+        use argus_mpc::audit::{self, Digest};
+        let (mut a, mut b) = (Digest::default(), Digest::default());
         for row in &self.codes {
             super::absorb_pre(&mut a, &mut b, row);
         }
-        let mut masks = Combination::new(argus_math::Z64::new(), 1, seed);
+        let mut masks = Digest::default();
         for m in self.masks.iter().flatten() {
-            masks.absorb(m.words());
+            masks.absorb(&argus_math::Z64::new(), m.words());
         }
         let codes = audit::rep3_consistent(p, &a, &b)?;
         Ok(audit::public_equal(p, &masks)? && codes)
