@@ -273,9 +273,12 @@ fn run_in(
     let mut nodes = Nodes::start(&d.node_configs, dir)?;
     let rt = crate::service::runtime()?;
     let _guard = rt.enter();
-    let client = Arc::new(
-        Client::new(ClientConfig::load(&d.client_config).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?,
-    );
+    let connect = |path: &Path| -> Result<Client, String> {
+        Client::new(ClientConfig::load(path).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+    };
+    let client = Arc::new(connect(&d.client_config)?);
+    // The commit log (every client's outcomes) is for operators.
+    let operator = connect(&d.operator_config)?;
     let t0 = Instant::now();
     let pb = ProgressBar::new_spinner();
     pb.set_message("nodes loading their shares and checking consistency");
@@ -325,8 +328,10 @@ fn run_in(
     nodes.check_alive(dir)?;
 
     // 4. The plaintext twin, replayed over the commit log (batch composition and order).
-    let commits = rt.block_on(client.commits(0, 0)).map_err(|e| e.to_string())?;
-    let by_id: HashMap<&str, usize> = ids.iter().enumerate().map(|(k, id)| (id.as_str(), k)).collect();
+    let commits = rt.block_on(operator.commits(0, 0)).map_err(|e| e.to_string())?;
+    // The log names each request as `client/id` (ids are bound to their client).
+    let bound: Vec<String> = ids.iter().map(|id| format!("demo/{id}")).collect();
+    let by_id: HashMap<&str, usize> = bound.iter().enumerate().map(|(k, id)| (id.as_str(), k)).collect();
     let mut db: Vec<Template> = population.clone();
     let (mut agree, mut total, mut comparisons) = (0usize, 0usize, 0f64);
     let (mut refused, mut enrolled) = (0usize, 0usize);

@@ -73,7 +73,7 @@ enum Cmd {
     /// `argus_node=info,warn`). Set `RUST_LOG` to change that, e.g. `RUST_LOG=warn` for
     /// problems only or `RUST_LOG=info,argus_net=debug` for more.
     Node(service::NodeArgs),
-    /// Write a local 3-node deployment: PKI, party0..2.toml, client.toml.
+    /// Write a local 3-node deployment: PKI, party0..2.toml, client.toml, operator.toml.
     Setup(service::SetupArgs),
     /// Share templates into one share file per node, for `argus import`.
     Share(service::ShareArgs),

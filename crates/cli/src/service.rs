@@ -53,7 +53,7 @@ pub fn node(a: NodeArgs) -> Result<(), String> {
 /// `argus setup`.
 #[derive(Args, Debug)]
 pub struct SetupArgs {
-    /// Directory to write the PKI, `party0.toml`..`party2.toml` and `client.toml` into.
+    /// Directory to write the PKI, `party0.toml`..`party2.toml`, `client.toml` and `operator.toml` into.
     #[arg(long)]
     dir: PathBuf,
     /// Store URL prefix: `sqlite` (one file per node in the directory) or a PostgreSQL URL
@@ -149,6 +149,7 @@ pub fn setup(a: SetupArgs) -> Result<(), String> {
         println!("  argus node --config {}    # peers on {}, clients on {}", p.display(), c.peers[c.id], c.listen);
     }
     println!("  client: argus enroll --client {} TEMPLATE.json", d.client_config.display());
+    println!("  operator (deletions, the commit log): argus delete --client {} ID", d.operator_config.display());
     Ok(())
 }
 
@@ -382,7 +383,8 @@ pub fn submit(a: TemplateArgs, kind: Kind) -> Result<(), String> {
 /// `argus delete`.
 #[derive(Args, Debug)]
 pub struct DeleteArgs {
-    /// Client configuration.
+    /// Client configuration of an operator (`operator.toml` from `argus setup`: only a certificate
+    /// with the operator role may delete).
     #[arg(long)]
     client: PathBuf,
     /// The identity id (as `argus enroll` printed it).

@@ -57,7 +57,7 @@ impl Drop for Scratch {
 fn deployment(s: &Scratch, n: usize) -> Vec<String> {
     let (ok, out) = argus(&s.0, &["setup", "--dir", "dep"]);
     assert!(ok, "{out}");
-    for f in ["party0.toml", "party1.toml", "party2.toml", "client.toml"] {
+    for f in ["party0.toml", "party1.toml", "party2.toml", "client.toml", "operator.toml"] {
         let p = s.0.join("dep").join(f);
         let text = std::fs::read_to_string(&p).unwrap();
         assert!(text.contains("layout = \"deployed\""), "{text}");

@@ -23,6 +23,8 @@ struct Cluster {
     nodes: Vec<Option<Child>>,
     rt: tokio::runtime::Runtime,
     client: Arc<Client>,
+    /// The operator's client (`operator.toml`: deletions, the commit log).
+    operator: Arc<Client>,
 }
 
 impl Drop for Cluster {
@@ -78,7 +80,7 @@ impl Cluster {
         let _ = std::fs::remove_dir_all(&dir);
         let out = Command::new(EXE).args(["setup", "--dir"]).arg(&dir).args(args).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        for f in ["party0.toml", "party1.toml", "party2.toml", "client.toml"] {
+        for f in ["party0.toml", "party1.toml", "party2.toml", "client.toml", "operator.toml"] {
             rewrite(&dir.join(f), |s| {
                 s.replace("layout = \"deployed\"", LAYOUT)
                     .replace("share_timeout_ms = 3000", "share_timeout_ms = 600")
@@ -91,11 +93,12 @@ impl Cluster {
             });
         }
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        let client = {
+        let (client, operator) = {
             let _g = rt.enter();
-            Arc::new(Client::new(ClientConfig::load(&dir.join("client.toml")).unwrap()).unwrap())
+            let load = |f: &str| Arc::new(Client::new(ClientConfig::load(&dir.join(f)).unwrap()).unwrap());
+            (load("client.toml"), load("operator.toml"))
         };
-        let mut c = Cluster { dir, nodes: vec![None, None, None], rt, client };
+        let mut c = Cluster { dir, nodes: vec![None, None, None], rt, client, operator };
         for i in 0..3 {
             c.start(i, None);
         }
@@ -274,9 +277,27 @@ fn enrol_check_delete_and_refuse(scheme: Option<&str>) {
     assert_eq!(first, retry);
     assert_eq!(c.consistent_count(), 7);
 
+    // Roles: an enrolling client may not delete nor read the commit log (every client's
+    // outcomes); the operator may.
+    let e = c.rt.block_on(c.client.delete(0)).unwrap_err().to_string();
+    assert!(e.contains("may not delete identities") && e.contains("role-operator"), "{e}");
+    let e = c.rt.block_on(c.client.commits(0, 0)).unwrap_err().to_string();
+    assert!(e.contains("may not read the commit log"), "{e}");
+    let log = c.rt.block_on(c.operator.commits(0, 0)).unwrap();
+    assert!(log
+        .iter()
+        .flat_map(|c| &c.ops)
+        .any(|op| matches!(op, argus_store::Op::Outcome { request_id, .. } if *request_id == format!("demo/{id}"))));
+    // Request ids are bound to their client: the operator sending the demo client's id gets a
+    // fresh request of its own (a check, not demo's enrolment), never demo's outcome.
+    let other = c.client.make_shares(&gen.random_template()).unwrap();
+    let theirs = c.rt.block_on(c.operator.submit_shares(id.clone(), Kind::Check, other)).unwrap();
+    assert!(theirs.unique && theirs.enrolled.is_none() && theirs.seq != first.seq, "{theirs:?} {first:?}");
+    assert_eq!(c.consistent_count(), 7);
+
     // Deletion: the deleted person is new again.
-    assert!(c.rt.block_on(c.client.delete(0)).unwrap());
-    assert!(!c.rt.block_on(c.client.delete(0)).unwrap());
+    assert!(c.rt.block_on(c.operator.delete(0)).unwrap());
+    assert!(!c.rt.block_on(c.operator.delete(0)).unwrap());
     assert_eq!(c.consistent_count(), 6);
     assert!(c.submit(&gen.genuine_template(&people[0]).unwrap(), Kind::Check).unwrap().unique);
     assert!(!c.submit(&gen.genuine_template(&people[1]).unwrap(), Kind::Check).unwrap().unique);
@@ -298,9 +319,9 @@ fn enrol_check_delete_and_refuse(scheme: Option<&str>) {
     let other_layout = Generator::new(IrisGeometry::new(4, 16, 2, 2).unwrap(), 3).unwrap().random_template();
     let e = c.submit(&other_layout, Kind::Enroll).unwrap_err();
     assert!(e.to_string().contains("layout"), "{e}");
-    // A decided request id reused for a deletion.
+    // A decided request id reused for a deletion (by the client that used it).
     let del = Request::Delete { request_id: id.clone(), id: 3 };
-    let e = c.rt.block_on(c.client.send_all([del.clone(), del.clone(), del])).unwrap_err();
+    let e = c.rt.block_on(c.operator.send_all([del.clone(), del.clone(), del])).unwrap_err();
     assert!(e.to_string().contains("different kind"), "{e}");
     // A share set whose parts carry different request ids never runs.
     let mut cfg = ClientConfig::load(&c.dir.join("client.toml")).unwrap();
@@ -714,7 +735,7 @@ fn a_node_that_lost_its_store_is_rebuilt_by_its_peers() {
         std::fs::copy(f, backup.join(f.file_name().unwrap())).unwrap();
     }
     c.start(2, None);
-    assert!(c.rt.block_on(c.client.delete(1)).unwrap());
+    assert!(c.rt.block_on(c.operator.delete(1)).unwrap());
     assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(5));
     let want = c.consistent_count();
     assert_eq!(want, 5);
@@ -909,7 +930,7 @@ fn service_on_postgres() {
             assert_eq!(c.submit(p, Kind::Enroll).unwrap().enrolled, Some(i as u64));
         }
         assert!(!c.submit(&gen.genuine_template(&people[1]).unwrap(), Kind::Enroll).unwrap().unique);
-        assert!(c.rt.block_on(c.client.delete(2)).unwrap());
+        assert!(c.rt.block_on(c.operator.delete(2)).unwrap());
         // Killed while idle: the client's next request to it must not wait on the dead connection.
         c.kill(2);
         c.start(2, None);

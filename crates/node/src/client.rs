@@ -9,6 +9,7 @@
 //! nodes = ["127.0.0.1:7200", "127.0.0.1:7201", "127.0.0.1:7202"]  # the nodes' `listen`, in party order
 //! pki = "pki"           # ca.pem (the nodes' CA) and client-<name>.pem / .key
 //! name = "demo"         # this client: its certificate names client-<name>; the nodes list <name> in `clients`
+//!                       # (an operator's also names role-operator: deletions and the commit log)
 //! timeout_s = 300       # how long to wait for an answer (`argus setup` writes 600)
 //! retries = 8           # retries of a request that failed without changing anything (~16 s of back-off)
 //!

@@ -158,8 +158,9 @@ fn reply_of(seq: u64, op: &Op) -> Reply {
 }
 
 fn check_request_id(id: &str) -> Result<(), String> {
-    if id.is_empty() || id.len() > 128 || !id.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err("request ids are 1-128 printable ASCII characters".into());
+    // The client port binds a client's id to it (`client-name/id`, see `service::authorize`).
+    if id.is_empty() || id.len() > 512 || !id.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("request ids are 1-512 printable ASCII characters".into());
     }
     Ok(())
 }

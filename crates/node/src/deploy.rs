@@ -1,12 +1,13 @@
 //! A local three-node deployment in one directory: a fresh PKI (three parties and the named
-//! clients), `party0.toml` … `party2.toml` on free loopback ports, and `client.toml`. Used by
-//! `argus setup`, `argus demo` and the tests. The PKI also holds a client `guest` that the nodes
-//! do not accept (for trying the refusal).
+//! clients), `party0.toml` … `party2.toml` on free loopback ports, `client.toml` (the enrolling
+//! client `demo`) and `operator.toml` (the client `operator`, whose certificate carries the
+//! operator role: deletions, the commit log). Used by `argus setup`, `argus demo` and the tests.
+//! The PKI also holds a client `guest` that the nodes do not accept (for trying the refusal).
 
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 
-use argus_net::tcp::Pki;
+use argus_net::tcp::{ClientRole, Pki};
 use rand::RngCore;
 
 use crate::client::ClientFile;
@@ -20,8 +21,10 @@ pub struct LocalDeployment {
     pub dir: PathBuf,
     /// `party<i>.toml`.
     pub node_configs: [PathBuf; 3],
-    /// `client.toml` (client name `demo`).
+    /// `client.toml` (client name `demo`, enrolling role).
     pub client_config: PathBuf,
+    /// `operator.toml` (client name `operator`, operator role).
+    pub operator_config: PathBuf,
     /// The nodes' configurations as written.
     pub nodes: [NodeConfig; 3],
 }
@@ -69,7 +72,7 @@ fn ephemeral_start() -> Option<u16> {
 /// The paths in `dir` that [`write_local`] would write and that exist already (it refuses to
 /// overwrite any: a new `pki/ca.pem` would orphan every certificate issued under the old one).
 pub fn existing_files(dir: &Path) -> Vec<PathBuf> {
-    let names = ["pki", "party0.toml", "party1.toml", "party2.toml", "client.toml"];
+    let names = ["pki", "party0.toml", "party1.toml", "party2.toml", "client.toml", "operator.toml"];
     // symlink_metadata: a dangling link counts too, as writing through it would create its target.
     names.iter().map(|n| dir.join(n)).filter(|p| p.symlink_metadata().is_ok()).collect()
 }
@@ -95,7 +98,8 @@ pub fn write_local(
         )));
     }
     std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
-    Pki::generate_with_clients(3, &["demo", "guest"])?.write_pem(dir.join("pki"))?;
+    let clients = [("demo", ClientRole::Enroll), ("operator", ClientRole::Operator), ("guest", ClientRole::Enroll)];
+    Pki::generate_with_roles(3, &clients)?.write_pem(dir.join("pki"))?;
     let ports = free_loopback_ports(6)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let batch =
@@ -105,7 +109,7 @@ pub fn write_local(
         peers: ports[..3].to_vec(),
         listen: ports[3 + i],
         pki: PathBuf::from("pki"),
-        clients: vec!["demo".into()],
+        clients: vec!["demo".into(), "operator".into()],
         store: stores[i].clone(),
         iris: iris.clone(),
         batch: batch.clone(),
@@ -116,18 +120,22 @@ pub fn write_local(
     for (cfg, path) in nodes.iter().zip(&node_configs) {
         std::fs::write(path, cfg.to_toml()).map_err(io(format!("writing {}", path.display())))?;
     }
-    let client = ClientFile {
-        nodes: ports[3..].to_vec(),
-        pki: PathBuf::from("pki"),
-        name: "demo".into(),
-        timeout_s: 600,
-        retries: 8,
-        iris: iris.clone(),
+    let client = |name: &str, file: &str| -> Result<PathBuf, NodeError> {
+        let c = ClientFile {
+            nodes: ports[3..].to_vec(),
+            pki: PathBuf::from("pki"),
+            name: name.into(),
+            timeout_s: 600,
+            retries: 8,
+            iris: iris.clone(),
+        };
+        let path = dir.join(file);
+        std::fs::write(&path, toml::to_string_pretty(&c).expect("serialises"))
+            .map_err(io(format!("writing {}", path.display())))?;
+        Ok(path)
     };
-    let client_config = dir.join("client.toml");
-    std::fs::write(&client_config, toml::to_string_pretty(&client).expect("serialises"))
-        .map_err(io(format!("writing {}", client_config.display())))?;
-    Ok(LocalDeployment { dir: dir.to_path_buf(), node_configs, client_config, nodes })
+    let (client_config, operator_config) = (client("demo", "client.toml")?, client("operator", "operator.toml")?);
+    Ok(LocalDeployment { dir: dir.to_path_buf(), node_configs, client_config, operator_config, nodes })
 }
 
 #[cfg(test)]

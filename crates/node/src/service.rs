@@ -126,21 +126,18 @@ async fn serve_client(
             format!("TLS handshake: {e}")
         }
     })?;
-    let known = tls
-        .get_ref()
-        .1
-        .peer_certificates()
-        .and_then(|c| c.first())
-        .is_some_and(|cert| clients.iter().any(|c| cert_names(cert, &client_name(c))));
+    let cert = tls.get_ref().1.peer_certificates().and_then(|c| c.first()).cloned();
+    let who = cert.as_ref().and_then(|cert| clients.iter().find(|c| cert_names(cert, &client_name(c))).cloned());
+    let role = cert.as_ref().map_or(tcp::ClientRole::Enroll, tcp::client_role);
     // The handshake chose ours if the client offered it, refused the client if it offered others.
     let tls_protocol = tls.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
     let (mut rd, mut wr) = tokio::io::split(tls);
     // A refusal goes out as tag 0, which a client of any release reads as one for all requests.
     let refusal = |message: String| wire::encode(&Envelope { tag: 0, body: Reply::Error { message, retry: false } });
-    if !known {
+    let Some(who) = who else {
         let _ = wire::write_frame(&mut wr, &refusal("unknown client".into())).await;
         return Err("refused a client whose certificate names no accepted client".into());
-    }
+    };
     if tls_protocol.is_none() {
         let message = format!(
             "this node speaks client protocol {} and the client offered none (an older release): \
@@ -181,14 +178,22 @@ async fn serve_client(
                 continue;
             }
         }
+        let req = match authorize(&who, role, env.body) {
+            Ok(req) => req,
+            Err(message) => {
+                let _ =
+                    out_tx.send(wire::encode(&Envelope { tag: env.tag, body: Reply::Error { message, retry: false } }));
+                continue;
+            }
+        };
         let (reply_tx, reply_rx) = oneshot::channel();
-        if inbox.send(Incoming { req: env.body, reply: reply_tx }).is_err() {
+        if inbox.send(Incoming { req, reply: reply_tx }).is_err() {
             break Err("node stopped".into());
         }
-        let out = out_tx.clone();
+        let (out, who) = (out_tx.clone(), who.clone());
         tokio::spawn(async move {
             let body = reply_rx.await.unwrap_or(Reply::Error { message: "the node stopped".into(), retry: true });
-            let _ = out.send(wire::encode(&Envelope { tag: env.tag, body }));
+            let _ = out.send(wire::encode(&Envelope { tag: env.tag, body: unbind(&who, body) }));
         });
     };
     drop(out_tx);
@@ -196,8 +201,75 @@ async fn serve_client(
     result
 }
 
+/// What client `who` with `role` may ask, with its request ids bound to it (`who/id`), so that
+/// no client reads or replays another's: enrolling clients submit and ask the status; deleting
+/// identities and reading the commit log (every client's outcomes) need an operator's
+/// certificate.
+pub(crate) fn authorize(who: &str, role: tcp::ClientRole, req: Request) -> Result<Request, String> {
+    let bound = |id: String| -> Result<String, String> {
+        if id.is_empty() || id.len() > 128 || !id.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err("request ids are 1-128 printable ASCII characters".into());
+        }
+        Ok(format!("{who}/{id}"))
+    };
+    let operator = role == tcp::ClientRole::Operator;
+    match req {
+        Request::Delete { .. } | Request::Commits { .. } if !operator => Err(format!(
+            "client {who:?} may not {}: its certificate has the enrolling role, and only an operator's \
+             (one that names {}) may delete identities or read the commit log",
+            if matches!(req, Request::Delete { .. }) { "delete identities" } else { "read the commit log" },
+            tcp::OPERATOR_NAME
+        )),
+        Request::Submit { request_id, kind, share } => {
+            Ok(Request::Submit { request_id: bound(request_id)?, kind, share })
+        }
+        Request::Delete { request_id, id } => Ok(Request::Delete { request_id: bound(request_id)?, id }),
+        other => Ok(other),
+    }
+}
+
+/// A reply with the request id as its client sent it (without the `who/` that binds it).
+fn unbind(who: &str, reply: Reply) -> Reply {
+    let strip = |id: String| id.strip_prefix(who).and_then(|r| r.strip_prefix('/')).map_or(id.clone(), str::to_string);
+    match reply {
+        Reply::Outcome(o) => Reply::Outcome(wire::Outcome { request_id: strip(o.request_id), ..o }),
+        Reply::Deleted { request_id, existed, seq } => Reply::Deleted { request_id: strip(request_id), existed, seq },
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    /// Roles and bound request ids: an enrolling client submits and asks the status, only an
+    /// operator deletes or reads the commit log; ids get their client's name, replies lose it.
+    #[test]
+    fn roles_decide_what_a_client_may_ask_and_ids_are_bound_to_it() {
+        use tcp::ClientRole::{Enroll, Operator};
+        let submit = || Request::Submit { request_id: "r1".into(), kind: crate::Kind::Check, share: vec![1] };
+        let delete = || Request::Delete { request_id: "r2".into(), id: 3 };
+        match authorize("demo", Enroll, submit()).unwrap() {
+            Request::Submit { request_id, .. } => assert_eq!(request_id, "demo/r1"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(authorize("demo", Enroll, Request::Status), Ok(Request::Status)));
+        let e = authorize("demo", Enroll, delete()).unwrap_err();
+        assert!(e.contains("may not delete identities"), "{e}");
+        let e = authorize("demo", Enroll, Request::Commits { after: 0 }).unwrap_err();
+        assert!(e.contains("may not read the commit log"), "{e}");
+        match authorize("ops", Operator, delete()).unwrap() {
+            Request::Delete { request_id, id: 3 } => assert_eq!(request_id, "ops/r2"),
+            other => panic!("{other:?}"),
+        }
+        assert!(authorize("ops", Operator, Request::Commits { after: 0 }).is_ok());
+        let long = Request::Submit { request_id: "x".repeat(129), kind: crate::Kind::Check, share: vec![] };
+        assert!(authorize("demo", Enroll, long).is_err());
+        let out = wire::Outcome { request_id: "demo/r1".into(), unique: true, enrolled: None, seq: 4 };
+        match unbind("demo", Reply::Outcome(out)) {
+            Reply::Outcome(o) => assert_eq!(o.request_id, "r1"),
+            other => panic!("{other:?}"),
+        }
+    }
     use std::time::Duration;
 
     use argus_net::tcp::{party_name, Pki};

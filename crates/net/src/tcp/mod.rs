@@ -72,7 +72,9 @@ mod sockets;
 
 pub(crate) use sockets::Shared;
 
-pub use pki::{check_client_name, client_name, party_name, PemPaths, Pki, TlsIdentity};
+pub use pki::{
+    check_client_name, client_name, client_role, party_name, ClientRole, PemPaths, Pki, TlsIdentity, OPERATOR_NAME,
+};
 pub use setup::{cert_names, client_port_config, tls_configs};
 
 /// Read buffer under TLS during the set-up: rustls asks the socket for a few

@@ -22,6 +22,29 @@ pub fn client_name(name: &str) -> String {
     format!("client-{name}")
 }
 
+/// What a service client may do, written into its certificate: an operator's also names
+/// [`OPERATOR_NAME`] (a DNS subject alternative name beside `client-<name>`), anyone else's
+/// certificate makes it an enrolling client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientRole {
+    /// Enrols and checks templates, reads its own outcomes and the nodes' status.
+    Enroll,
+    /// Also deletes identities and reads the commit log (every client's outcomes).
+    Operator,
+}
+
+/// The DNS name an operator's certificate carries besides `client-<name>`.
+pub const OPERATOR_NAME: &str = "role-operator";
+
+/// The role a (client-CA-verified) client certificate carries.
+pub fn client_role(cert: &rustls::pki_types::CertificateDer<'_>) -> ClientRole {
+    if super::cert_names(cert, OPERATOR_NAME) {
+        ClientRole::Operator
+    } else {
+        ClientRole::Enroll
+    }
+}
+
 /// Checks that `name` can name a service client: non-empty, only ASCII letters, digits, '-', '_'
 /// and '.', and making `client-{name}` a valid DNS name (the name in its certificate, which the
 /// nodes match) and `client-{name}.pem` a plain file name.
@@ -96,12 +119,19 @@ impl Pki {
     /// Fails, before generating anything, if a client name is refused by
     /// [`check_client_name`].
     pub fn generate_with_clients(n: usize, clients: &[&str]) -> Result<Pki, NetError> {
-        clients.iter().try_for_each(|c| check_client_name(c))?;
+        let clients: Vec<_> = clients.iter().map(|&c| (c, ClientRole::Enroll)).collect();
+        Self::generate_with_roles(n, &clients)
+    }
+
+    /// As [`generate_with_clients`](Self::generate_with_clients), each client with its role (an
+    /// operator's certificate also names [`OPERATOR_NAME`]).
+    pub fn generate_with_roles(n: usize, clients: &[(&str, ClientRole)]) -> Result<Pki, NetError> {
+        clients.iter().try_for_each(|(c, _)| check_client_name(c))?;
         Self::try_generate(n, clients)
             .map_err(|e| NetError::Certificate { reason: format!("generating the certificates: {e}") })
     }
 
-    fn try_generate(n: usize, client_names: &[&str]) -> Result<Pki, rcgen::Error> {
+    fn try_generate(n: usize, client_names: &[(&str, ClientRole)]) -> Result<Pki, rcgen::Error> {
         let ca = |name: &str| -> Result<_, rcgen::Error> {
             let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)?;
             let mut params = CertificateParams::new(Vec::<String>::new())?;
@@ -116,11 +146,13 @@ impl Pki {
         let (client_ca, client_ca_key) = ca("Argus client CA")?;
 
         let leaf = |name: String,
+                    extra: Option<&str>,
                     usages: Vec<ExtendedKeyUsagePurpose>,
                     (ca_cert, ca_key): (&rcgen::Certificate, &KeyPair)|
          -> Result<PartyKeys, rcgen::Error> {
             let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)?;
-            let mut params = CertificateParams::new(vec![name.clone()])?;
+            let names: Vec<String> = std::iter::once(name.clone()).chain(extra.map(str::to_string)).collect();
+            let mut params = CertificateParams::new(names)?;
             params.distinguished_name.push(DnType::CommonName, name);
             params.is_ca = IsCa::ExplicitNoCa;
             params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
@@ -135,12 +167,13 @@ impl Pki {
         };
         let both = || vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth];
         let parties =
-            (0..n).map(|i| leaf(party_name(i), both(), (&ca_cert, &ca_key))).collect::<Result<Vec<_>, _>>()?;
+            (0..n).map(|i| leaf(party_name(i), None, both(), (&ca_cert, &ca_key))).collect::<Result<Vec<_>, _>>()?;
         let client_auth = || vec![ExtendedKeyUsagePurpose::ClientAuth];
-        let clients = client_names
-            .iter()
-            .map(|c| Ok((c.to_string(), leaf(client_name(c), client_auth(), (&client_ca, &client_ca_key))?)))
-            .collect::<Result<Vec<_>, rcgen::Error>>()?;
+        let client = |&(c, role): &(&str, ClientRole)| -> Result<_, rcgen::Error> {
+            let extra = (role == ClientRole::Operator).then_some(OPERATOR_NAME);
+            Ok((c.to_string(), leaf(client_name(c), extra, client_auth(), (&client_ca, &client_ca_key))?))
+        };
+        let clients = client_names.iter().map(client).collect::<Result<Vec<_>, rcgen::Error>>()?;
         Ok(Pki {
             ca_cert_der: ca_cert.der().to_vec(),
             ca_cert_pem: ca_cert.pem(),
@@ -374,9 +407,21 @@ mod tests {
         }
     }
 
+    /// An operator's certificate carries its role, an enrolling client's does not; neither is
+    /// signed by the party CA.
+    #[test]
+    fn certificates_carry_the_role() {
+        let pki = Pki::generate_with_roles(3, &[("ops", ClientRole::Operator), ("app", ClientRole::Enroll)]).unwrap();
+        let cert = |n| CertificateDer::from(pki.client_identity(n).unwrap().cert_der);
+        assert_eq!(client_role(&cert("ops")), ClientRole::Operator);
+        assert_eq!(client_role(&cert("app")), ClientRole::Enroll);
+        assert!(crate::tcp::cert_names(&cert("ops"), &client_name("ops")));
+        assert_ne!(pki.client_ca_der(), pki.ca_cert_der());
+    }
+
     #[test]
     fn a_client_name_that_cannot_name_a_certificate_or_file_is_refused_not_a_panic() {
-        for bad in ["", "ü", "../escaped", "a/b", "a b", "x-", "a..b", "a.1", "a.", &"x".repeat(57)] {
+        for bad in ["", "ca", "ü", "../escaped", "a/b", "a b", "x-", "a..b", "a.1", "a.", &"x".repeat(57)] {
             let e = Pki::generate_with_clients(3, &["ok", bad]).unwrap_err();
             assert!(matches!(e, NetError::Certificate { .. }), "{bad:?}: {e:?}");
             assert!(e.to_string().starts_with(&format!("client name {bad:?}")), "{bad:?}: {e}");
@@ -394,7 +439,7 @@ mod tests {
         written.sort();
         listed.sort();
         assert_eq!(written, listed);
-        assert_eq!(listed.len(), 1 + 2 * 2 + 2);
+        assert_eq!(listed.len(), 2 + 2 * 2 + 2);
         std::fs::remove_dir_all(&dir).ok();
     }
 
