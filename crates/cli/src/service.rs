@@ -342,7 +342,9 @@ pub struct TemplateArgs {
     /// Template in Argus JSON (see `argus iris gen`).
     #[arg(required_unless_present = "open_iris")]
     template: Option<PathBuf>,
-    /// Instead: the left and right eye as open-iris IrisTemplate JSON files (iris_codes, mask_codes).
+    /// Instead: the left and right eye as open-iris IrisTemplate JSON files: what open-iris 1.x's
+    /// `IrisTemplate.serialize()` returns (packed base64 arrays, iris_code_version), or nested
+    /// boolean arrays (`[c.tolist() for c in t.iris_codes]`, likewise mask_codes).
     #[arg(long, num_args = 2, value_names = ["LEFT", "RIGHT"], conflicts_with = "template")]
     open_iris: Option<Vec<PathBuf>>,
 }

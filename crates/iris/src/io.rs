@@ -36,6 +36,18 @@
 //! [`IrisGeometry::OPEN_IRIS`]. Other top-level keys are ignored; a pair of such files (left,
 //! right) makes a [`Template`].
 //!
+//! open-iris 1.x's own `IrisTemplate.serialize()` is read too — what its users store and exchange:
+//!
+//! ```python
+//! json.dump(t.serialize(), f)  # {"iris_codes": "<base64>", "mask_codes": "<base64>", "iris_code_version": "v2.1"}
+//! ```
+//!
+//! where each string is `base64(np.packbits(np.stack(codes).transpose(1, 2, 0, 3)))`: the array of
+//! shape `(rows, cols, filters, parts)` flattened in C order — exactly the flat index above — and
+//! packed most significant bit first (numpy's default `bitorder="big"`): flat bit `i` is bit
+//! `7 − i % 8` of byte `i / 8`, `ceil(bits / 8)` bytes, any padding bits 0. `iris_code_version`,
+//! if present, must be a string (it names open-iris's code generation, not a layout).
+//!
 //! Errors name the offending field by its JSON path (e.g. `left.mask`, `iris_codes[1][3][200]`)
 //! and never include a code or mask value.
 
@@ -221,13 +233,8 @@ fn array<'a>(v: &'a Value, field: &str, expected: usize) -> Result<&'a Vec<Value
 /// Reads `name[f][row][col][part]` into `out` in the flat layout.
 fn read_open_iris_field(doc: &Map<String, Value>, name: &str, g: IrisGeometry) -> Result<BitVec, IrisError> {
     let (v, _) = get(doc, "", name)?;
-    if v.is_string() {
-        // What open-iris's own `serialize()` writes: packed base64, not this layout.
-        return Err(IrisError::bad(
-            name,
-            "expected nested arrays of booleans ([c.tolist() for c in template.iris_codes]), found a string \
-             (open-iris's base64 serialize() output is not read)",
-        ));
+    if let Some(text) = v.as_str() {
+        return read_serialized(text, name, g);
     }
     let mut out = BitVec::zeros(g.bits());
     for (f, fv) in array(v, name, g.filters)?.iter().enumerate() {
@@ -248,6 +255,49 @@ fn read_open_iris_field(doc: &Map<String, Value>, name: &str, g: IrisGeometry) -
         }
     }
     Ok(out)
+}
+
+/// One field of open-iris's `serialize()`: base64 of the `(rows, cols, filters, parts)` array
+/// packed most significant bit first (see the module documentation).
+fn read_serialized(text: &str, name: &str, g: IrisGeometry) -> Result<BitVec, IrisError> {
+    let bytes = STANDARD.decode(text).map_err(|e| IrisError::bad(name, format!("not standard base64: {e}")))?;
+    let bits = g.bits();
+    if bytes.len() != bits.div_ceil(8) {
+        return Err(IrisError::bad(
+            name,
+            format!(
+                "{} bytes of packed bits, expected {} for a ({}, {}, {}, {}) array",
+                bytes.len(),
+                bits.div_ceil(8),
+                g.rows,
+                g.cols,
+                g.filters,
+                g.parts
+            ),
+        ));
+    }
+    let mut out = BitVec::zeros(bits);
+    for (i, &byte) in bytes.iter().enumerate() {
+        for j in 0..8 {
+            if byte >> (7 - j) & 1 == 1 {
+                let k = 8 * i + j;
+                if k >= bits {
+                    return Err(IrisError::bad(name, "padding bits after the last one must be 0"));
+                }
+                out.set(k, true);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `bits` as open-iris's `serialize()` writes a field (base64, most significant bit first).
+fn write_serialized(bits: &BitVec) -> String {
+    let mut bytes = vec![0u8; bits.len().div_ceil(8)];
+    for k in (0..bits.len()).filter(|&k| bits.get(k)) {
+        bytes[k / 8] |= 0x80 >> (k % 8);
+    }
+    STANDARD.encode(bytes)
 }
 
 fn write_open_iris_field(bits: &BitVec, g: IrisGeometry) -> Value {
@@ -284,9 +334,24 @@ impl IrisCode {
         geometry.validate()?;
         let doc = parse(text)?;
         let top = object(&doc, "document", None)?;
+        if let Some(v) = top.get("iris_code_version") {
+            if !v.is_string() {
+                return Err(IrisError::bad("iris_code_version", format!("expected a string, found {}", kind(v))));
+            }
+        }
         let code = read_open_iris_field(top, "iris_codes", geometry)?;
         let mask = read_open_iris_field(top, "mask_codes", geometry)?;
         IrisCode::new(geometry, code, mask)
+    }
+
+    /// This eye as open-iris 1.x's `IrisTemplate.serialize()` writes it (packed base64 fields
+    /// and `iris_code_version`, here `"v2.1"`).
+    pub fn to_open_iris_serialized(&self) -> String {
+        let mut doc = Map::new();
+        doc.insert("iris_codes".into(), Value::String(write_serialized(self.code())));
+        doc.insert("mask_codes".into(), Value::String(write_serialized(self.mask())));
+        doc.insert("iris_code_version".into(), Value::String("v2.1".into()));
+        Value::Object(doc).to_string()
     }
 
     /// This eye in the open-iris layout (any geometry: `filters` arrays of shape

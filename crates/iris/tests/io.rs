@@ -46,10 +46,10 @@ fn file_errors_name_the_file_once() {
     assert!(e.starts_with(&format!("{}: malformed JSON", bad.display())), "{e}");
     let (l, r) = (tmp("oi-left.json"), tmp("oi-right.json"));
     template(IrisGeometry::OPEN_IRIS, 3).write_open_iris_files(&l, &r).unwrap();
-    // open-iris's own serialize() writes base64 strings: refused with a hint, naming the file.
+    // open-iris's own serialize() output of the wrong size: refused, naming the file and the shape.
     std::fs::write(&r, r#"{"iris_codes": "AAAA", "mask_codes": "AAAA"}"#).unwrap();
     let e = Template::read_open_iris_files(&l, &r).unwrap_err().to_string();
-    assert!(e.starts_with(&format!("{}: ", r.display())) && e.contains("serialize()"), "{e}");
+    assert!(e.starts_with(&format!("{}: ", r.display())) && e.contains("(16, 256, 2, 2)"), "{e}");
     let dir = tmp("written");
     std::fs::create_dir_all(&dir).unwrap();
     template(IrisGeometry::DEPLOYED, 4).write_file(dir.join("t.json")).unwrap();
@@ -275,4 +275,45 @@ proptest! {
             let _ = IrisCode::from_open_iris_json_with(&m, g);
         }
     }
+}
+
+/// open-iris 1.x's `IrisTemplate.serialize()` form (packed base64, most significant bit first,
+/// of the `(rows, cols, filters, parts)` array) reads as the nested-array form does: a bit set by
+/// hand lands where numpy's `packbits` puts it, templates round-trip, and bad input (wrong
+/// size, padding bits set, not base64, a version that is not a string) is refused by field.
+#[test]
+fn open_iris_serialized_templates_are_read() {
+    use base64::{engine::general_purpose::STANDARD, Engine};
+    let t = template(IrisGeometry::OPEN_IRIS, 6);
+    let s = t.left.to_open_iris_serialized();
+    assert_eq!(IrisCode::from_open_iris_json(&s).unwrap(), t.left);
+    let v: Value = serde_json::from_str(&s).unwrap();
+    assert_eq!(v["iris_code_version"], "v2.1");
+    // np.packbits of an array whose only set element is [row 3, col 200, filter 1, part 0]:
+    // C-order index ((3·256 + 200)·2 + 1)·2 = 3874, byte 484, bit 7 − 2 (value 0x20).
+    let mut bytes = vec![0u8; 2048];
+    bytes[484] = 0x20;
+    let doc = json!({"iris_codes": STANDARD.encode(&bytes), "mask_codes": STANDARD.encode(vec![0xffu8; 2048]), "iris_code_version": "v2.1"});
+    let c = IrisCode::from_open_iris_json(&doc.to_string()).unwrap();
+    assert_eq!(c.code().count_ones(), 1);
+    assert!(c.code().get(IrisGeometry::OPEN_IRIS.index(3, 200, 1, 0).unwrap()));
+    assert_eq!(c.mask_coverage(), 1.0);
+    // Both forms in one file are fine too (a field at a time).
+    let mixed = json!({"iris_codes": v["iris_codes"], "mask_codes": serde_json::from_str::<Value>(&t.left.to_open_iris_json()).unwrap()["mask_codes"]});
+    assert_eq!(IrisCode::from_open_iris_json(&mixed.to_string()).unwrap(), t.left);
+    // Other geometries: 2·5·3·2 = 60 bits in 8 bytes, the last 4 bits padding.
+    let g = IrisGeometry::new(2, 5, 3, 2).unwrap();
+    let small = template(g, 9).right;
+    assert_eq!(IrisCode::from_open_iris_json_with(&small.to_open_iris_serialized(), g).unwrap(), small);
+    let field =
+        |b: &[u8]| json!({"iris_codes": STANDARD.encode(b), "mask_codes": STANDARD.encode([0u8; 8])}).to_string();
+    let e = IrisCode::from_open_iris_json_with(&field(&[0u8; 7]), g).unwrap_err().to_string();
+    assert!(e.contains("iris_codes") && e.contains("7 bytes") && e.contains("expected 8"), "{e}");
+    let e = IrisCode::from_open_iris_json_with(&field(&[0, 0, 0, 0, 0, 0, 0, 0x01]), g).unwrap_err().to_string();
+    assert!(e.contains("padding"), "{e}");
+    let not_b64 = json!({"iris_codes": "***", "mask_codes": "AAAA"}).to_string();
+    assert!(IrisCode::from_open_iris_json_with(&not_b64, g).unwrap_err().to_string().contains("base64"));
+    let version = json!({"iris_codes": STANDARD.encode([0u8; 8]), "mask_codes": STANDARD.encode([0u8; 8]), "iris_code_version": 2});
+    let e = IrisCode::from_open_iris_json_with(&version.to_string(), g).unwrap_err().to_string();
+    assert!(e.contains("iris_code_version"), "{e}");
 }
