@@ -106,36 +106,36 @@ fn a_connection_its_party_abandoned_is_not_returned() {
     out_of_phase(650);
 }
 
-#[test]
-fn stray_connections_are_ignored() {
-    // A port scanner that sends junk, one that connects and closes, and one
-    // that connects and stays silent do not disturb the setup.
-    use std::io::Write;
-    let pki = Pki::generate(2);
+/// Parties 0 and 1 connect (party 0 first) while `meanwhile` runs between their starts (what it
+/// returns lives until both are connected), and then exchange a message.
+fn two_parties_connect_despite<T>(pki: &Pki, meanwhile: impl FnOnce(&[SocketAddr]) -> T) {
     let (mut ls, addrs) = listeners(2);
-    let l1 = ls.pop().unwrap();
-    let l0 = ls.pop().unwrap();
-    let mut junk = std::net::TcpStream::connect(addrs[0]).unwrap();
-    junk.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
-    drop(std::net::TcpStream::connect(addrs[0]).unwrap());
-    let _silent = std::net::TcpStream::connect(addrs[0]).unwrap();
+    let (l1, l0) = (ls.pop().unwrap(), ls.pop().unwrap());
+    let cfg = || NetConfig::with_timeout(Duration::from_secs(5));
     let nets = std::thread::scope(|s| {
-        let h0 = s.spawn(|| {
-            tcp::connect_with_listener(0, l0, &addrs, &pki.identity(0), NetConfig::with_timeout(Duration::from_secs(5)))
-        });
-        std::thread::sleep(Duration::from_millis(100));
-        let n1 = tcp::connect_with_listener(
-            1,
-            l1,
-            &addrs,
-            &pki.identity(1),
-            NetConfig::with_timeout(Duration::from_secs(5)),
-        );
+        let h0 = s.spawn(|| tcp::connect_with_listener(0, l0, &addrs, &pki.identity(0), cfg()));
+        let _kept = meanwhile(&addrs);
+        let n1 = tcp::connect_with_listener(1, l1, &addrs, &pki.identity(1), cfg());
         (h0.join().unwrap(), n1)
     });
     let (n0, n1) = (nets.0.unwrap(), nets.1.unwrap());
     n1.send(0, vec![42]).unwrap();
     assert_eq!(n0.recv(1).unwrap(), vec![42]);
+}
+
+#[test]
+fn stray_connections_are_ignored() {
+    // A port scanner that sends junk, one that connects and closes, and one
+    // that connects and stays silent do not disturb the setup.
+    use std::io::Write;
+    two_parties_connect_despite(&Pki::generate(2), |addrs| {
+        let mut junk = std::net::TcpStream::connect(addrs[0]).unwrap();
+        junk.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+        drop(std::net::TcpStream::connect(addrs[0]).unwrap());
+        let silent = std::net::TcpStream::connect(addrs[0]).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        (junk, silent)
+    });
 }
 
 #[test]
@@ -296,40 +296,22 @@ fn pem_files_round_trip() {
 #[test]
 fn a_client_certificate_at_a_peer_port_is_a_stray() {
     let pki = Pki::generate_with_clients(2, &["alice"]).unwrap();
-    let (mut ls, addrs) = listeners(2);
-    let (l1, l0) = (ls.pop().unwrap(), ls.pop().unwrap());
     let (_, client_tls) = tcp::tls_configs(&pki.client_identity("alice").unwrap()).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let nets = std::thread::scope(|s| {
-        let h0 = s.spawn(|| {
-            tcp::connect_with_listener(0, l0, &addrs, &pki.identity(0), NetConfig::with_timeout(Duration::from_secs(5)))
-        });
-        // The client dials party 0's peer port first: party 0 refuses its certificate.
+    two_parties_connect_despite(&pki, |addrs| {
+        // The client dials party 0's peer port: party 0 refuses its certificate.
         let refused = rt.block_on(async {
             let tcp = tokio::net::TcpStream::connect(addrs[0]).await.unwrap();
             let name = rustls::pki_types::ServerName::try_from(tcp::party_name(0)).unwrap();
-            let conn = tokio_rustls::TlsConnector::from(client_tls).connect(name, tcp).await;
-            match conn {
+            match tokio_rustls::TlsConnector::from(client_tls).connect(name, tcp).await {
                 // TLS 1.3: the client may finish first and learn of the refusal on its first read.
                 Ok(mut c) => {
                     use tokio::io::AsyncReadExt;
-                    let mut b = [0u8; 1];
-                    c.read(&mut b).await.map(|_| ())
+                    c.read(&mut [0u8; 1]).await.map(|_| ())
                 }
                 Err(e) => Err(e),
             }
         });
         assert!(refused.is_err(), "party 0 refused the client's certificate");
-        let n1 = tcp::connect_with_listener(
-            1,
-            l1,
-            &addrs,
-            &pki.identity(1),
-            NetConfig::with_timeout(Duration::from_secs(5)),
-        );
-        (h0.join().unwrap(), n1)
     });
-    let (n0, n1) = (nets.0.unwrap(), nets.1.unwrap());
-    n1.send(0, vec![7]).unwrap();
-    assert_eq!(n0.recv(1).unwrap(), vec![7]);
 }
