@@ -83,6 +83,9 @@ enum Cmd {
     Enroll(service::TemplateArgs),
     /// Check whether a template is unique (nothing is enrolled).
     Check(service::TemplateArgs),
+    /// Re-authentication: is a template the enrolled identity --id (1:1, both eyes)? Compared with
+    /// that identity alone, revealing only yes or no; exit status 0 for yes, 1 for no, 2 for an error.
+    Verify(service::VerifyArgs),
     /// Delete an enrolled identity by id.
     Delete(service::DeleteArgs),
     /// Show each node's identities, memory, traffic and backlog, and whether the three agree
@@ -266,6 +269,7 @@ fn main() -> ExitCode {
         Cmd::Enroll(a) => service::submit(a, argus_node::Kind::Enroll),
         Cmd::Check(a) => service::submit(a, argus_node::Kind::Check),
         Cmd::Delete(a) => service::delete(a),
+        Cmd::Verify(a) => return service::verify(a),
         Cmd::Status(a) => service::status(a),
         Cmd::Load(a) => load_cmd(a),
         Cmd::EngineDemo(a) => engine_demo::run(a),

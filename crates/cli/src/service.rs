@@ -382,6 +382,42 @@ pub fn submit(a: TemplateArgs, kind: Kind) -> Result<(), String> {
     Ok(())
 }
 
+/// `argus verify`.
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The enrolled identity (as `argus enroll` printed it).
+    #[arg(long)]
+    id: u64,
+    #[command(flatten)]
+    template: TemplateArgs,
+}
+
+/// Re-authenticates a template against one identity: exit status 0 for yes, 1 for no, 2 when
+/// it could not be decided (bad input, nodes unreachable), as `grep` does.
+pub fn verify(a: VerifyArgs) -> std::process::ExitCode {
+    let answer = || -> Result<bool, String> {
+        let t = read_template(&a.template)?;
+        let rt = runtime()?;
+        let _guard = rt.enter();
+        let client = client_at(&a.template.client)?;
+        rt.block_on(client.verify(&t, a.id)).map_err(err)
+    };
+    match answer() {
+        Ok(true) => {
+            println!("verified: the template is identity {}", a.id);
+            std::process::ExitCode::SUCCESS
+        }
+        Ok(false) => {
+            println!("not verified: the template is not identity {} (or no such identity is enrolled)", a.id);
+            std::process::ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
 /// `argus delete`.
 #[derive(Args, Debug)]
 pub struct DeleteArgs {

@@ -277,6 +277,18 @@ fn enrol_check_delete_and_refuse(scheme: Option<&str>) {
     assert_eq!(first, retry);
     assert_eq!(c.consistent_count(), 7);
 
+    // Re-authentication (1:1): a re-capture of person 2 is identity 2 and not identity 3; an id
+    // never enrolled is a no; a verification and a check sent together are both answered.
+    let recapture = gen.genuine_template(&people[2]).unwrap();
+    assert!(c.rt.block_on(c.client.verify(&recapture, 2)).unwrap());
+    assert!(!c.rt.block_on(c.client.verify(&recapture, 3)).unwrap());
+    assert!(!c.rt.block_on(c.client.verify(&recapture, 999)).unwrap());
+    let stranger2 = gen.random_template();
+    let (v, k) =
+        c.rt.block_on(async { tokio::join!(c.client.verify(&recapture, 2), c.client.submit(&stranger2, Kind::Check)) });
+    assert!(v.unwrap() && k.unwrap().unique);
+    assert_eq!(c.consistent_count(), 7, "verification enrols nothing");
+
     // Roles: an enrolling client may not delete nor read the commit log (every client's
     // outcomes); the operator may.
     let e = c.rt.block_on(c.client.delete(0)).unwrap_err().to_string();
@@ -407,6 +419,26 @@ fn an_open_iris_deployment_takes_open_iris_files() {
     assert!(run("check", &again, "again").contains("not unique"));
     assert!(run("check", &gen.random_template(), "new").starts_with("unique"));
     assert_eq!(c.consistent_count(), 1);
+    // Re-authentication from the command line: exit status 0 for yes, 1 for no.
+    let verify = |id: &str, t: &Template| {
+        let (l, r) = (c.dir.join("v-left.json"), c.dir.join("v-right.json"));
+        t.write_open_iris_files(&l, &r).unwrap();
+        let out = Command::new(EXE)
+            .args(["verify", "--id", id, "--client"])
+            .arg(c.dir.join("client.toml"))
+            .arg("--open-iris")
+            .args([l, r])
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (code, out) = verify("0", &gen.genuine_template(&person).unwrap());
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("verified: the template is identity 0"), "{out}");
+    let (code, out) = verify("0", &gen.random_template());
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("not verified"), "{out}");
+    assert_eq!(c.consistent_count(), 1, "verification enrols nothing");
 }
 
 /// A status request is answered while the node runs a batch (from the snapshot of the last one),

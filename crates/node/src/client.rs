@@ -38,6 +38,7 @@ use tokio_rustls::TlsConnector;
 use crate::config::IrisSettings;
 use crate::wire::{self, Envelope, Kind, NodeStatus, Outcome, Reply, Request};
 use crate::{with_scheme, NodeError};
+use argus_store::IdentityId;
 
 /// A client's configuration file (`client.toml`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -321,6 +322,12 @@ impl Client {
     pub async fn submit(&self, t: &Template, kind: Kind) -> Result<Outcome, NodeError> {
         let shares = self.make_shares(t)?;
         self.submit_shares(new_request_id(), kind, shares).await
+    }
+
+    /// Re-authentication (1:1): whether `t` is enrolled identity `id` (both eyes under the nodes'
+    /// eye rule), compared with that identity alone; only yes or no is revealed.
+    pub async fn verify(&self, t: &Template, id: IdentityId) -> Result<bool, NodeError> {
+        Ok(!self.submit(t, Kind::Verify(id)).await?.unique)
     }
 
     /// Submits already made shares under `request_id` (retrying with the same id and shares

@@ -839,24 +839,58 @@ impl<S: IrisScheme> Core<S> {
         }
         let shares: Vec<S::Share> = taken.iter_mut().filter_map(|q| q.share.take()).collect();
         let dedup = items.iter().any(|it| it.op == ItemOp::Submit(Kind::Enroll));
-        let checked = if shares.is_empty() {
-            Default::default()
-        } else {
-            match self.engine.check(p, &shares, dedup) {
-                Ok(c) => c,
-                Err(e) => {
-                    for q in taken {
-                        for w in q.waiters {
-                            let _ = w.send(error(format!("the protocol run failed ({e}); retry"), true));
-                        }
-                    }
-                    return Err(End::Peer(e.into()));
+        // Submissions in batch order; re-authentications (1:1) are checked apart, each against
+        // its one identity, the others together against the database.
+        let kinds: Vec<Kind> =
+            items.iter().filter_map(|it| if let ItemOp::Submit(k) = it.op { Some(k) } else { None }).collect();
+        let verify = |k: &Kind| matches!(k, Kind::Verify(_));
+        let (checks, rest): (Vec<Item>, Vec<&S::Share>) = items
+            .iter()
+            .filter(|it| matches!(it.op, ItemOp::Submit(k) if !verify(&k)))
+            .cloned()
+            .zip(shares.iter().zip(&kinds).filter(|(_, k)| !verify(k)).map(|(s, _)| s))
+            .unzip();
+        let run = |core: &mut Self, p: &mut Party| -> Result<(Checked, Vec<bool>), NodeError> {
+            let checked = match (rest.len(), shares.len()) {
+                (0, _) => Default::default(),
+                (r, s) if r == s => core.engine.check(p, &shares, dedup)?,
+                _ => core.engine.check(p, &rest.iter().map(|s| (*s).clone()).collect::<Vec<_>>(), dedup)?,
+            };
+            let mut verified = Vec::new();
+            for (s, k) in shares.iter().zip(&kinds) {
+                if let Kind::Verify(id) = k {
+                    verified.push(core.engine.verify(p, s, *id)?);
                 }
+            }
+            Ok((checked, verified))
+        };
+        let (checked, verified) = match run(self, p) {
+            Ok(c) => c,
+            Err(e) => {
+                for q in taken {
+                    for w in q.waiters {
+                        let _ = w.send(error(format!("the protocol run failed ({e}); retry"), true));
+                    }
+                }
+                return Err(End::Peer(e));
             }
         };
         failpoint("after-reveal", seq);
-        self.report_matches(seq, items, &checked);
-        let commit = self.engine.plan(seq, items, &checked.unique);
+        self.report_matches(seq, &checks, &checked);
+        // `unique` in batch order: a verified query is "not unique" (it is identity `id`).
+        let (mut c, mut v) = (checked.unique.iter(), verified.iter());
+        let unique: Vec<bool> =
+            kinds
+                .iter()
+                .map(|k| {
+                    if verify(k) {
+                        !*v.next().expect("one per verification")
+                    } else {
+                        *c.next().expect("one per check")
+                    }
+                })
+                .collect();
+        let commit = self.engine.plan(seq, items, &unique);
         let mut fresh = HashMap::new();
         let mut s = shares.iter();
         for it in items {

@@ -210,6 +210,22 @@ impl<S: IrisScheme> Engine<S> {
         self.ids.get(pos).copied()
     }
 
+    /// Whether `query` matches enrolled identity `id` alone (the 1:1 check of [`Kind::Verify`]):
+    /// the identity's share from the store in a database of one, the scheme's check, one bit
+    /// revealed. An id not enrolled is `false` on every node (the stores agree).
+    pub fn verify(&mut self, p: &mut Party, query: &S::Share, id: IdentityId) -> Result<bool, NodeError> {
+        let found = self.store.identities_after(id.checked_sub(1), 1)?;
+        let Some((_, bytes)) = found.into_iter().find(|(i, _)| *i == id) else {
+            return Ok(false);
+        };
+        let share = self.scheme.decode(&bytes, self.len, &self.cfg, ShareKind::Enrollment)?;
+        let mut one = self.scheme.new_db(self.len);
+        self.scheme.push(&mut one, &share)?;
+        let cfg = MatchConfig { reveal_matches: false, ..self.cfg.clone() };
+        let checked = self.scheme.check(p, std::slice::from_ref(query), &one, &cfg, false)?;
+        Ok(!checked.unique[0])
+    }
+
     /// The commit of batch `seq`: the `i`-th submission of `items` gets `unique[i]`; unique
     /// enrolments get the next identity ids in batch order.
     pub fn plan(&self, seq: u64, items: &[Item], unique: &[bool]) -> Commit {

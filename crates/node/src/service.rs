@@ -340,7 +340,7 @@ mod tests {
             else {
                 panic!("not a refusal");
             };
-            assert!(message.contains("client protocol argus-client/1"), "{message}");
+            assert!(message.contains(&format!("client protocol {}", wire::CLIENT_PROTOCOL)), "{message}");
         });
     }
 }

@@ -17,14 +17,20 @@ use crate::NodeError;
 ///   (`argus_mpc::Party::round_time`).
 /// * 2 (2026-11-25): `nolift-Z32-rep3` compares `a·ml − b·dot` with Lemma 2's terms reduced (so
 ///   the 16384-bit open-iris codes fit Z_2^32); nodes of version 1 would reshare other values.
-pub const PEER_PROTOCOL: u32 = 2;
+/// * 3 (2026-11-29): the threshold is an exact rational (MPCLift and F_65519 on its dyadic
+///   stand-in, a 36-bit MSB), the audit's seed is drawn jointly and replicated copies are
+///   compared by digest, and a batch may carry re-authentications (`Kind::Verify`).
+pub const PEER_PROTOCOL: u32 = 3;
 
 /// The version of what a client and a node send each other (the messages and frames below, and
 /// the schemes' share encodings), offered by the client and chosen by the node as the TLS
 /// application protocol (ALPN). A node refuses in the handshake a client that offers only other
 /// versions, and after it a client that offers none (a release before this one); a client
 /// refuses a node that chose none. Bump the number with any change to what a client sends or reads.
-pub const CLIENT_PROTOCOL: &str = "argus-client/1";
+///
+/// `argus-client/2` (2026-11-29): re-authentication (`Kind::Verify`); request ids are bound to
+/// the client and deleting or reading the commit log needs the operator role.
+pub const CLIENT_PROTOCOL: &str = "argus-client/2";
 
 /// The ALPN list of a client or node that speaks [`CLIENT_PROTOCOL`].
 pub fn client_alpn() -> Vec<Vec<u8>> {
@@ -51,6 +57,10 @@ pub enum Kind {
     Check,
     /// Check, and enrol if unique (two duplicates in one batch are not both enrolled).
     Enroll,
+    /// Re-authentication (1:1): is the query enrolled identity `id`, both eyes under the eye
+    /// rule? It is compared with that identity alone, and only yes or no is revealed (the
+    /// outcome's `unique` is `false` for yes; an id not enrolled is a no).
+    Verify(IdentityId),
 }
 
 /// A client's request to one node.
@@ -341,11 +351,11 @@ mod tests {
             })
         };
         let ours = Some(CLIENT_PROTOCOL.as_bytes().to_vec());
-        for offer in [&[CLIENT_PROTOCOL][..], &["argus-client/2", CLIENT_PROTOCOL]] {
+        for offer in [&[CLIENT_PROTOCOL][..], &["argus-client/3", CLIENT_PROTOCOL]] {
             let (s, c) = handshake(offer);
             assert_eq!((s.unwrap(), c.unwrap()), (ours.clone(), ours.clone()), "{offer:?}");
         }
-        let (s, c) = handshake(&["argus-client/2"]);
+        let (s, c) = handshake(&["argus-client/3"]);
         assert!(no_common_protocol(&s.unwrap_err()));
         assert!(no_common_protocol(&c.unwrap_err()));
         let (s, c) = handshake(&[]);
