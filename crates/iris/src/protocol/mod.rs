@@ -668,58 +668,62 @@ pub fn mpclift_msb<R: Ring>(
         )));
     }
     // `2^16·j` must be exact mod 2^(16+m): j in Z_2^16 up to m = 16, wider beyond.
+    let lift = Lift { a, m, bits, adder };
     match m {
-        0..=16 => lifted_msb(p, ring, dot, ml, a, m, bits, adder),
-        17..=32 => lifted_msb(p, &Z32::new(), dot, ml, a, m, bits, adder),
-        _ => lifted_msb(p, &Z64::new(), dot, ml, a, m, bits, adder),
+        0..=16 => lift.msb(p, ring, dot, ml),
+        17..=32 => lift.msb(p, &Z32::new(), dot, ml),
+        _ => lift.msb(p, &Z64::new(), dot, ml),
     }
 }
 
-/// [`mpclift_msb`] with the carry count shared in `jring`, on 32- or 64-bit lanes by `bits`.
-#[allow(clippy::too_many_arguments)]
-fn lifted_msb<R: Ring, S: Ring>(
-    p: &mut Party,
-    jring: &S,
-    dot: &Rep3<R>,
-    ml: &Rep3<R>,
+/// [`mpclift_msb`]'s public terms: `a`, `b = 2^m`, the MSB's width and adder.
+struct Lift {
     a: u64,
     m: u32,
     bits: u32,
     adder: Adder,
-) -> Result<Rep3Bits, MpcError> {
-    let j = rep3::carry_count_for_msb(p, ml, jring)?;
-    let k = bits as usize;
-    if bits <= 32 {
-        let (ca, cb) = lifted_components(ml.ring(), jring, dot, ml, &j, a, m, |v| v as u32);
-        rep3::msb_of_u32(p, k, &ca, &cb, adder)
-    } else {
-        let (ca, cb) = lifted_components(ml.ring(), jring, dot, ml, &j, a, m, |v| v);
-        rep3::msb_of_u64(p, k, &ca, &cb, adder)
-    }
 }
 
-/// The components `a·ml_i − 2^16·a·j_i − 2^m·dot_i` (mod 2^64, narrowed by `out`) of
-/// [`mpclift_msb`], both of them (`a` and `b` of the replicated sharing), in one pass each.
-#[allow(clippy::too_many_arguments)]
-fn lifted_components<R: Ring, S: Ring, W>(
-    ring: &R,
-    jring: &S,
-    dot: &Rep3<R>,
-    ml: &Rep3<R>,
-    j: &Rep3<S>,
-    a: u64,
-    m: u32,
-    out: impl Fn(u64) -> W + Copy,
-) -> (Vec<W>, Vec<W>) {
-    let w = |e: R::El| ring.to_u128(e) as u64;
-    let wj = |e: S::El| jring.to_u128(e) as u64;
-    let v = |ml: &[R::El], j: &[S::El], d: &[R::El]| -> Vec<W> {
-        let v = |(&ml, &j, &d): (&R::El, &S::El, &R::El)| {
-            out(a.wrapping_mul(w(ml)).wrapping_sub(a.wrapping_mul(wj(j)) << 16).wrapping_sub(w(d) << m))
+impl Lift {
+    /// The MSB with the carry count shared in `jring`, on 32- or 64-bit lanes by `bits`.
+    fn msb<R: Ring, S: Ring>(
+        &self,
+        p: &mut Party,
+        jring: &S,
+        dot: &Rep3<R>,
+        ml: &Rep3<R>,
+    ) -> Result<Rep3Bits, MpcError> {
+        let j = rep3::carry_count_for_msb(p, ml, jring)?;
+        let k = self.bits as usize;
+        if self.bits <= 32 {
+            let (ca, cb) = self.components(ml.ring(), jring, (dot, ml, &j), |v| v as u32);
+            rep3::msb_of_u32(p, k, &ca, &cb, self.adder)
+        } else {
+            let (ca, cb) = self.components(ml.ring(), jring, (dot, ml, &j), |v| v);
+            rep3::msb_of_u64(p, k, &ca, &cb, self.adder)
+        }
+    }
+
+    /// The components `a·ml_i − 2^16·a·j_i − 2^m·dot_i` (mod 2^64, narrowed by `out`), both of
+    /// them (`a` and `b` of the replicated sharing), in one pass each.
+    fn components<R: Ring, S: Ring, W>(
+        &self,
+        ring: &R,
+        jring: &S,
+        (dot, ml, j): (&Rep3<R>, &Rep3<R>, &Rep3<S>),
+        out: impl Fn(u64) -> W + Copy,
+    ) -> (Vec<W>, Vec<W>) {
+        let (a, m) = (self.a, self.m);
+        let w = |e: R::El| ring.to_u128(e) as u64;
+        let wj = |e: S::El| jring.to_u128(e) as u64;
+        let v = |ml: &[R::El], j: &[S::El], d: &[R::El]| -> Vec<W> {
+            let v = |(&ml, &j, &d): (&R::El, &S::El, &R::El)| {
+                out(a.wrapping_mul(w(ml)).wrapping_sub(a.wrapping_mul(wj(j)) << 16).wrapping_sub(w(d) << m))
+            };
+            ml.iter().zip(j).zip(d).map(|((ml, j), d)| v((ml, j, d))).collect()
         };
-        ml.iter().zip(j).zip(d).map(|((ml, j), d)| v((ml, j, d))).collect()
-    };
-    (v(&ml.a, &j.a, &dot.a), v(&ml.b, &j.b, &dot.b))
+        (v(&ml.a, &j.a, &dot.a), v(&ml.b, &j.b, &dot.b))
+    }
 }
 
 /// Alg. 3 for one query: whether it matches any enrolled entry.
