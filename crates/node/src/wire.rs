@@ -298,7 +298,9 @@ pub async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, payload: &[u8]) ->
     w.flush().await
 }
 
-/// Reads one frame (`None` at a clean end of stream).
+/// Reads one frame (`None` at a clean end of stream). The buffer grows with the bytes that
+/// arrive, from at most 64 KiB: a header announcing up to [`MAX_FRAME`] bytes reserves nothing
+/// the peer does not send.
 pub async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> std::io::Result<Option<Vec<u8>>> {
     let mut len = [0u8; 4];
     match r.read_exact(&mut len).await {
@@ -313,14 +315,41 @@ pub async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> std::io::Result<O
             format!("frame of {len} bytes exceeds {MAX_FRAME}"),
         ));
     }
-    let mut buf = vec![0u8; len];
-    r.read_exact(&mut buf).await?;
+    let mut buf = Vec::with_capacity(len.min(64 << 10));
+    r.take(len as u64).read_to_end(&mut buf).await?;
+    if buf.len() != len {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("the stream ended {} bytes into a frame of {len}", buf.len()),
+        ));
+    }
     Ok(Some(buf))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Frames round-trip; a header announcing the largest frame followed by a few bytes and the
+    /// end of the stream is an error naming both (read as the bytes come, not allocated up front);
+    /// a header beyond the limit is refused before any read.
+    #[test]
+    fn frames_are_read_as_their_bytes_arrive() {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            let mut out = Vec::new();
+            write_frame(&mut out, b"hello").await.unwrap();
+            assert_eq!(read_frame(&mut &out[..]).await.unwrap(), Some(b"hello".to_vec()));
+            assert_eq!(read_frame(&mut &[][..]).await.unwrap(), None);
+            let mut short = (MAX_FRAME as u32).to_le_bytes().to_vec();
+            short.extend_from_slice(&[7; 10]);
+            let e = read_frame(&mut &short[..]).await.unwrap_err();
+            assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof);
+            assert!(e.to_string().contains(&format!("10 bytes into a frame of {MAX_FRAME}")), "{e}");
+            let big = (MAX_FRAME as u32 + 1).to_le_bytes();
+            assert_eq!(read_frame(&mut &big[..]).await.unwrap_err().kind(), std::io::ErrorKind::InvalidData);
+        });
+    }
 
     /// The client protocol is settled in the TLS handshake: a client that offers it gets it (also
     /// among others, as a later release might); one that offers only others is refused there, and
