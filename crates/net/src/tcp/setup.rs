@@ -68,19 +68,8 @@ impl TlsContext {
             .add(CertificateDer::from(identity.ca_cert_der.clone()))
             .map_err(|e| config_err("invalid CA certificate", e))?;
         let roots = Arc::new(roots);
-        let chain = vec![CertificateDer::from(identity.cert_der.clone())];
-        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(identity.key_der.clone()));
-
-        let client_verifier = WebPkiClientVerifier::builder_with_provider(roots.clone(), provider.clone())
-            .build()
-            .map_err(|e| config_err("building the client certificate verifier", e))?;
-        let mut server = ServerConfig::builder_with_provider(provider.clone())
-            .with_protocol_versions(&[&rustls::version::TLS13])
-            .map_err(|e| config_err("TLS server configuration", e))?
-            .with_client_cert_verifier(client_verifier)
-            .with_single_cert(chain.clone(), key.clone_key())
-            .map_err(|e| config_err("own certificate or key", e))?;
-        server.send_tls13_tickets = 0;
+        let (chain, key) = own_cert(identity);
+        let server = server_config(identity, roots.clone())?;
 
         // `with_root_certificates` builds the standard WebPKI server verifier
         // with this builder's (ring) provider.
@@ -92,10 +81,7 @@ impl TlsContext {
             .map_err(|e| config_err("own certificate or key", e))?;
         client.resumption = rustls::client::Resumption::disabled();
 
-        Ok(TlsContext {
-            connector: TlsConnector::from(Arc::new(client)),
-            acceptor: TlsAcceptor::from(Arc::new(server)),
-        })
+        Ok(TlsContext { connector: TlsConnector::from(Arc::new(client)), acceptor: TlsAcceptor::from(server) })
     }
 }
 
@@ -111,16 +97,27 @@ pub fn tls_configs(identity: &TlsIdentity) -> Result<(Arc<ServerConfig>, Arc<Cli
 /// certificates required to chain to `client_ca_der` (the client CA), not to the party CA: a
 /// party's certificate is no client's, and a client's is refused at the peer ports.
 pub fn client_port_config(identity: &TlsIdentity, client_ca_der: &[u8]) -> Result<Arc<ServerConfig>, NetError> {
-    let provider = provider();
     let mut roots = RootCertStore::empty();
     roots
         .add(CertificateDer::from(client_ca_der.to_vec()))
         .map_err(|e| config_err("invalid client CA certificate", e))?;
-    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+    server_config(identity, Arc::new(roots))
+}
+
+/// `identity`'s certificate chain and key.
+fn own_cert(identity: &TlsIdentity) -> (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>) {
+    let chain = vec![CertificateDer::from(identity.cert_der.clone())];
+    (chain, PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(identity.key_der.clone())))
+}
+
+/// A TLS 1.3 server presenting `identity`'s certificate that requires client certificates
+/// chaining to `roots`; no session tickets.
+fn server_config(identity: &TlsIdentity, roots: Arc<RootCertStore>) -> Result<Arc<ServerConfig>, NetError> {
+    let provider = provider();
+    let verifier = WebPkiClientVerifier::builder_with_provider(roots, provider.clone())
         .build()
         .map_err(|e| config_err("building the client certificate verifier", e))?;
-    let chain = vec![CertificateDer::from(identity.cert_der.clone())];
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(identity.key_der.clone()));
+    let (chain, key) = own_cert(identity);
     let mut server = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(|e| config_err("TLS server configuration", e))?
