@@ -157,10 +157,11 @@ fn reply_of(seq: u64, op: &Op) -> Reply {
     }
 }
 
-fn check_request_id(id: &str) -> Result<(), String> {
-    // The client port binds a client's id to it (`client-name/id`, see `service::authorize`).
-    if id.is_empty() || id.len() > 512 || !id.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err("request ids are 1-512 printable ASCII characters".into());
+/// A request id of 1 to `max` printable ASCII characters: 128 as a client sends it, 512 once the
+/// client port has bound it to its client (`name/id`, see `service::authorize`).
+pub(crate) fn check_request_id(id: &str, max: usize) -> Result<(), String> {
+    if id.is_empty() || id.len() > max || !id.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!("request ids are 1-{max} printable ASCII characters"));
     }
     Ok(())
 }
@@ -1083,7 +1084,7 @@ impl<S: IrisScheme> Core<S> {
 
     /// Answers a request id that was already decided (an idempotent retry).
     fn decided(&mut self, request_id: &str, submit: bool) -> Result<(), Handled> {
-        check_request_id(request_id).map_err(|e| Handled::new(error(e, false)))?;
+        check_request_id(request_id, 512).map_err(|e| Handled::new(error(e, false)))?;
         match self.engine.store.outcome(request_id) {
             Ok(None) => Ok(()),
             Ok(Some((seq, op))) => match (&op, submit) {

@@ -207,9 +207,7 @@ async fn serve_client(
 /// certificate.
 pub(crate) fn authorize(who: &str, role: tcp::ClientRole, req: Request) -> Result<Request, String> {
     let bound = |id: String| -> Result<String, String> {
-        if id.is_empty() || id.len() > 128 || !id.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err("request ids are 1-128 printable ASCII characters".into());
-        }
+        crate::core::check_request_id(&id, 128)?;
         Ok(format!("{who}/{id}"))
     };
     let operator = role == tcp::ClientRole::Operator;
