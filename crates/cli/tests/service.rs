@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -492,6 +493,113 @@ fn a_full_leader_refuses_and_clients_retry() {
     let log = c.log(0);
     assert!(log.contains("refusing new ones") && log.contains("admitting new requests"), "{log}");
     assert!(s.iter().all(|n| n.queued == 0), "{s:?}");
+}
+
+/// The enrolment shares on disk are bounded (`limits.pending_shares = 1`): two enrolments sent
+/// together reach each node within the leader's wait for a batch (150 ms); the first's share is
+/// stored, the second is refused as busy at every node before anything of it is stored, and its
+/// client's retry enrols it after the first's batch.
+#[test]
+fn pending_shares_on_disk_are_bounded() {
+    let mut c = Cluster::new("pending-bound");
+    c.restart_edited(|s| s.replace("pending_shares = 4096", "pending_shares = 1"), None);
+    let mut gen = generator(29);
+    assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(0));
+    let both = [c.spawn_enrol(gen.random_template()), c.spawn_enrol(gen.random_template())];
+    let mut ids: Vec<u64> = both
+        .into_iter()
+        .map(|h| c.rt.block_on(h).unwrap().unwrap_or_else(|e| panic!("{e}")).enrolled.expect("enrolled"))
+        .collect();
+    ids.sort();
+    assert_eq!(ids, [1, 2]);
+    let s = c.rt.block_on(c.client.status()).unwrap();
+    assert!(s.iter().all(|n| n.refused_busy >= 1), "every node refused one enrolment at least once: {s:?}");
+    assert!(c.log(1).contains("limits.pending_shares reached"), "{}", c.log(1));
+    assert_eq!(c.consistent_count(), 3);
+}
+
+/// One client that floods does not starve another: the flooder keeps 1000 checks going (without
+/// the client's retries: it resubmits at once what is answered and after 2 s what is refused)
+/// while each node holds at most 8 of one client's requests (`limits.in_flight_per_client`) and
+/// the leader's batches take the clients in turn. The flooder gets "busy" and is still served; the
+/// calm client's median latency stays within twice its unloaded figure (before the limits and the
+/// fair batches it went from 155 ms to 710-745 ms: a thousand queued checks ahead of it).
+#[test]
+fn a_flooding_client_gets_busy_and_the_others_keep_their_latency() {
+    let mut c = Cluster::new("flood");
+    c.restart_edited(|s| s.replace("in_flight_per_client = 256", "in_flight_per_client = 8"), None);
+    c.serving_count();
+    let mut gen = generator(23);
+    for _ in 0..4 {
+        c.submit(&gen.random_template(), Kind::Enroll).unwrap();
+    }
+    let calm: Vec<Template> = (0..14).map(|_| gen.random_template()).collect();
+    let latency = |c: &Cluster, ts: &[Template]| -> Duration {
+        let mut took: Vec<Duration> = ts
+            .iter()
+            .map(|t| {
+                let start = Instant::now();
+                c.submit(t, Kind::Check).unwrap_or_else(|e| panic!("{e}"));
+                start.elapsed()
+            })
+            .collect();
+        took.sort();
+        took[took.len() / 2]
+    };
+    let unloaded = latency(&c, &calm[..7]);
+
+    // The flooder: the operator's certificate (a client of its own), no retries.
+    let mut file: argus_node::client::ClientFile =
+        toml::from_str(&std::fs::read_to_string(c.dir.join("operator.toml")).unwrap()).unwrap();
+    file.retries = 0;
+    std::fs::write(c.dir.join("flood.toml"), toml::to_string(&file).unwrap()).unwrap();
+    let flooder = {
+        let _g = c.rt.enter();
+        Arc::new(Client::new(ClientConfig::load(&c.dir.join("flood.toml")).unwrap()).unwrap())
+    };
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (busy, served) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let tasks: Vec<_> = (0..1000u64)
+        .map(|i| {
+            let (flooder, stop, busy, served) = (flooder.clone(), stop.clone(), busy.clone(), served.clone());
+            let t = generator(1000 + i).random_template();
+            c.rt.spawn(async move {
+                while !stop.load(Ordering::Relaxed) {
+                    match flooder.submit(&t, Kind::Check).await {
+                        Ok(_) => {
+                            served.fetch_add(1, Ordering::Relaxed);
+                        }
+                        // busy, or (its copies at the followers expiring) "retry"
+                        Err(NodeError::Refused { message, .. }) => {
+                            if message.contains("busy") {
+                                busy.fetch_add(1, Ordering::Relaxed);
+                            }
+                            tokio::time::sleep(Duration::from_secs(2)).await;
+                        }
+                        Err(e) => panic!("the flooder got {e}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    let t = Instant::now();
+    while served.load(Ordering::Relaxed) < 50 {
+        assert!(t.elapsed() < Duration::from_secs(30), "the flood never got going");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let loaded = latency(&c, &calm[7..]);
+    stop.store(true, Ordering::Relaxed);
+    for task in tasks {
+        c.rt.block_on(task).unwrap();
+    }
+    let (busy, served) = (busy.load(Ordering::Relaxed), served.load(Ordering::Relaxed));
+    assert!(
+        loaded <= 2 * unloaded,
+        "the calm client's median latency went from {unloaded:?} to {loaded:?} under the flood ({busy} busy, \
+         {served} served)"
+    );
+    eprintln!("calm client: {unloaded:?} unloaded, {loaded:?} under the flood ({busy} busy, {served} served)");
+    assert!(busy > 0 && served > 0, "the flooder is refused and served: {busy} busy, {served} served");
 }
 
 /// SIGTERM stops a node between batches and loses nothing. The leader takes one request per batch

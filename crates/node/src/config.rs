@@ -27,6 +27,13 @@
 //! share_timeout_ms = 3000   # how long a request waits for its share to reach all three nodes
 //! peer_timeout_s = 120      # a silent peer fails the batch after this long
 //! threads = 0       # threads of each matrix product; 0: every core (a node on its own machine)
+//!
+//! [limits]          # what one client, and all together, may hold at this node's client port
+//! connections = 1024            # open client connections (TLS handshakes included)
+//! connections_per_client = 8    # open connections of one client certificate
+//! in_flight = 4096              # requests waiting for their answer, all clients together
+//! in_flight_per_client = 256    # requests of one client waiting for their answer
+//! pending_shares = 4096         # enrolment shares on disk waiting for their batch
 //! ```
 
 use std::net::SocketAddr;
@@ -424,6 +431,40 @@ impl Default for BatchSettings {
     }
 }
 
+/// What clients may hold at a node (its client port and its store), so that one client that
+/// floods gets a retryable "busy" while the others keep being served. A request past a limit is
+/// answered at once and leaves nothing behind.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Open client connections, all clients together (TLS handshakes included: a connection
+    /// counts from its accept).
+    pub connections: usize,
+    /// Open connections of one client certificate (the Rust client keeps one per node).
+    pub connections_per_client: usize,
+    /// Requests waiting for their answer at this node, all clients together: the bound of the
+    /// queue between the client port and the node's core.
+    pub in_flight: usize,
+    /// Requests of one client waiting for their answer at this node (`argus demo` keeps 64 in
+    /// flight by default).
+    pub in_flight_per_client: usize,
+    /// Enrolment shares stored while they wait for their batch (each is deleted when its batch
+    /// commits, or as abandoned after a day): a new enrolment past it is refused as busy.
+    pub pending_shares: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            connections: 1024,
+            connections_per_client: 8,
+            in_flight: 4096,
+            in_flight_per_client: 256,
+            pending_shares: 4096,
+        }
+    }
+}
+
 /// One node's configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -448,6 +489,9 @@ pub struct NodeConfig {
     /// Batching.
     #[serde(default)]
     pub batch: BatchSettings,
+    /// What clients may hold at this node.
+    #[serde(default)]
+    pub limits: Limits,
     /// Rebuild this node's store from its two peers before serving (`argus node --recover`; never
     /// read from the file): share recovery, for a node whose store was lost or restored from an
     /// older backup.
@@ -505,6 +549,25 @@ impl NodeConfig {
                 self.batch.max_queued, self.batch.max
             )));
         }
+        let l = &self.limits;
+        for (name, v) in [
+            ("connections", l.connections),
+            ("connections_per_client", l.connections_per_client),
+            ("in_flight", l.in_flight),
+            ("in_flight_per_client", l.in_flight_per_client),
+            ("pending_shares", l.pending_shares),
+        ] {
+            if v == 0 {
+                return Err(NodeError::Config(format!("limits.{name} must be at least 1")));
+            }
+        }
+        if l.in_flight_per_client > l.in_flight || l.connections_per_client > l.connections {
+            return Err(NodeError::Config(format!(
+                "limits.in_flight_per_client ({}) and limits.connections_per_client ({}) must not exceed \
+                 limits.in_flight ({}) and limits.connections ({}): one client would be held by the node-wide limit",
+                l.in_flight_per_client, l.connections_per_client, l.in_flight, l.connections
+            )));
+        }
         let addrs = self.peers.iter().chain([&self.listen]);
         if let Some(a) = addrs.clone().enumerate().find_map(|(i, a)| addrs.clone().skip(i + 1).find(|b| *b == a)) {
             return Err(NodeError::Config(format!(
@@ -545,9 +608,27 @@ mod tests {
             store: "sqlite:node.db".into(),
             iris: IrisSettings::default(),
             batch,
+            limits: Limits::default(),
             recover: false,
             audit: false,
         }
+    }
+
+    /// Limits of 0, or a client's limit above the node's, are refused with the keys named.
+    #[test]
+    fn limits_must_hold_at_least_one_and_a_client_no_more_than_the_node() {
+        let mut c = config(BatchSettings::default());
+        c.limits.pending_shares = 0;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("limits.pending_shares must be at least 1"), "{e}");
+        c.limits = Limits { in_flight: 10, in_flight_per_client: 11, ..Limits::default() };
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("limits.in_flight_per_client (11)") && e.contains("limits.in_flight (10)"), "{e}");
+        c.limits = Limits { in_flight: 11, in_flight_per_client: 11, ..Limits::default() };
+        c.validate().unwrap();
+        // written by `to_toml` and read back
+        let back: NodeConfig = toml::from_str(&c.to_toml()).unwrap();
+        assert_eq!(back.limits, c.limits);
     }
 
     /// The defaults validate; a queue smaller than a batch is refused with both values named.

@@ -15,6 +15,7 @@ use argus_store::{IdentityId, Op, Summary};
 use crossbeam_channel::Receiver;
 use tokio::sync::oneshot;
 
+use crate::batching::{self, Waiting};
 use crate::config::CompareChunk;
 use crate::engine::Engine;
 use crate::wire::{self, Asks, Item, ItemOp, Kind, NodeStatus, Outcome, PeerMsg, Reply, Request};
@@ -72,7 +73,7 @@ pub struct Core<S: IrisScheme> {
     busy: Duration,
     /// The longest batch so far (bounds how long the leader may hold a request).
     longest_batch: Duration,
-    /// New requests refused because `batch.max_queued` were waiting, since start.
+    /// New requests refused as busy since start (`batch.max_queued`, `limits.pending_shares`).
     refused_busy: u64,
     /// Whether the last new request was refused (logged once per spell of refusals).
     refusing: bool,
@@ -84,6 +85,8 @@ pub struct Core<S: IrisScheme> {
     pruned_at: Option<Instant>,
     /// Where [`Core::publish`] puts the status.
     board: StatusBoard,
+    /// The client that led the last batch ([`batching::pick`]).
+    last_lead: Option<String>,
 }
 
 const LEADER: PartyId = 0;
@@ -192,6 +195,7 @@ impl<S: IrisScheme> Core<S> {
             window: (Instant::now(), 0, 0, Duration::ZERO),
             pruned_at: None,
             board,
+            last_lead: None,
         }
     }
 
@@ -743,23 +747,24 @@ impl<S: IrisScheme> Core<S> {
         }
     }
 
-    /// The oldest request's class (check, enrol, delete) and up to `max` more of it, once the
-    /// oldest has waited `wait` or the batch is full.
-    fn pick_batch(&self, wait: Duration) -> Option<Vec<Item>> {
-        let first = self.queue.first()?;
-        let class = |op: &ItemOp| match op {
-            ItemOp::Submit(k) => Some(*k),
-            ItemOp::Delete(_) => None,
-        };
-        let c = class(&first.item.op);
-        let items: Vec<Item> = self
+    /// The next batch, fair between clients ([`batching::pick`]): once full, or once one of its
+    /// requests has waited `wait`.
+    fn pick_batch(&mut self, wait: Duration) -> Option<Vec<Item>> {
+        let waiting: Vec<Waiting> = self
             .queue
             .iter()
-            .filter(|q| class(&q.item.op) == c)
-            .take(self.cfg.batch.max)
-            .map(|q| q.item.clone())
+            .map(|q| Waiting {
+                client: batching::client_of(&q.item.request_id),
+                class: match q.item.op {
+                    ItemOp::Submit(k) => Some(k),
+                    ItemOp::Delete(_) => None,
+                },
+                waited: q.since.elapsed(),
+            })
             .collect();
-        (items.len() >= self.cfg.batch.max || first.since.elapsed() >= wait).then_some(items)
+        let (taken, lead) = batching::pick(&waiting, self.last_lead.as_deref(), self.cfg.batch.max, wait)?;
+        self.last_lead = Some(lead);
+        Some(taken.into_iter().map(|i| self.queue[i].item.clone()).collect())
     }
 
     /// Runs batch `seq` on `items` (all held here): the protocol, then the commit, then replies.
@@ -1027,6 +1032,7 @@ impl<S: IrisScheme> Core<S> {
                 self.admit()?;
                 let parsed = self.engine.decode_query(&share).map_err(|e| Handled::new(error(e.to_string(), false)))?;
                 if kind == Kind::Enroll {
+                    self.room_for_pending()?;
                     let bytes =
                         self.engine.enrollment_bytes(&parsed).map_err(|e| Handled::new(error(e.to_string(), false)))?;
                     self.engine.store.put_pending(&request_id, &bytes).map_err(|e| {
@@ -1080,6 +1086,28 @@ impl<S: IrisScheme> Core<S> {
             ),
             true,
         )))
+    }
+
+    /// A new enrolment's share is stored only while fewer than `limits.pending_shares` wait on
+    /// disk (they leave when their batch commits, or as abandoned after a day); past it the
+    /// request is refused as busy, before its share is parsed or stored.
+    fn room_for_pending(&mut self) -> Result<(), Handled> {
+        let max = self.cfg.limits.pending_shares as u64;
+        match self.engine.store.pending_count() {
+            Ok(n) if n < max => Ok(()),
+            Ok(n) => {
+                self.refused_busy += 1;
+                tracing::warn!(node = self.cfg.id, pending = n, "limits.pending_shares reached: refusing an enrolment");
+                Err(Handled::new(error(
+                    format!(
+                        "node {} is busy: {n} enrolment shares wait for their batch (limits.pending_shares); retry later",
+                        self.cfg.id
+                    ),
+                    true,
+                )))
+            }
+            Err(e) => Err(Handled::new(error(format!("store: {e}"), true))),
+        }
     }
 
     /// Answers a request id that was already decided (an idempotent retry).

@@ -113,6 +113,7 @@ pub fn write_local(
         store: stores[i].clone(),
         iris: iris.clone(),
         batch: batch.clone(),
+        limits: Default::default(),
         recover: false,
         audit: false,
     });

@@ -20,11 +20,13 @@
 //! own pending shares. Every session starts with all three nodes comparing count, a digest of the
 //! enrolled ids and the last commit; a node that disagrees refuses to serve.
 
+pub(crate) mod batching;
 pub mod client;
 pub mod config;
 pub mod core;
 pub mod deploy;
 pub mod engine;
+pub(crate) mod gate;
 pub mod import;
 pub mod service;
 pub mod wire;

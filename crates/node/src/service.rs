@@ -12,11 +12,17 @@ use tokio_rustls::TlsAcceptor;
 
 use crate::core::{Core, Incoming, StatusBoard};
 use crate::engine::Engine;
+use crate::gate::{Gate, Permit};
 use crate::wire::{self, Envelope, Reply, Request};
 use crate::{with_scheme, NodeConfig, NodeError};
 
 /// How long a stopping node's client port may take to deliver its last replies.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+/// How long a client may take over its TLS handshake, and to take one reply frame off the
+/// node's hands: a client that stalls longer is disconnected (and frees its places).
+const CLIENT_STALL: std::time::Duration = std::time::Duration::from_secs(30);
+/// Replies a connection holds for its writer.
+const OUT_FRAMES: usize = 64;
 
 /// Runs one node until `stop` is set or a fatal error: opens the store, starts the client port,
 /// connects to the peers, checks consistency, loads the database and serves.
@@ -54,15 +60,17 @@ pub fn run_node(cfg: NodeConfig, stop: Arc<AtomicBool>) -> Result<(), NodeError>
         .enable_all()
         .build()
         .map_err(|e| NodeError::Io { context: "starting the client runtime".into(), source: e })?;
-    let (tx, rx) = crossbeam_channel::unbounded();
+    // Bounded like the requests in flight: the gate admits no more than fit.
+    let (tx, rx) = crossbeam_channel::bounded(cfg.limits.in_flight);
     let clients = Arc::new(cfg.clients.clone());
+    let gate = Gate::new(cfg.limits.clone());
     let acceptor = client_acceptor(&server_tls);
     let listener = {
         let _guard = runtime.enter();
         TcpListener::from_std(listener).map_err(|e| NodeError::Io { context: "client listener".into(), source: e })?
     };
     let board = StatusBoard::default();
-    runtime.spawn(accept_clients(listener, acceptor, clients, tx, board.clone()));
+    runtime.spawn(accept_clients(listener, acceptor, Port { clients, inbox: tx, board: board.clone(), gate }));
     let geometry = cfg.iris.layout.geometry()?;
     let match_cfg = cfg.iris.match_config()?;
     argus_math::kernels::set_threads(cfg.batch.threads);
@@ -82,13 +90,18 @@ fn client_acceptor(server_tls: &rustls::ServerConfig) -> TlsAcceptor {
     TlsAcceptor::from(Arc::new(client_tls))
 }
 
-async fn accept_clients(
-    listener: TcpListener,
-    acceptor: TlsAcceptor,
+/// What every connection of the client port shares.
+#[derive(Clone)]
+struct Port {
+    /// The accepted client names.
     clients: Arc<Vec<String>>,
-    tx: Sender<Incoming>,
+    /// Requests for the core.
+    inbox: Sender<Incoming>,
     board: StatusBoard,
-) {
+    gate: Arc<Gate>,
+}
+
+async fn accept_clients(listener: TcpListener, acceptor: TlsAcceptor, port: Port) {
     loop {
         let (tcp, addr) = match listener.accept().await {
             Ok(c) => c,
@@ -97,26 +110,33 @@ async fn accept_clients(
                 continue;
             }
         };
+        // Past `limits.connections` a connection is closed at once (before any TLS work).
+        let held = match port.gate.connection() {
+            Ok(p) => p,
+            Err(why) => {
+                tracing::warn!(%addr, "refused a client connection: {why}");
+                continue;
+            }
+        };
         let _ = tcp.set_nodelay(true);
-        let (acceptor, clients, tx, board) = (acceptor.clone(), clients.clone(), tx.clone(), board.clone());
+        let (acceptor, port) = (acceptor.clone(), port.clone());
         tokio::spawn(async move {
-            if let Err(e) = serve_client(tcp, acceptor, clients, tx, board).await {
+            if let Err(e) = serve_client(tcp, acceptor, port).await {
                 tracing::info!(%addr, "client connection ended: {e}");
             }
+            drop(held);
         });
     }
 }
 
 /// One client connection: requests are read as they come and answered as their batches finish
 /// (tagged, so a client can keep many in flight).
-async fn serve_client(
-    tcp: tokio::net::TcpStream,
-    acceptor: TlsAcceptor,
-    clients: Arc<Vec<String>>,
-    inbox: Sender<Incoming>,
-    board: StatusBoard,
-) -> Result<(), String> {
-    let tls = acceptor.accept(tcp).await.map_err(|e| {
+async fn serve_client(tcp: tokio::net::TcpStream, acceptor: TlsAcceptor, port: Port) -> Result<(), String> {
+    let Port { clients, inbox, board, gate } = port;
+    let handshake = tokio::time::timeout(CLIENT_STALL, acceptor.accept(tcp))
+        .await
+        .map_err(|_| format!("no TLS handshake within {} s", CLIENT_STALL.as_secs()))?;
+    let tls = handshake.map_err(|e| {
         if wire::no_common_protocol(&e) {
             format!(
                 "refused a client that offers none of this node's client protocols ({}): another release",
@@ -147,11 +167,23 @@ async fn serve_client(
         let _ = wire::write_frame(&mut wr, &refusal(message)).await;
         return Err("refused a client that offered no client protocol (an older release)".into());
     }
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let _connection = match gate.client_connection(&who) {
+        Ok(p) => p,
+        Err(why) => {
+            let busy = Envelope { tag: 0, body: Reply::Error { message: format!("busy: {why}"), retry: true } };
+            let _ = wire::write_frame(&mut wr, &wire::encode(&busy)).await;
+            return Err(format!("refused a connection: {why}"));
+        }
+    };
+    // Replies wait here for the writer; a full channel stops this connection's reading (its
+    // requests wait in the client's socket), and a client that takes no reply for
+    // `CLIENT_STALL` is disconnected.
+    let (out_tx, mut out_rx) = mpsc::channel::<Vec<u8>>(OUT_FRAMES);
     let writer = tokio::spawn(async move {
         while let Some(frame) = out_rx.recv().await {
-            if wire::write_frame(&mut wr, &frame).await.is_err() {
-                break;
+            match tokio::time::timeout(CLIENT_STALL, wire::write_frame(&mut wr, &frame)).await {
+                Ok(Ok(())) => {}
+                _ => break,
             }
         }
     });
@@ -165,35 +197,51 @@ async fn serve_client(
             Ok(e) => e,
             Err(e) => {
                 let body = Reply::Error { message: e.to_string(), retry: false };
-                let _ = out_tx.send(wire::encode(&Envelope { tag: 0, body }));
+                let _ = out_tx.send(wire::encode(&Envelope { tag: 0, body })).await;
                 break Err(e.to_string());
             }
         };
+        let reply_now = |body: Reply| wire::encode(&Envelope { tag: env.tag, body });
         // Status from the last published snapshot (memory measured now): no waiting for a batch.
         if matches!(env.body, Request::Status) {
             let snapshot = board.lock().unwrap_or_else(|e| e.into_inner()).clone();
             if let Some(mut s) = snapshot {
                 s.rss_bytes = crate::rss_bytes();
-                let _ = out_tx.send(wire::encode(&Envelope { tag: env.tag, body: Reply::Status(s) }));
+                if out_tx.send(reply_now(Reply::Status(s))).await.is_err() {
+                    break Ok(());
+                }
                 continue;
             }
         }
-        let req = match authorize(&who, role, env.body) {
-            Ok(req) => req,
+        let admitted = authorize(&who, role, env.body)
+            .and_then(|req| Ok((req, gate.request(&who).map_err(|why| format!("busy: {why}"))?)));
+        let (req, held) = match admitted {
+            Ok(r) => r,
             Err(message) => {
-                let _ =
-                    out_tx.send(wire::encode(&Envelope { tag: env.tag, body: Reply::Error { message, retry: false } }));
+                let retry = message.starts_with("busy: ");
+                if out_tx.send(reply_now(Reply::Error { message, retry })).await.is_err() {
+                    break Ok(());
+                }
                 continue;
             }
         };
         let (reply_tx, reply_rx) = oneshot::channel();
-        if inbox.send(Incoming { req, reply: reply_tx }).is_err() {
-            break Err("node stopped".into());
+        match inbox.try_send(Incoming { req, reply: reply_tx }) {
+            Ok(()) => {}
+            Err(crossbeam_channel::TrySendError::Disconnected(_)) => break Err("node stopped".into()),
+            Err(crossbeam_channel::TrySendError::Full(_)) => {
+                // Not reached while the gate admits no more than the channel holds.
+                let message = "busy: the node's request queue is full; retry later".to_string();
+                let _ = out_tx.send(reply_now(Reply::Error { message, retry: true })).await;
+                continue;
+            }
         }
         let (out, who) = (out_tx.clone(), who.clone());
         tokio::spawn(async move {
             let body = reply_rx.await.unwrap_or(Reply::Error { message: "the node stopped".into(), retry: true });
-            let _ = out.send(wire::encode(&Envelope { tag: env.tag, body: unbind(&who, body) }));
+            let _ = out.send(wire::encode(&Envelope { tag: env.tag, body: unbind(&who, body) })).await;
+            // the request's place is free once its reply is on its way
+            drop::<Permit>(held);
         });
     };
     drop(out_tx);
@@ -286,14 +334,110 @@ mod tests {
         });
         let mut addrs = Vec::new();
         for node in 0..3 {
-            let server_tls = tcp::client_port_config(&pki.identity(node), pki.client_ca_der()).unwrap();
-            let acceptor = if alpn { client_acceptor(&server_tls) } else { TlsAcceptor::from(server_tls) };
+            let acceptor = acceptor(pki, node, alpn);
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             addrs.push(listener.local_addr().unwrap());
-            let clients = Arc::new(vec!["demo".to_string()]);
-            tokio::spawn(accept_clients(listener, acceptor, clients, tx.clone(), StatusBoard::default()));
+            let port = Port {
+                clients: Arc::new(vec!["demo".to_string()]),
+                inbox: tx.clone(),
+                board: StatusBoard::default(),
+                gate: Gate::new(Default::default()),
+            };
+            tokio::spawn(accept_clients(listener, acceptor, port));
         }
         addrs
+    }
+
+    fn acceptor(pki: &Pki, node: usize, alpn: bool) -> TlsAcceptor {
+        let server_tls = tcp::client_port_config(&pki.identity(node), pki.client_ca_der()).unwrap();
+        if alpn {
+            client_acceptor(&server_tls)
+        } else {
+            TlsAcceptor::from(server_tls)
+        }
+    }
+
+    /// A TLS connection to a client port as client `name` (this build's protocol).
+    async fn connect(
+        pki: &Pki,
+        addr: std::net::SocketAddr,
+        name: &str,
+    ) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+        let (_, tls) = tcp::tls_configs(&pki.client_identity(name).unwrap()).unwrap();
+        let mut tls = (*tls).clone();
+        tls.alpn_protocols = wire::client_alpn();
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let server = rustls::pki_types::ServerName::try_from(party_name(0)).unwrap();
+        tokio_rustls::TlsConnector::from(Arc::new(tls)).connect(server, tcp).await.unwrap()
+    }
+
+    async fn read(conn: &mut tokio_rustls::client::TlsStream<tokio::net::TcpStream>) -> Envelope<Reply> {
+        wire::decode(&wire::read_frame(conn).await.unwrap().expect("a frame")).unwrap()
+    }
+
+    /// The client port's limits: a client's connection past `connections_per_client` is closed
+    /// with a retryable "busy" (another client still connects); its request past
+    /// `in_flight_per_client` is answered "busy" at once, with its tag, while the first waits
+    /// for the core, and once that one is answered the client may send again.
+    #[test]
+    fn the_client_port_answers_busy_past_a_clients_limits() {
+        let pki = Pki::generate_with_clients(3, &["demo", "other"]).unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        rt.block_on(async {
+            // The core: holds every request until told to answer.
+            let (tx, rx) = crossbeam_channel::unbounded::<Incoming>();
+            let (answer, answers) = crossbeam_channel::unbounded::<()>();
+            std::thread::spawn(move || {
+                for incoming in rx {
+                    let _ = answers.recv();
+                    let _ = incoming.reply.send(Reply::Error { message: "served".into(), retry: false });
+                }
+            });
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let limits =
+                crate::config::Limits { connections_per_client: 2, in_flight_per_client: 1, ..Default::default() };
+            let port = Port {
+                clients: Arc::new(vec!["demo".into(), "other".into()]),
+                inbox: tx,
+                board: StatusBoard::default(),
+                gate: Gate::new(limits),
+            };
+            tokio::spawn(accept_clients(listener, acceptor(&pki, 0, true), port));
+
+            let mut first = connect(&pki, addr, "demo").await;
+            let _second = connect(&pki, addr, "demo").await;
+            let mut third = connect(&pki, addr, "demo").await;
+            match read(&mut third).await {
+                Envelope { tag: 0, body: Reply::Error { message, retry: true } } => {
+                    assert!(message.contains("busy") && message.contains("limits.connections_per_client"), "{message}")
+                }
+                other => panic!("{other:?}"),
+            }
+            let _other = connect(&pki, addr, "other").await;
+
+            let commits = |tag| wire::encode(&Envelope { tag, body: Request::Commits { after: 0 } });
+            // `demo` is not an operator: a commit-log request is refused without the core
+            wire::write_frame(&mut first, &commits(5)).await.unwrap();
+            assert!(matches!(read(&mut first).await, Envelope { tag: 5, body: Reply::Error { retry: false, .. } }));
+            let submit = |tag| {
+                let body = Request::Submit { request_id: format!("r{tag}"), kind: crate::Kind::Check, share: vec![1] };
+                wire::encode(&Envelope { tag, body })
+            };
+            wire::write_frame(&mut first, &submit(1)).await.unwrap();
+            wire::write_frame(&mut first, &submit(2)).await.unwrap();
+            match read(&mut first).await {
+                Envelope { tag: 2, body: Reply::Error { message, retry: true } } => {
+                    assert!(message.contains("busy") && message.contains("limits.in_flight_per_client"), "{message}")
+                }
+                other => panic!("{other:?}"),
+            }
+            answer.send(()).unwrap();
+            assert!(matches!(read(&mut first).await, Envelope { tag: 1, body: Reply::Error { retry: false, .. } }));
+            wire::write_frame(&mut first, &submit(3)).await.unwrap();
+            answer.send(()).unwrap();
+            assert!(matches!(read(&mut first).await, Envelope { tag: 3, body: Reply::Error { retry: false, .. } }));
+        });
     }
 
     fn client(pki: &Pki, nodes: Vec<std::net::SocketAddr>) -> Client {

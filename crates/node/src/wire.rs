@@ -144,7 +144,8 @@ pub struct NodeStatus {
     pub peer_bytes_sent: u64,
     /// Requests waiting for a batch.
     pub queued: usize,
-    /// New requests refused since start because `batch.max_queued` were waiting.
+    /// New requests the core refused as busy since start: `batch.max_queued` were waiting at the
+    /// leader, or `limits.pending_shares` enrolment shares on disk.
     pub refused_busy: u64,
     /// Whether the node is in a session with both peers (connected, consistent, taking batches);
     /// false while it connects or catches up.

@@ -206,6 +206,9 @@ pub trait Store: Send {
     /// The pending share of a request, if any.
     fn pending(&mut self, request_id: &str) -> Result<Option<Vec<u8>>, StoreError>;
 
+    /// How many pending shares are stored (what a node bounds: `limits.pending_shares`).
+    fn pending_count(&mut self) -> Result<u64, StoreError>;
+
     /// The committed op for this request id and its commit's seq, if any (idempotent retries). When
     /// several commits named the request, the latest wins.
     fn outcome(&mut self, request_id: &str) -> Result<Option<(u64, Op)>, StoreError>;

@@ -342,6 +342,11 @@ impl Store for PgStore {
         Ok(())
     }
 
+    fn pending_count(&mut self) -> Result<u64, StoreError> {
+        let row = self.client.query_one("SELECT COUNT(*) FROM pending", &[])?;
+        from_i64("pending shares", row.get(0))
+    }
+
     fn pending(&mut self, request_id: &str) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.client.query_opt("SELECT share FROM pending WHERE request_id = $1", &[&request_id])?.map(|r| r.get(0)))
     }

@@ -214,6 +214,11 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn pending_count(&mut self) -> Result<u64, StoreError> {
+        let n: i64 = self.conn.prepare_cached("SELECT COUNT(*) FROM pending")?.query_row([], |r| r.get(0))?;
+        from_i64("pending shares", n)
+    }
+
     fn pending(&mut self, request_id: &str) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self
             .conn

@@ -346,7 +346,10 @@ fn prune_pending(fresh: &Fresh) {
     s.put_pending("old1", &[1; 10]).unwrap();
     s.put_pending("old2", &[2; 10]).unwrap();
     s.put_pending("used", &[3; 10]).unwrap();
+    s.put_pending("used", &[3; 10]).unwrap();
+    assert_eq!(s.pending_count().unwrap(), 3, "a replaced share counts once");
     assert!(s.commit(&Commit { seq: 1, ops: vec![enrol("used", 0)] }).unwrap());
+    assert_eq!(s.pending_count().unwrap(), 2, "a committed share is pending no more");
     assert_eq!(s.prune_pending(Duration::from_secs(3600)).unwrap(), 0, "nothing is an hour old");
     assert_eq!(s.pending("old1").unwrap(), Some(vec![1; 10]));
     // Age 0: everything pending now counts as abandoned; the committed share is an identity, untouched.
@@ -355,6 +358,7 @@ fn prune_pending(fresh: &Fresh) {
     assert_eq!(s.pending("old2").unwrap(), None);
     assert_eq!(identities(&mut *s), vec![(0, vec![3; 10])]);
     assert_eq!(s.prune_pending(Duration::ZERO).unwrap(), 0);
+    assert_eq!(s.pending_count().unwrap(), 0);
 }
 
 /// Share recovery's store side: a store rebuilt from the identities of another (`bulk_import`)
