@@ -349,7 +349,9 @@ fn run_in(
                 || batch.iter().any(|&j| cfg.match_template(q, &queries[j].0).expect("geometry"));
             let want = !dup;
             let client_saw = outcomes.get(&k).map(|o| o.unique);
-            let ok = *unique == want && client_saw == Some(*unique) && got_id.is_some() == want;
+            // the twin would have refused a query with too few valid bits, not checked it
+            let checked = !cfg.too_few_valid_bits(q);
+            let ok = checked && *unique == want && client_saw == Some(*unique) && got_id.is_some() == want;
             total += 1;
             agree += ok as usize;
             if !ok {

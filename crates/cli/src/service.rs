@@ -463,7 +463,7 @@ fn status_line(n: &NodeStatus) -> String {
     format!(
         "node {}: {} identities (ids digest {hex}…), last batch {}, scheme {} ({:.1} B per code bit), \
          shares in memory {:.1} MB ({} per identity), RSS {:.1} MB, sent to peers {:.1} MB, \
-         {} waiting ({} refused busy), {}",
+         {} waiting ({} refused busy, {} queries refused for too few valid bits), {}",
         n.id,
         n.summary.count,
         n.summary.last_seq,
@@ -475,6 +475,7 @@ fn status_line(n: &NodeStatus) -> String {
         n.peer_bytes_sent as f64 / 1e6,
         n.queued,
         n.refused_busy,
+        n.refused_short,
         if n.serving { "serving" } else { "not serving: connecting to its peers, catching up or recovering" },
     )
 }

@@ -15,6 +15,7 @@ use argus_iris::{Generator, IrisCode, IrisGeometry, Template};
 use argus_node::client::new_request_id;
 use argus_node::wire::Request;
 use argus_node::{Client, ClientConfig, Kind, NodeError};
+use argus_store::Op;
 
 const EXE: &str = env!("CARGO_BIN_EXE_argus");
 const LAYOUT: &str = "layout = { rows = 4, cols = 32, filters = 2, parts = 2 }";
@@ -495,10 +496,50 @@ fn a_full_leader_refuses_and_clients_retry() {
     assert!(s.iter().all(|n| n.queued == 0), "{s:?}");
 }
 
+/// A query whose mask leaves an eye fewer valid bits than `iris.min_valid` asks (a quarter) is
+/// refused, decided in MPC, with the reason; nothing of it is stored, a retry of the same request
+/// gets the same refusal, the status counts it, and the other query of its batch is enrolled.
+#[test]
+fn a_template_with_too_few_valid_bits_is_refused_and_its_batch_goes_on() {
+    let c = Cluster::new("short-masks");
+    let mut gen = generator(31);
+    let geometry = IrisGeometry::new(4, 32, 2, 2).unwrap();
+    let t = gen.random_template();
+    // 127 of 512 bits valid on the left eye: one short of a quarter.
+    let mut mask = argus_math::BitVec::zeros(geometry.bits());
+    (0..127).for_each(|i| mask.set(i, true));
+    let short = Template::new(IrisCode::new(geometry, t.left.code().clone(), mask).unwrap(), t.right.clone()).unwrap();
+    let shares = c.client.make_shares(&short).unwrap();
+    let id = new_request_id();
+    let refused = {
+        let (client, id, shares) = (c.client.clone(), id.clone(), shares.clone());
+        c.rt.spawn(async move { client.submit_shares(id, Kind::Enroll, shares).await })
+    };
+    let fine = c.spawn_enrol(gen.random_template());
+    let e = c.rt.block_on(refused).unwrap().unwrap_err().to_string();
+    assert!(e.contains("fewer than 128 valid (unmasked) code bits of 512") && e.contains("iris.min_valid"), "{e}");
+    assert_eq!(c.rt.block_on(fine).unwrap().unwrap().enrolled, Some(0));
+    let again = c.rt.block_on(c.client.submit_shares(id, Kind::Enroll, shares)).unwrap_err().to_string();
+    let reason = |e: &str| e.split_once("refused: ").map(|(_, r)| r.to_string());
+    assert_eq!(reason(&again), reason(&e), "a retry gets the recorded refusal");
+    let s = c.rt.block_on(c.client.status()).unwrap();
+    assert!(s.iter().all(|n| n.refused_short == 1 && n.summary.count == 1), "{s:?}");
+    // the two were one batch: its commit refuses one and enrols the other
+    let log = c.rt.block_on(c.operator.commits(0, 0)).unwrap();
+    let batch = log.iter().find(|b| b.ops.iter().any(|op| matches!(op, Op::Refused { .. }))).expect("a refusal");
+    assert!(batch.ops.iter().any(|op| matches!(op, Op::Outcome { enrolled: Some(0), .. })), "{log:?}");
+    // one valid bit more on that eye: checked, unique, enrolled
+    let mut mask = argus_math::BitVec::zeros(geometry.bits());
+    (0..128).for_each(|i| mask.set(i, true));
+    let enough = Template::new(IrisCode::new(geometry, t.left.code().clone(), mask).unwrap(), t.right.clone()).unwrap();
+    assert_eq!(c.submit(&enough, Kind::Enroll).unwrap().enrolled, Some(1));
+    assert_eq!(c.consistent_count(), 2);
+}
+
 /// The enrolment shares on disk are bounded (`limits.pending_shares = 1`): two enrolments sent
-/// together reach each node within the leader's wait for a batch (150 ms); the first's share is
-/// stored, the second is refused as busy at every node before anything of it is stored, and its
-/// client's retry enrols it after the first's batch.
+/// together reach the leader within its wait for a batch (150 ms); the first's share is stored,
+/// the second is refused as busy before anything of it is stored there, and its client's retry
+/// enrols it after the first's batch.
 #[test]
 fn pending_shares_on_disk_are_bounded() {
     let mut c = Cluster::new("pending-bound");
@@ -513,8 +554,8 @@ fn pending_shares_on_disk_are_bounded() {
     ids.sort();
     assert_eq!(ids, [1, 2]);
     let s = c.rt.block_on(c.client.status()).unwrap();
-    assert!(s.iter().all(|n| n.refused_busy >= 1), "every node refused one enrolment at least once: {s:?}");
-    assert!(c.log(1).contains("limits.pending_shares reached"), "{}", c.log(1));
+    assert!(s[0].refused_busy >= 1, "the leader refused one enrolment at least once: {s:?}");
+    assert!(c.log(0).contains("limits.pending_shares reached"), "{}", c.log(0));
     assert_eq!(c.consistent_count(), 3);
 }
 

@@ -330,6 +330,11 @@ pub struct MatchConfig {
     /// ~90 with log depth) and runs its rounds once per chunk, so larger chunks trade memory for
     /// rounds: for nodes far apart. It never changes a result; the plaintext matcher ignores it.
     pub compare_chunk: usize,
+    /// The least fraction of an eye's code bits that must be valid (unmasked, after the mask
+    /// mode) for a query to be checked at all (default 1/4); a query with an eye below it is
+    /// refused ([`MatchConfig::too_few_valid_bits`]): an all-masked template would otherwise
+    /// match nothing, be "unique" and enrol any number of times.
+    pub min_valid: Threshold,
 }
 
 impl Default for MatchConfig {
@@ -342,6 +347,7 @@ impl Default for MatchConfig {
             reveal_matches: false,
             adder: argus_mpc::rep3::Adder::Ripple,
             compare_chunk: 0,
+            min_valid: Threshold { num: 1, den: 4 },
         }
     }
 }
@@ -354,6 +360,22 @@ impl MatchConfig {
             0 => crate::protocol::compare_chunk(adder),
             n => n,
         }
+    }
+
+    /// The fewest valid code bits an eye of `len` bits must keep: `⌈min_valid · len⌉`.
+    pub fn min_valid_bits(&self, len: usize) -> u64 {
+        let (num, den) = (u128::from(self.min_valid.num()), u128::from(self.min_valid.den()));
+        (num * len as u128).div_ceil(den) as u64
+    }
+
+    /// Whether an eye of `t` keeps fewer valid code bits (after the mask mode) than
+    /// [`min_valid_bits`](Self::min_valid_bits): such a query is refused, not checked (the
+    /// plaintext twin of the MPC check's coverage step).
+    pub fn too_few_valid_bits(&self, t: &Template) -> bool {
+        [&t.left, &t.right].into_iter().any(|c| {
+            let valid = self.mask_mode.apply(c).mask().count_ones() as u64;
+            valid < self.min_valid_bits(c.geometry().bits())
+        })
     }
 
     /// [`match_eye`] with this configuration's threshold, window and mask mode.

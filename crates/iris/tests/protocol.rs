@@ -459,3 +459,63 @@ fn the_threshold_is_strict_and_exact_in_every_scheme() {
     run(&MpcLiftF16, &db, &batch, &cfg, &want);
     run(&PlainMaskZ16, &db, &batch, &cfg, &want);
 }
+
+/// Queries whose mask leaves an eye fewer than `⌈min_valid · len⌉` valid bits are "short" in every
+/// scheme, exactly at the boundary and with the plaintext twin: valid bits `min − 1` (short), `min`
+/// and `min + 1` (not) on either eye, all masked and all valid, with per-bit and trimmed masks
+/// (whose counts go by pairs) and with the default quarter and a minimum of 0; one bit revealed
+/// per query, the same at every party, in rounds that do not depend on the batch.
+#[test]
+fn queries_with_too_few_valid_bits_are_short_in_every_scheme() {
+    let geometry = IrisGeometry::DEPLOYED;
+    let n = geometry.bits();
+    let mut g = Generator::new(geometry, 41).unwrap();
+    // The first `valid` bits valid (whole pairs: `valid` even).
+    let masked = |c: &IrisCode, valid: usize| {
+        let mut mask = BitVec::ones(n);
+        (valid..n).for_each(|i| mask.set(i, false));
+        IrisCode::new(geometry, c.code().clone(), mask).unwrap()
+    };
+    for (mode, quarter) in [(MaskMode::PerBit, 1), (MaskMode::Trimmed, 4)] {
+        for min_valid in [Threshold::ratio(1, 4).unwrap(), Threshold::ratio(quarter - 1, 4 * quarter).unwrap()] {
+            let cfg = MatchConfig { mask_mode: mode, min_valid, ..MatchConfig::default() };
+            let min = cfg.min_valid_bits(n) as usize;
+            // even counts around the boundary (pairs count whole)
+            let edge = |k: isize| ((min as isize + k).clamp(0, n as isize) as usize).div_ceil(2) * 2;
+            let cases = [(edge(-2), n), (n, edge(-2)), (edge(0), edge(0)), (edge(2), n), (0, n), (n, n), (0, 0)];
+            let batch: Vec<Template> = cases
+                .iter()
+                .map(|&(l, r)| {
+                    let t = g.random_template();
+                    Template::new(masked(&t.left, l), masked(&t.right, r)).unwrap()
+                })
+                .collect();
+            let want: Vec<bool> = batch.iter().map(|t| cfg.too_few_valid_bits(t)).collect();
+            let counted: Vec<bool> = cases.iter().map(|&(l, r)| l.min(r) < min).collect();
+            assert_eq!(want, counted, "the twin counts valid bits ({mode:?}, min {min})");
+            fn run<S: IrisScheme>(s: &S, batch: &[Template], cfg: &MatchConfig, want: &[bool]) -> u64 {
+                let qs: Vec<_> = batch.iter().map(|t| s.share_query(t, cfg).unwrap()).collect();
+                let out = run3(Backend::Memory, NetConfig::default(), |p| {
+                    let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
+                    let before = p.stats().rounds;
+                    let short = s.short_masks(p, &mine, IrisGeometry::DEPLOYED.bits(), cfg)?;
+                    Ok((short, p.stats().rounds - before))
+                })
+                .unwrap();
+                for (short, _) in &out {
+                    assert_eq!(short, want, "{} {:?}", s.name(), cfg.mask_mode);
+                }
+                out.iter().map(|o| o.1).max().unwrap()
+            }
+            let z16 = run(&MpcLiftZ16, &batch, &cfg, &want);
+            run(&NoLiftZ32, &batch, &cfg, &want);
+            run(&MpcLiftF16, &batch, &cfg, &want);
+            let gr = run(&MpcLiftGr16, &batch, &cfg, &want);
+            assert_eq!(run(&PlainMaskZ16, &batch, &cfg, &want), 0, "public masks: no message");
+            // rounds independent of the batch
+            assert_eq!(run(&MpcLiftGr16, &batch[..1], &cfg, &want[..1]), gr);
+            // a reshare, the 16-bit two-operand MSB (ripple), the OR of the eyes, the reveal
+            assert_eq!((z16, gr), (19, 19), "the same 16-bit MSB");
+        }
+    }
+}

@@ -68,6 +68,17 @@ pub fn dot_weights(id: usize, share: &[u16]) -> Result<Vec<u16>> {
     Ok(share.chunks_exact(4).flat_map(|t| galois::dot_weights(galois::mul(lambda, element(t)))).collect())
 }
 
+/// Party `id`'s additive share (mod 2^16) of the sum of the values shared monomially in `share`:
+/// the coefficients of `λ_i·t` (λ_i the Lagrange coefficient at 0) summed, since the sum of
+/// the coefficients is linear and `Σ_i λ_i·t_i` is the shared element. Not uniformly random on
+/// its own: re-randomise before sending.
+pub fn sum_share(id: usize, share: &[u16]) -> Result<u16> {
+    check_len(share.len())?;
+    let lambda =
+        *galois::lagrange_at_zero().get(id).ok_or_else(|| MpcError::InvalidParameter(format!("party {id} of 3")))?;
+    Ok(share.chunks_exact(4).flat_map(|t| galois::mul(lambda, element(t))).fold(0u16, |acc, c| acc.wrapping_add(c)))
+}
+
 /// Opens a degree-1 sharing from all three shares (tests and plaintext twins), in the basis it
 /// was shared in.
 pub fn open(shares: [&[u16]; 3], basis: Basis) -> Result<Vec<u16>> {
@@ -113,6 +124,8 @@ mod tests {
             prop_assert_eq!(open([&sb[0], &sb[1], &sb[2]], Basis::Query).unwrap(), b.clone());
             let sum = (0..3).fold(0u16, |s, i| s.wrapping_add(dot(&sa[i], &dot_weights(i, &sb[i]).unwrap())));
             prop_assert_eq!(sum, dot(&a, &b));
+            let total = (0..3).fold(0u16, |s, i| s.wrapping_add(sum_share(i, &sa[i]).unwrap()));
+            prop_assert_eq!(total, a.iter().fold(0u16, |s, &x| s.wrapping_add(x)));
         }
     }
 

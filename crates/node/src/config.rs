@@ -19,6 +19,7 @@
 //! reveal_matches = false            # true: log the identities each query matched (operator only)
 //! adder = "ripple"                  # the comparisons' adder; "log-depth": fewer rounds, more bytes (WAN)
 //! compare_chunk = "auto"            # comparisons per chunk, from the nodes' round time; 0: the adder's default; or a count
+//! min_valid = 0.25                  # a query with an eye less valid (unmasked) than this is refused
 //!
 //! [batch]
 //! max = 32          # queries per protocol run
@@ -33,7 +34,7 @@
 //! connections_per_client = 8    # open connections of one client certificate
 //! in_flight = 4096              # requests waiting for their answer, all clients together
 //! in_flight_per_client = 256    # requests of one client waiting for their answer
-//! pending_shares = 4096         # enrolment shares on disk waiting for their batch
+//! pending_shares = 4096         # enrolment shares on the leader's disk waiting for their batch
 //! ```
 
 use std::net::SocketAddr;
@@ -214,6 +215,11 @@ pub struct IrisSettings {
     /// against 4000 takes 275 rounds at 2^20, 83 at `4194304` (2^22) and 51 at `8388608` (2^23),
     /// ripple. Results are the same either way.
     pub compare_chunk: CompareChunk,
+    /// The least fraction of each eye's code bits that must be valid (unmasked) for a query to be
+    /// checked: a query below it is refused with that reason, decided in MPC without revealing
+    /// the count (0.25 by default; 0 checks every query, even an all-masked one, which then
+    /// matches nothing and is "unique").
+    pub min_valid: f64,
 }
 
 /// `[iris] compare_chunk` (and `argus bench iris --compare-chunk`): comparisons per chunk of the
@@ -332,6 +338,7 @@ impl Default for IrisSettings {
             reveal_matches: false,
             adder: AdderSetting::Ripple,
             compare_chunk: CompareChunk::Auto,
+            min_valid: 0.25,
         }
     }
 }
@@ -351,6 +358,9 @@ impl IrisSettings {
             check_compare_chunk("compare_chunk", n).map_err(NodeError::Config)?;
         }
         let threshold = Threshold::from_decimal(self.threshold).map_err(|e| NodeError::Config(e.to_string()))?;
+        let min_valid = Threshold::from_decimal(self.min_valid).map_err(|e| {
+            NodeError::Config(format!("iris.min_valid ({}) must be a fraction from 0 to 1: {e}", self.min_valid))
+        })?;
         Ok(MatchConfig {
             threshold,
             rotations: -self.rotations..=self.rotations,
@@ -368,6 +378,7 @@ impl IrisSettings {
                 AdderSetting::LogDepth => Adder::LogDepth,
             },
             compare_chunk: self.compare_chunk.initial(),
+            min_valid,
         })
     }
 
@@ -448,8 +459,9 @@ pub struct Limits {
     /// Requests of one client waiting for their answer at this node (`argus demo` keeps 64 in
     /// flight by default).
     pub in_flight_per_client: usize,
-    /// Enrolment shares stored while they wait for their batch (each is deleted when its batch
-    /// commits, or as abandoned after a day): a new enrolment past it is refused as busy.
+    /// Enrolment shares stored at the leader while they wait for their batch (each is deleted
+    /// when its batch commits, or as abandoned after a day): a new enrolment past it is refused
+    /// as busy. A follower's are bounded by the requests it holds (`in_flight`).
     pub pending_shares: usize,
 }
 

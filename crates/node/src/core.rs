@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 
 use crate::batching::{self, Waiting};
 use crate::config::CompareChunk;
-use crate::engine::Engine;
+use crate::engine::{Decision, Engine};
 use crate::wire::{self, Asks, Item, ItemOp, Kind, NodeStatus, Outcome, PeerMsg, Reply, Request};
 use crate::{failpoint, NodeConfig, NodeError};
 
@@ -43,6 +43,16 @@ struct Queued<S: IrisScheme> {
     since: Instant,
     /// The node's protocol time when it arrived: waiting behind earlier batches is not lateness.
     busy_at: Duration,
+}
+
+/// What a batch's protocol run revealed, per submission in batch order: whether it was refused
+/// as short; of those checked against the database, their items and what the check revealed;
+/// the verifications' answers.
+struct Ran {
+    short: Vec<bool>,
+    checks: Vec<Item>,
+    checked: Checked,
+    verified: Vec<bool>,
 }
 
 /// Why a session ended.
@@ -75,6 +85,8 @@ pub struct Core<S: IrisScheme> {
     longest_batch: Duration,
     /// New requests refused as busy since start (`batch.max_queued`, `limits.pending_shares`).
     refused_busy: u64,
+    /// Queries refused without a check since start: an eye with too few valid bits.
+    refused_short: u64,
     /// Whether the last new request was refused (logged once per spell of refusals).
     refusing: bool,
     /// In a session with both peers, past the consistency check (reported in the status).
@@ -157,6 +169,7 @@ fn reply_of(seq: u64, op: &Op) -> Reply {
         Op::Delete { request_id, existed, .. } => {
             Reply::Deleted { request_id: request_id.clone(), existed: *existed, seq }
         }
+        Op::Refused { reason, .. } => error(reason.clone(), false),
     }
 }
 
@@ -190,6 +203,7 @@ impl<S: IrisScheme> Core<S> {
             busy: Duration::ZERO,
             longest_batch: Duration::ZERO,
             refused_busy: 0,
+            refused_short: 0,
             refusing: false,
             serving: false,
             window: (Instant::now(), 0, 0, Duration::ZERO),
@@ -845,32 +859,31 @@ impl<S: IrisScheme> Core<S> {
         }
         let shares: Vec<S::Share> = taken.iter_mut().filter_map(|q| q.share.take()).collect();
         let dedup = items.iter().any(|it| it.op == ItemOp::Submit(Kind::Enroll));
-        // Submissions in batch order; re-authentications (1:1) are checked apart, each against
-        // its one identity, the others together against the database.
+        // Submissions in batch order. First the coverage step (issue 35, item 2): a query whose
+        // mask leaves an eye too few valid bits is refused and goes no further. Of the others,
+        // re-authentications (1:1) are checked apart, each against its one identity, the rest
+        // together against the database.
         let kinds: Vec<Kind> =
             items.iter().filter_map(|it| if let ItemOp::Submit(k) = it.op { Some(k) } else { None }).collect();
+        let subs: Vec<&Item> = items.iter().filter(|it| matches!(it.op, ItemOp::Submit(_))).collect();
         let verify = |k: &Kind| matches!(k, Kind::Verify(_));
-        let (checks, rest): (Vec<Item>, Vec<&S::Share>) = items
-            .iter()
-            .filter(|it| matches!(it.op, ItemOp::Submit(k) if !verify(&k)))
-            .cloned()
-            .zip(shares.iter().zip(&kinds).filter(|(_, k)| !verify(k)).map(|(s, _)| s))
-            .unzip();
-        let run = |core: &mut Self, p: &mut Party| -> Result<(Checked, Vec<bool>), NodeError> {
-            let checked = match (rest.len(), shares.len()) {
-                (0, _) => Default::default(),
-                (r, s) if r == s => core.engine.check(p, &shares, dedup)?,
-                _ => core.engine.check(p, &rest.iter().map(|s| (*s).clone()).collect::<Vec<_>>(), dedup)?,
+        let run = |core: &mut Self, p: &mut Party| -> Result<Ran, NodeError> {
+            let short = core.engine.short_masks(p, &shares)?;
+            let checked_at: Vec<usize> = (0..shares.len()).filter(|&i| !short[i] && !verify(&kinds[i])).collect();
+            let checked = match checked_at.len() {
+                0 => Default::default(),
+                n if n == shares.len() => core.engine.check(p, &shares, dedup)?,
+                _ => core.engine.check(p, &checked_at.iter().map(|&i| shares[i].clone()).collect::<Vec<_>>(), dedup)?,
             };
             let mut verified = Vec::new();
-            for (s, k) in shares.iter().zip(&kinds) {
-                if let Kind::Verify(id) = k {
-                    verified.push(core.engine.verify(p, s, *id)?);
+            for (i, k) in kinds.iter().enumerate() {
+                if let (Kind::Verify(id), false) = (k, short[i]) {
+                    verified.push(core.engine.verify(p, &shares[i], *id)?);
                 }
             }
-            Ok((checked, verified))
+            Ok(Ran { short, checks: checked_at.iter().map(|&i| subs[i].clone()).collect(), checked, verified })
         };
-        let (checked, verified) = match run(self, p) {
+        let Ran { short, checks, checked, verified } = match run(self, p) {
             Ok(c) => c,
             Err(e) => {
                 for q in taken {
@@ -883,20 +896,23 @@ impl<S: IrisScheme> Core<S> {
         };
         failpoint("after-reveal", seq);
         self.report_matches(seq, &checks, &checked);
-        // `unique` in batch order: a verified query is "not unique" (it is identity `id`).
+        // In batch order: a verified query is "not unique" (it is identity `id`).
         let (mut c, mut v) = (checked.unique.iter(), verified.iter());
-        let unique: Vec<bool> =
-            kinds
-                .iter()
-                .map(|k| {
-                    if verify(k) {
-                        !*v.next().expect("one per verification")
-                    } else {
-                        *c.next().expect("one per check")
-                    }
-                })
-                .collect();
-        let commit = self.engine.plan(seq, items, &unique);
+        let decisions: Vec<Decision> = kinds
+            .iter()
+            .zip(&short)
+            .map(|(k, &short)| {
+                if short {
+                    self.refused_short += 1;
+                    Decision::Refused(self.engine.short_reason())
+                } else if verify(k) {
+                    Decision::Checked { unique: !*v.next().expect("one per verification") }
+                } else {
+                    Decision::Checked { unique: *c.next().expect("one per check") }
+                }
+            })
+            .collect();
+        let commit = self.engine.plan(seq, items, &decisions);
         let mut fresh = HashMap::new();
         let mut s = shares.iter();
         for it in items {
@@ -1032,7 +1048,7 @@ impl<S: IrisScheme> Core<S> {
                 self.admit()?;
                 let parsed = self.engine.decode_query(&share).map_err(|e| Handled::new(error(e.to_string(), false)))?;
                 if kind == Kind::Enroll {
-                    self.room_for_pending()?;
+                    self.room_for_pending(&request_id)?;
                     let bytes =
                         self.engine.enrollment_bytes(&parsed).map_err(|e| Handled::new(error(e.to_string(), false)))?;
                     self.engine.store.put_pending(&request_id, &bytes).map_err(|e| {
@@ -1088,14 +1104,23 @@ impl<S: IrisScheme> Core<S> {
         )))
     }
 
-    /// A new enrolment's share is stored only while fewer than `limits.pending_shares` wait on
-    /// disk (they leave when their batch commits, or as abandoned after a day); past it the
-    /// request is refused as busy, before its share is parsed or stored.
-    fn room_for_pending(&mut self) -> Result<(), Handled> {
+    /// The leader stores a new enrolment's share only while fewer than `limits.pending_shares`
+    /// wait on its disk (they leave when their batch commits, or as abandoned after a day); past
+    /// it the request is refused as busy before its share is parsed or stored. A retry of a
+    /// request whose share is stored replaces it and is admitted. Only the leader decides, as with
+    /// `batch.max_queued` ([`Core::admit`]): followers counting for themselves would each hold
+    /// different requests at the margin, which then never reach all three; their pending shares
+    /// are bounded by the requests they hold (`limits.in_flight`).
+    fn room_for_pending(&mut self, request_id: &str) -> Result<(), Handled> {
+        if self.cfg.id != LEADER {
+            return Ok(());
+        }
         let max = self.cfg.limits.pending_shares as u64;
-        match self.engine.store.pending_count() {
-            Ok(n) if n < max => Ok(()),
-            Ok(n) => {
+        let store = &mut self.engine.store;
+        let count = store.pending_count().and_then(|n| Ok((n, n >= max && store.pending(request_id)?.is_none())));
+        match count {
+            Ok((_, false)) => Ok(()),
+            Ok((n, true)) => {
                 self.refused_busy += 1;
                 tracing::warn!(node = self.cfg.id, pending = n, "limits.pending_shares reached: refusing an enrolment");
                 Err(Handled::new(error(
@@ -1116,7 +1141,9 @@ impl<S: IrisScheme> Core<S> {
         match self.engine.store.outcome(request_id) {
             Ok(None) => Ok(()),
             Ok(Some((seq, op))) => match (&op, submit) {
-                (Op::Outcome { .. }, true) | (Op::Delete { .. }, false) => Err(Handled::new(reply_of(seq, &op))),
+                (Op::Outcome { .. } | Op::Refused { .. }, true) | (Op::Delete { .. }, false) => {
+                    Err(Handled::new(reply_of(seq, &op)))
+                }
                 _ => Err(Handled::new(error("request id already used by a different kind of request", false))),
             },
             Err(e) => Err(Handled::new(error(format!("store: {e}"), true))),
@@ -1134,6 +1161,7 @@ impl<S: IrisScheme> Core<S> {
             peer_bytes_sent: self.peer_bytes.0 + self.peer_bytes.1,
             queued: self.queue.len(),
             refused_busy: self.refused_busy,
+            refused_short: self.refused_short,
             serving: self.serving,
         })
     }

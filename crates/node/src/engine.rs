@@ -15,6 +15,18 @@ use argus_store::{Commit, IdentityId, Op, Store, StoreError, Summary};
 use crate::wire::{Item, ItemOp, Kind, Part};
 use crate::NodeError;
 
+/// What a batch decided for one submission.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Checked: whether it matched nothing (for a verification: whether it is not the identity).
+    Checked {
+        /// No match.
+        unique: bool,
+    },
+    /// Refused without a check: the reason its client is told.
+    Refused(String),
+}
+
 /// A node's database and store under scheme `S`.
 pub struct Engine<S: IrisScheme> {
     /// The scheme.
@@ -133,6 +145,23 @@ impl<S: IrisScheme> Engine<S> {
         self.scheme.check(p, queries, &self.db, &self.cfg, dedup)
     }
 
+    /// Per query, whether an eye's mask leaves too few valid bits ([`IrisScheme::short_masks`]):
+    /// one bit revealed per query.
+    pub fn short_masks(&self, p: &mut Party, queries: &[S::Share]) -> Result<Vec<bool>, MpcError> {
+        self.scheme.short_masks(p, queries, self.len, &self.cfg)
+    }
+
+    /// What a client whose query [`short_masks`](Self::short_masks) found short is told.
+    pub fn short_reason(&self) -> String {
+        format!(
+            "an eye of the template has fewer than {} valid (unmasked) code bits of {} (iris.min_valid = \
+             {}); nothing of it was checked or stored: capture the eyes again",
+            self.cfg.min_valid_bits(self.len),
+            self.len,
+            self.cfg.min_valid.as_f64()
+        )
+    }
+
     /// Share recovery, a helper's side: this node's (`me`) parts for node `lost` of up to `limit`
     /// identities with ids above `after`, in id order, encoded ([`IrisScheme::recovery_part`];
     /// `pad` is shared with the other helper alone).
@@ -226,22 +255,26 @@ impl<S: IrisScheme> Engine<S> {
         Ok(!checked.unique[0])
     }
 
-    /// The commit of batch `seq`: the `i`-th submission of `items` gets `unique[i]`; unique
+    /// The commit of batch `seq`: the `i`-th submission of `items` gets `decisions[i]`; unique
     /// enrolments get the next identity ids in batch order.
-    pub fn plan(&self, seq: u64, items: &[Item], unique: &[bool]) -> Commit {
+    pub fn plan(&self, seq: u64, items: &[Item], decisions: &[Decision]) -> Commit {
         let mut next = self.next_id;
-        let mut u = unique.iter();
+        let mut d = decisions.iter();
         let ops = items
             .iter()
             .map(|it| match it.op {
-                ItemOp::Submit(kind) => {
-                    let unique = *u.next().expect("one outcome per submission");
-                    let enrolled = (kind == Kind::Enroll && unique).then(|| {
-                        next += 1;
-                        next - 1
-                    });
-                    Op::Outcome { request_id: it.request_id.clone(), unique, enrolled }
-                }
+                ItemOp::Submit(kind) => match d.next().expect("one decision per submission") {
+                    Decision::Refused(reason) => {
+                        Op::Refused { request_id: it.request_id.clone(), reason: reason.clone() }
+                    }
+                    &Decision::Checked { unique } => {
+                        let enrolled = (kind == Kind::Enroll && unique).then(|| {
+                            next += 1;
+                            next - 1
+                        });
+                        Op::Outcome { request_id: it.request_id.clone(), unique, enrolled }
+                    }
+                },
                 ItemOp::Delete(id) => {
                     Op::Delete { request_id: it.request_id.clone(), id, existed: self.ids.binary_search(&id).is_ok() }
                 }

@@ -20,7 +20,9 @@ use crate::NodeError;
 /// * 3 (2026-11-29): the threshold is an exact rational (MPCLift and F_65519 on its dyadic
 ///   stand-in, a 36-bit MSB), the audit's seed is drawn jointly and replicated copies are
 ///   compared by digest, and a batch may carry re-authentications (`Kind::Verify`).
-pub const PEER_PROTOCOL: u32 = 3;
+/// * 4 (2026-11-29): a batch starts with the coverage step (`short_masks`: one MSB and one
+///   reveal), and its commit may refuse a query (`Op::Refused`).
+pub const PEER_PROTOCOL: u32 = 4;
 
 /// The version of what a client and a node send each other (the messages and frames below, and
 /// the schemes' share encodings), offered by the client and chosen by the node as the TLS
@@ -30,7 +32,9 @@ pub const PEER_PROTOCOL: u32 = 3;
 ///
 /// `argus-client/2` (2026-11-29): re-authentication (`Kind::Verify`); request ids are bound to
 /// the client and deleting or reading the commit log needs the operator role.
-pub const CLIENT_PROTOCOL: &str = "argus-client/2";
+/// `argus-client/3` (2026-11-29): refused queries (`Op::Refused` in the commit log) and their
+/// count in the status.
+pub const CLIENT_PROTOCOL: &str = "argus-client/3";
 
 /// The ALPN list of a client or node that speaks [`CLIENT_PROTOCOL`].
 pub fn client_alpn() -> Vec<Vec<u8>> {
@@ -147,6 +151,9 @@ pub struct NodeStatus {
     /// New requests the core refused as busy since start: `batch.max_queued` were waiting at the
     /// leader, or `limits.pending_shares` enrolment shares on disk.
     pub refused_busy: u64,
+    /// Queries refused without a check since start: an eye with fewer valid bits than
+    /// `iris.min_valid` asks.
+    pub refused_short: u64,
     /// Whether the node is in a session with both peers (connected, consistent, taking batches);
     /// false while it connects or catches up.
     pub serving: bool,
@@ -381,11 +388,11 @@ mod tests {
             })
         };
         let ours = Some(CLIENT_PROTOCOL.as_bytes().to_vec());
-        for offer in [&[CLIENT_PROTOCOL][..], &["argus-client/3", CLIENT_PROTOCOL]] {
+        for offer in [&[CLIENT_PROTOCOL][..], &["argus-client/99", CLIENT_PROTOCOL]] {
             let (s, c) = handshake(offer);
             assert_eq!((s.unwrap(), c.unwrap()), (ours.clone(), ours.clone()), "{offer:?}");
         }
-        let (s, c) = handshake(&["argus-client/3"]);
+        let (s, c) = handshake(&["argus-client/99"]);
         assert!(no_common_protocol(&s.unwrap_err()));
         assert!(no_common_protocol(&c.unwrap_err()));
         let (s, c) = handshake(&[]);

@@ -141,13 +141,23 @@ pub enum Op {
         /// Whether the identity was enrolled when the deletion was decided.
         existed: bool,
     },
+    /// A submission refused without a check (nothing of it enrolled); `reason` is what its client
+    /// is told, the same at every node.
+    Refused {
+        /// The request refused.
+        request_id: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl Op {
     /// The request id this op answers.
     pub fn request_id(&self) -> &str {
         match self {
-            Op::Outcome { request_id, .. } | Op::Delete { request_id, .. } => request_id,
+            Op::Outcome { request_id, .. } | Op::Refused { request_id, .. } | Op::Delete { request_id, .. } => {
+                request_id
+            }
         }
     }
 }

@@ -66,7 +66,7 @@ impl SqliteStore {
                     }
                     next_id = next_id.max(id + 1);
                 }
-                Op::Outcome { enrolled: None, .. } => {}
+                Op::Outcome { enrolled: None, .. } | Op::Refused { .. } => {}
                 Op::Delete { id, .. } => {
                     // Ids above i64::MAX cannot be enrolled, so there is nothing to delete.
                     if let Ok(id) = to_i64("identity id", *id) {

@@ -359,6 +359,14 @@ fn prune_pending(fresh: &Fresh) {
     assert_eq!(identities(&mut *s), vec![(0, vec![3; 10])]);
     assert_eq!(s.prune_pending(Duration::ZERO).unwrap(), 0);
     assert_eq!(s.pending_count().unwrap(), 0);
+    // A refused enrolment: its pending share goes, its refusal is its recorded outcome.
+    s.put_pending("short", &[4; 10]).unwrap();
+    let refused = Op::Refused { request_id: "short".into(), reason: "too few valid bits".into() };
+    assert!(s.commit(&Commit { seq: 2, ops: vec![refused.clone()] }).unwrap());
+    assert_eq!((s.pending("short").unwrap(), s.pending_count().unwrap()), (None, 0));
+    assert_eq!(s.outcome("short").unwrap(), Some((2, refused.clone())));
+    assert_eq!(s.commits_since(1).unwrap(), vec![Commit { seq: 2, ops: vec![refused] }]);
+    assert_eq!(identities(&mut *s), vec![(0, vec![3; 10])]);
 }
 
 /// Share recovery's store side: a store rebuilt from the identities of another (`bulk_import`)

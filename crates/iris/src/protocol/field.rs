@@ -200,6 +200,33 @@ fn rotation_major(parts: Vec<&Shamir<F65519>>, rot: usize, len: usize) -> Result
     Shamir::concat(&pieces.iter().collect::<Vec<_>>())
 }
 
+/// [`super::short_masks`] over Shamir shares in F_65519: a count's degree-1 share is the sum of
+/// the unrotated row's, `factor·count − min` goes to replicated shares and its MSB mod p says
+/// whether it is negative (`|v| ≤ len < p/2`).
+pub fn short_masks(
+    p: &mut Party,
+    queries: &[FieldTemplateShare],
+    len: usize,
+    cfg: &MatchConfig,
+) -> Result<Vec<bool>, MpcError> {
+    let Some(first) = queries.first() else { return Ok(Vec::new()) };
+    let f = F65519;
+    let mlen = first.left.mask.len() / first.rows.max(1);
+    let factor = f.from_i128(super::mask_factor(len, mlen)?);
+    let min = f.from_u128(u128::from(cfg.min_valid_bits(len)));
+    let mut v = Vec::with_capacity(2 * queries.len());
+    for e in 0..2 {
+        for q in queries {
+            let row = [&q.left, &q.right][e].mask.slice(q.unrotated * mlen, mlen)?;
+            let count = row.shares().iter().fold(f.zero(), |acc, &x| f.add(acc, x));
+            v.push(f.sub(f.mul(factor, count), min));
+        }
+    }
+    let v = shamir::to_rep3(p, &Shamir::from_parts(f, Degree::One, v)?)?;
+    let short = shamir::msb_p(p, &v)?;
+    super::reveal_short(p, &short, queries.len())
+}
+
 /// [`super::check_batch`] over Shamir shares in F_65519 (MPCLift-F).
 pub fn check_batch(
     p: &mut Party,

@@ -380,6 +380,24 @@ pub fn check_batch(
     super::resolve(p, &hits, rot, nq, s, cfg, dedup, super::Order::TargetQuery)
 }
 
+/// [`super::short_masks`] over GR shares: each party's additive share of a count comes from its
+/// share of the query's monomial row ([`gr::sum_share`]).
+pub fn short_masks(
+    p: &mut Party,
+    queries: &[GrTemplateShare],
+    len: usize,
+    cfg: &MatchConfig,
+) -> Result<Vec<bool>, MpcError> {
+    let Some(first) = queries.first() else { return Ok(Vec::new()) };
+    let factor = super::mask_factor(len, first.entry[0].mask.len())?;
+    let id = p.id();
+    let counts = (0..2)
+        .flat_map(|e| queries.iter().map(move |q| gr::sum_share(id, &q.entry[e].mask)))
+        .collect::<Result<Vec<u16>, _>>()?;
+    let short = super::short_of_counts(p, &Z16::new(), counts, factor, cfg.min_valid_bits(len), cfg.adder)?;
+    super::reveal_short(p, &short, queries.len())
+}
+
 /// Most pieces an eye's check is split into (see [`check_batch`]; 4 measured no better than 2).
 const PIECES_PER_EYE: usize = 2;
 

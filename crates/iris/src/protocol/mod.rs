@@ -421,6 +421,54 @@ pub fn check_batch<R: Ring>(
     resolve(p, &hits, rot, nq, s, cfg, dedup, Order::QueryTarget)
 }
 
+/// The coverage step (refusing queries whose masks leave too few valid bits), shared by the
+/// schemes: per query whether either eye is short, from the bits `[factor·count < min]` laid out
+/// `[eye][query]`: their OR (one AND round), revealed. Nothing else about the counts is.
+pub(crate) fn reveal_short(p: &mut Party, short: &Rep3Bits, nq: usize) -> Result<Vec<bool>, MpcError> {
+    let either = rep3::or_tree(p, short, nq)?;
+    Ok(rep3::reveal_bits(p, &either)?.to_bools())
+}
+
+/// `[count·factor < min]` for additive shares of each `count` over Z_2^k (`len < 2^(k−1)`):
+/// party 0 subtracts `min`, then a reshare and a two-operand MSB.
+pub(crate) fn short_of_counts<R: Ring>(
+    p: &mut Party,
+    ring: &R,
+    counts: Vec<R::El>,
+    factor: i128,
+    min: u64,
+    adder: Adder,
+) -> Result<Rep3Bits, MpcError> {
+    let (f, m) = (ring.from_i128(factor), ring.from_u128(if p.id() == 0 { u128::from(min) } else { 0 }));
+    let v = counts.into_iter().map(|c| ring.sub(ring.mul(f, c), m)).collect();
+    let v = rep3::reshare_for(p, ring, v, ReshareFor::Msb)?;
+    rep3::msb_two_operand(p, &v, adder)
+}
+
+/// Per query, whether an eye's mask leaves fewer than [`MatchConfig::min_valid_bits`] valid code
+/// bits (replicated masks: the unrotated row's own components summed are additive shares of
+/// the count), revealing only that bit per query.
+pub fn short_masks<R: Ring>(
+    p: &mut Party,
+    queries: &[TemplateShare<R>],
+    len: usize,
+    cfg: &MatchConfig,
+) -> Result<Vec<bool>, MpcError> {
+    let Some(first) = queries.first() else { return Ok(Vec::new()) };
+    let ring = first.left.mask.ring().clone();
+    let mlen = first.left.mask.len() / first.rows.max(1);
+    let factor = mask_factor(len, mlen)?;
+    let mut counts = Vec::with_capacity(2 * queries.len());
+    for e in 0..2 {
+        for q in queries {
+            let row = [&q.left, &q.right][e].mask.slice(q.unrotated * mlen, mlen)?;
+            counts.push(row.a.iter().fold(ring.zero(), |acc, &x| ring.add(acc, x)));
+        }
+    }
+    let short = short_of_counts(p, &ring, counts, factor, cfg.min_valid_bits(len), cfg.adder)?;
+    reveal_short(p, &short, queries.len())
+}
+
 /// What a batch check reveals.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Checked {

@@ -162,6 +162,23 @@ impl PlainMaskDb {
     }
 }
 
+/// [`super::short_masks`] with public masks: the counts are public, so every node decides alike
+/// without a message.
+pub fn short_masks(queries: &[PlainMaskShare], len: usize, cfg: &MatchConfig) -> Result<Vec<bool>, MpcError> {
+    let min = cfg.min_valid_bits(len);
+    queries
+        .iter()
+        .map(|q| {
+            let mut short = false;
+            for masks in &q.masks {
+                let row = &masks[q.unrotated];
+                short |= (super::mask_factor(len, row.len())? as u64) * (row.count_ones() as u64) < min;
+            }
+            Ok(short)
+        })
+        .collect()
+}
+
 /// [`super::check_batch`] with public masks (Alg. 2).
 pub fn check_batch(
     p: &mut Party,

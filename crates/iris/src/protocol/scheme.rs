@@ -93,6 +93,16 @@ pub trait IrisScheme: Sync {
         cfg: &MatchConfig,
         dedup: bool,
     ) -> Result<Checked, MpcError>;
+    /// Per query, whether an eye's mask leaves fewer than [`MatchConfig::min_valid_bits`] valid
+    /// bits of its `len`-bit code: decided in MPC, one bit revealed per query (public masks are
+    /// counted in the clear). Such a query is refused, never checked.
+    fn short_masks(
+        &self,
+        p: &mut Party,
+        q: &[Self::Share],
+        len: usize,
+        cfg: &MatchConfig,
+    ) -> Result<Vec<bool>, MpcError>;
     /// Serialises a share (query or enrolment) for the wire and the store: a small versioned
     /// header (format version, scheme tag, rows, unrotated row, code and mask values per row),
     /// then the share values packed little-endian at the ring's width (public masks as packed
@@ -191,6 +201,15 @@ macro_rules! rep3_scheme {
             ) -> Result<Checked, MpcError> {
                 super::check_batch(p, q, db, cfg, dedup)
             }
+            fn short_masks(
+                &self,
+                p: &mut Party,
+                q: &[Self::Share],
+                len: usize,
+                cfg: &MatchConfig,
+            ) -> Result<Vec<bool>, MpcError> {
+                super::short_masks(p, q, len, cfg)
+            }
             fn encode(&self, s: &Self::Share) -> Vec<u8> {
                 codec::encode_rep3($tag, s)
             }
@@ -268,6 +287,15 @@ impl IrisScheme for MpcLiftF16 {
     ) -> Result<Checked, MpcError> {
         field::check_batch(p, q, db, cfg, dedup)
     }
+    fn short_masks(
+        &self,
+        p: &mut Party,
+        q: &[Self::Share],
+        len: usize,
+        cfg: &MatchConfig,
+    ) -> Result<Vec<bool>, MpcError> {
+        field::short_masks(p, q, len, cfg)
+    }
     fn encode(&self, s: &Self::Share) -> Vec<u8> {
         codec::encode_field(s)
     }
@@ -321,6 +349,15 @@ impl IrisScheme for PlainMaskZ16 {
         dedup: bool,
     ) -> Result<Checked, MpcError> {
         plain_mask::check_batch(p, q, db, cfg, dedup)
+    }
+    fn short_masks(
+        &self,
+        _: &mut Party,
+        q: &[Self::Share],
+        len: usize,
+        cfg: &MatchConfig,
+    ) -> Result<Vec<bool>, MpcError> {
+        plain_mask::short_masks(q, len, cfg)
     }
     fn encode(&self, s: &Self::Share) -> Vec<u8> {
         codec::encode_plain_mask(s)
@@ -379,6 +416,15 @@ impl IrisScheme for MpcLiftGr16 {
         dedup: bool,
     ) -> Result<Checked, MpcError> {
         galois::check_batch(p, q, db, cfg, dedup)
+    }
+    fn short_masks(
+        &self,
+        p: &mut Party,
+        q: &[Self::Share],
+        len: usize,
+        cfg: &MatchConfig,
+    ) -> Result<Vec<bool>, MpcError> {
+        galois::short_masks(p, q, len, cfg)
     }
     fn encode(&self, s: &Self::Share) -> Vec<u8> {
         codec::encode_gr(s)
