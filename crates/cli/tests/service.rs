@@ -559,6 +559,38 @@ fn pending_shares_on_disk_are_bounded() {
     assert_eq!(c.consistent_count(), 3);
 }
 
+/// A client that sends its enrolment shares to the leader alone leaves nothing on the leader's
+/// disk: the leader proposes the request, the followers lack it, it is dropped from the batch and
+/// its pending share deleted (kept, such shares would fill `limits.pending_shares` until the
+/// day-old prune and refuse everyone's enrolments).
+#[test]
+fn a_share_sent_to_the_leader_alone_is_not_kept() {
+    let c = Cluster::new("leader-alone");
+    c.serving_count();
+    let mut file: argus_node::client::ClientFile =
+        toml::from_str(&std::fs::read_to_string(c.dir.join("client.toml")).unwrap()).unwrap();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    (file.nodes[1], file.nodes[2], file.retries) = (dead, dead, 0);
+    std::fs::write(c.dir.join("leader-only.toml"), toml::to_string(&file).unwrap()).unwrap();
+    let one = {
+        let _g = c.rt.enter();
+        Client::new(ClientConfig::load(&c.dir.join("leader-only.toml")).unwrap()).unwrap()
+    };
+    let mut gen = generator(37);
+    // The leader stored the share and queued the request; its answer comes when the batch drops
+    // it (the followers' share timeout is 600 ms here): the case happened.
+    let e = c.rt.block_on(one.submit(&gen.random_template(), Kind::Enroll)).unwrap_err().to_string();
+    assert!(e.contains("node 0") && e.contains("did not reach all three nodes"), "{e}");
+    let pending = || -> i64 {
+        let db = rusqlite::Connection::open(c.dir.join("party0.db")).unwrap();
+        db.query_row("SELECT COUNT(*) FROM pending", [], |r| r.get(0)).unwrap()
+    };
+    assert_eq!(pending(), 0, "the leader kept the dropped request's share");
+    // and the service goes on
+    assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(0));
+    assert_eq!(pending(), 0);
+}
+
 /// One client that floods does not starve another: the flooder keeps 1000 checks going (without
 /// the client's retries: it resubmits at once what is answered and after 2 s what is refused)
 /// while each node holds at most 8 of one client's requests (`limits.in_flight_per_client`) and

@@ -750,13 +750,29 @@ impl<S: IrisScheme> Core<S> {
     }
 
     /// Items proposed but left out (not held by every node) are dropped with a retryable error.
+    /// Their enrolment shares are deleted ([`Core::forget_pending`]).
     fn drop_unconfirmed(&mut self, proposed: &[Item], go: &[Item]) {
         for it in proposed.iter().filter(|it| !go.contains(it)) {
             if let Some(i) = self.queue.iter().position(|q| q.item == *it) {
                 let q = self.queue.remove(i);
+                self.forget_pending(&q.item);
                 for w in q.waiters {
                     let _ = w.send(error("the request's share did not reach all three nodes in time; retry", true));
                 }
+            }
+        }
+    }
+
+    /// Deletes the pending share of an enrolment that left the queue without a batch: dropped
+    /// unconfirmed, or expired at a follower. No commit can name it (a batch needs all three to
+    /// hold its requests), and its retry stores the share again; kept, such shares would fill the
+    /// leader's `limits.pending_shares` (a client sending its shares to the leader alone) or a
+    /// follower's disk until the day-old prune. (Not on a failed session: a peer may have
+    /// committed a batch this node has not, and catching up needs its shares.)
+    fn forget_pending(&mut self, item: &Item) {
+        if item.op == ItemOp::Submit(Kind::Enroll) {
+            if let Err(e) = self.engine.store.delete_pending(&item.request_id) {
+                tracing::warn!(node = self.cfg.id, "deleting a dropped request's pending share: {e}");
             }
         }
     }
@@ -1186,6 +1202,7 @@ impl<S: IrisScheme> Core<S> {
             .partition(|q| expired(q.since.elapsed(), busy - q.busy_at, age, longest));
         self.queue = keep;
         for q in old {
+            self.forget_pending(&q.item);
             for w in q.waiters {
                 let _ = w.send(error("the request did not reach all three nodes in time; retry", true));
             }

@@ -219,6 +219,10 @@ pub trait Store: Send {
     /// How many pending shares are stored (what a node bounds: `limits.pending_shares`).
     fn pending_count(&mut self) -> Result<u64, StoreError>;
 
+    /// Deletes a request's pending share, if any (a request that left the queue without a batch:
+    /// no commit can name it).
+    fn delete_pending(&mut self, request_id: &str) -> Result<(), StoreError>;
+
     /// The committed op for this request id and its commit's seq, if any (idempotent retries). When
     /// several commits named the request, the latest wins.
     fn outcome(&mut self, request_id: &str) -> Result<Option<(u64, Op)>, StoreError>;

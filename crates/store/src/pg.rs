@@ -342,6 +342,11 @@ impl Store for PgStore {
         Ok(())
     }
 
+    fn delete_pending(&mut self, request_id: &str) -> Result<(), StoreError> {
+        self.client.execute("DELETE FROM pending WHERE request_id = $1", &[&request_id])?;
+        Ok(())
+    }
+
     fn pending_count(&mut self) -> Result<u64, StoreError> {
         let row = self.client.query_one("SELECT COUNT(*) FROM pending", &[])?;
         from_i64("pending shares", row.get(0))

@@ -214,6 +214,11 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn delete_pending(&mut self, request_id: &str) -> Result<(), StoreError> {
+        self.conn.prepare_cached("DELETE FROM pending WHERE request_id = ?1")?.execute([request_id])?;
+        Ok(())
+    }
+
     fn pending_count(&mut self) -> Result<u64, StoreError> {
         let n: i64 = self.conn.prepare_cached("SELECT COUNT(*) FROM pending")?.query_row([], |r| r.get(0))?;
         from_i64("pending shares", n)

@@ -359,6 +359,11 @@ fn prune_pending(fresh: &Fresh) {
     assert_eq!(identities(&mut *s), vec![(0, vec![3; 10])]);
     assert_eq!(s.prune_pending(Duration::ZERO).unwrap(), 0);
     assert_eq!(s.pending_count().unwrap(), 0);
+    // A request that left the queue without a batch: its share deleted, nothing else touched.
+    s.put_pending("gone", &[5; 10]).unwrap();
+    s.delete_pending("gone").unwrap();
+    s.delete_pending("never").unwrap();
+    assert_eq!((s.pending("gone").unwrap(), s.pending_count().unwrap()), (None, 0));
     // A refused enrolment: its pending share goes, its refusal is its recorded outcome.
     s.put_pending("short", &[4; 10]).unwrap();
     let refused = Op::Refused { request_id: "short".into(), reason: "too few valid bits".into() };
