@@ -511,11 +511,23 @@ fn queries_with_too_few_valid_bits_are_short_in_every_scheme() {
             run(&NoLiftZ32, &batch, &cfg, &want);
             run(&MpcLiftF16, &batch, &cfg, &want);
             let gr = run(&MpcLiftGr16, &batch, &cfg, &want);
-            assert_eq!(run(&PlainMaskZ16, &batch, &cfg, &want), 0, "public masks: no message");
+            assert_eq!(run(&PlainMaskZ16, &batch, &cfg, &want), 1, "public masks: one exchange of findings");
             // rounds independent of the batch
             assert_eq!(run(&MpcLiftGr16, &batch[..1], &cfg, &want[..1]), gr);
             // a reshare, the 16-bit two-operand MSB (ripple), the OR of the eyes, the reveal
             assert_eq!((z16, gr), (19, 19), "the same 16-bit MSB");
         }
     }
+    // A client that sends the nodes different public masks (node 0 a short one, the others a
+    // full one) is refused by all three alike.
+    let cfg = MatchConfig::default();
+    let t = g.random_template();
+    let (short, full) = (Template::new(masked(&t.left, 10), t.right.clone()).unwrap(), t.clone());
+    let (a, b) = (PlainMaskZ16.share_query(&short, &cfg).unwrap(), PlainMaskZ16.share_query(&full, &cfg).unwrap());
+    let mixed = [a[0].clone(), b[1].clone(), b[2].clone()];
+    let out = run3(Backend::Memory, NetConfig::default(), |p| {
+        PlainMaskZ16.short_masks(p, std::slice::from_ref(&mixed[p.id()]), IrisGeometry::DEPLOYED.bits(), &cfg)
+    })
+    .unwrap();
+    assert_eq!(out, vec![vec![true]; 3]);
 }

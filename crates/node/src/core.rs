@@ -1122,7 +1122,7 @@ impl<S: IrisScheme> Core<S> {
 
     /// The leader stores a new enrolment's share only while fewer than `limits.pending_shares`
     /// wait on its disk (they leave when their batch commits, or as abandoned after a day); past
-    /// it the request is refused as busy before its share is parsed or stored. A retry of a
+    /// it the request is refused as busy before its share is stored. A retry of a
     /// request whose share is stored replaces it and is admitted. Only the leader decides, as with
     /// `batch.max_queued` ([`Core::admit`]): followers counting for themselves would each hold
     /// different requests at the margin, which then never reach all three; their pending shares

@@ -213,12 +213,14 @@ async fn serve_client(tcp: tokio::net::TcpStream, acceptor: TlsAcceptor, port: P
                 continue;
             }
         }
-        let admitted = authorize(&who, role, env.body)
-            .and_then(|req| Ok((req, gate.request(&who).map_err(|why| format!("busy: {why}"))?)));
+        // Refused (not retryable) or busy (retryable): answered at once.
+        let admitted = authorize(&who, role, env.body).map_err(|refusal| (refusal, false)).and_then(|req| {
+            let held = gate.request(&who).map_err(|why| (format!("busy: {why}"), true))?;
+            Ok((req, held))
+        });
         let (req, held) = match admitted {
             Ok(r) => r,
-            Err(message) => {
-                let retry = message.starts_with("busy: ");
+            Err((message, retry)) => {
                 if out_tx.send(reply_now(Reply::Error { message, retry })).await.is_err() {
                     break Ok(());
                 }

@@ -162,11 +162,17 @@ impl PlainMaskDb {
     }
 }
 
-/// [`super::short_masks`] with public masks: the counts are public, so every node decides alike
-/// without a message.
-pub fn short_masks(queries: &[PlainMaskShare], len: usize, cfg: &MatchConfig) -> Result<Vec<bool>, MpcError> {
+/// [`super::short_masks`] with public masks: each node counts its copy, and the nodes exchange
+/// their findings and take their OR (one round), so that all three decide alike even if a client
+/// sent them different masks.
+pub fn short_masks(
+    p: &mut Party,
+    queries: &[PlainMaskShare],
+    len: usize,
+    cfg: &MatchConfig,
+) -> Result<Vec<bool>, MpcError> {
     let min = cfg.min_valid_bits(len);
-    queries
+    let mine = queries
         .iter()
         .map(|q| {
             let mut short = false;
@@ -176,7 +182,21 @@ pub fn short_masks(queries: &[PlainMaskShare], len: usize, cfg: &MatchConfig) ->
             }
             Ok(short)
         })
-        .collect()
+        .collect::<Result<Vec<bool>, MpcError>>()?;
+    let others: Vec<usize> = (0..p.n()).filter(|&q| q != p.id()).collect();
+    for &q in &others {
+        p.net().send(q, BitVec::from_bools(&mine).to_bytes())?;
+    }
+    let mut all = mine.clone();
+    for &q in &others {
+        let got = p.net().recv(q)?;
+        let theirs = BitVec::from_bytes(&got, mine.len()).map_err(|_| MpcError::Malformed {
+            peer: q,
+            reason: format!("{} bytes of {} findings", got.len(), mine.len()),
+        })?;
+        all.iter_mut().zip(theirs.to_bools()).for_each(|(a, b)| *a |= b);
+    }
+    Ok(all)
 }
 
 /// [`super::check_batch`] with public masks (Alg. 2).

@@ -352,12 +352,12 @@ impl IrisScheme for PlainMaskZ16 {
     }
     fn short_masks(
         &self,
-        _: &mut Party,
+        p: &mut Party,
         q: &[Self::Share],
         len: usize,
         cfg: &MatchConfig,
     ) -> Result<Vec<bool>, MpcError> {
-        plain_mask::short_masks(q, len, cfg)
+        plain_mask::short_masks(p, q, len, cfg)
     }
     fn encode(&self, s: &Self::Share) -> Vec<u8> {
         codec::encode_plain_mask(s)
