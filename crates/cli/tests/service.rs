@@ -536,6 +536,36 @@ fn a_template_with_too_few_valid_bits_is_refused_and_its_batch_goes_on() {
     assert_eq!(c.consistent_count(), 2);
 }
 
+/// Issue 35, item 1: an enrolment whose share for node 0 was made from one template and whose
+/// shares for nodes 1 and 2 from another (the Rust client's own `make_shares`) is refused as
+/// invalid, with its batch's other enrolment going on; then fresh templates are unique. (Before
+/// the validity check it was enrolled, and afterwards every fresh template was "not unique".)
+#[test]
+fn shares_of_different_templates_are_refused_and_block_nobody() {
+    let c = Cluster::new("mixed-shares");
+    let mut gen = generator(37);
+    let [x0, _, _] = c.client.make_shares(&gen.random_template()).unwrap();
+    let [_, y1, y2] = c.client.make_shares(&gen.random_template()).unwrap();
+    let mixed = [x0, y1, y2];
+    let id = new_request_id();
+    let refused = {
+        let (client, id, shares) = (c.client.clone(), id.clone(), mixed.clone());
+        c.rt.spawn(async move { client.submit_shares(id, Kind::Enroll, shares).await })
+    };
+    let fine = c.spawn_enrol(gen.random_template());
+    let e = c.rt.block_on(refused).unwrap().unwrap_err().to_string();
+    assert!(e.contains("not those of a valid template"), "{e}");
+    assert_eq!(c.rt.block_on(fine).unwrap().unwrap().enrolled, Some(0));
+    let again = c.rt.block_on(c.client.submit_shares(id, Kind::Enroll, mixed)).unwrap_err().to_string();
+    assert!(again.contains("not those of a valid template"), "a retry gets the recorded refusal: {again}");
+    let s = c.rt.block_on(c.client.status()).unwrap();
+    assert!(s.iter().all(|n| n.refused_invalid == 1 && n.refused_short == 0 && n.summary.count == 1), "{s:?}");
+    for _ in 0..6 {
+        assert!(c.submit(&gen.random_template(), Kind::Check).unwrap().unique, "a fresh template is unique");
+    }
+    assert_eq!(c.consistent_count(), 1);
+}
+
 /// The enrolment shares on disk are bounded (`limits.pending_shares = 1`): two enrolments sent
 /// together reach the leader within its wait for a batch (150 ms); the first's share is stored,
 /// the second is refused as busy before anything of it is stored there, and its client's retry

@@ -239,7 +239,7 @@ fn round_trip<S: Open>(s: &S, modes: &[MaskMode]) {
     for &mask_mode in modes {
         let cfg = MatchConfig { mask_mode, ..MatchConfig::default() };
         let kind = query_kind(&cfg, G).unwrap();
-        assert_eq!(kind, ShareKind::Query { rotations: 31, unrotated: 15, cols: G.cols });
+        assert_eq!(kind, ShareKind::Query { rotations: 31, unrotated: 15, geometry: G });
         let q = s.share_query(t, &cfg).unwrap();
         let e = s.share_enrollment(t, &cfg).unwrap();
         for (shares, kind) in [(&q, kind), (&e, ShareKind::Enrollment)] {
@@ -359,23 +359,26 @@ fn byte_layout() {
         &b[HEADER_LEN..HEADER_LEN + 4],
         &[e[0].left.code.a[0].to_le_bytes(), e[0].left.code.a[1].to_le_bytes()].concat()
     );
+    // A query: its unrotated row and masked code bits alone (the nodes make the 31 rotations).
     let q = NoLiftZ32.share_query(t, &cfg).unwrap();
-    assert_eq!(NoLiftZ32.encode(&q[1]).len(), HEADER_LEN + 2 * 4 * 31 * len * 4);
+    let qb = NoLiftZ32.encode(&q[1]);
+    assert_eq!(&qb[2..6], 31u32.to_le_bytes());
+    assert_eq!(qb.len(), HEADER_LEN + 2 * 2 * 3 * len * 4);
     let f = MpcLiftF16.share_query(t, &MatchConfig { mask_mode: MaskMode::Trimmed, ..cfg.clone() }).unwrap();
-    assert_eq!(MpcLiftF16.encode(&f[2]).len(), HEADER_LEN + 2 * 31 * (len + len / 2) * 2);
-    // GR(2^16, 4): the unrotated row monomially and in the query basis (the nodes rotate), for
-    // 31 rotations; a share of the retired row-major layout (tag 5) is refused by name.
+    assert_eq!(MpcLiftF16.encode(&f[2]).len(), HEADER_LEN + 2 * (2 * len + len / 2) * 2);
+    // GR(2^16, 4): the unrotated row monomially, its bits, and the row in the query basis (the
+    // nodes rotate); a share of the retired row-major layout (tag 5) is refused by name.
     let g = MpcLiftGr16.share_query(t, &cfg).unwrap();
     let gb = MpcLiftGr16.encode(&g[0]);
     assert_eq!(&gb[..2], &[1, TAG_MPCLIFT_GR16]);
     assert_eq!(&gb[2..6], 31u32.to_le_bytes());
-    assert_eq!(gb.len(), HEADER_LEN + 2 * 2 * 2 * len * 2);
+    assert_eq!(gb.len(), HEADER_LEN + 2 * 5 * len * 2);
     let mut old = gb.clone();
     old[1] = 5;
     let e = MpcLiftGr16.decode(&old, len, &cfg, query_kind(&cfg, G).unwrap()).unwrap_err().to_string();
     assert!(e.contains("retired row-major layout"), "{e}");
     let p = PlainMaskZ16.share_query(t, &cfg).unwrap();
-    assert_eq!(PlainMaskZ16.encode(&p[0]).len(), HEADER_LEN + 2 * 31 * (2 * len * 2 + len / 8));
+    assert_eq!(PlainMaskZ16.encode(&p[0]).len(), HEADER_LEN + 2 * (2 * 2 * len * 2 + len / 8));
 }
 
 // ------------------------------------------------------------------ enrolment from a query
@@ -412,9 +415,9 @@ fn enrollment_of_a_query_opens_to_the_enrollment() {
 fn query_kind_follows_the_window_and_geometry() {
     let cfg = MatchConfig::default();
     let narrow = IrisGeometry::new(2, 16, 1, 2).unwrap(); // 16 columns < 31 rotations: all of them
-    assert_eq!(query_kind(&cfg, narrow).unwrap(), ShareKind::Query { rotations: 16, unrotated: 0, cols: 16 });
+    assert_eq!(query_kind(&cfg, narrow).unwrap(), ShareKind::Query { rotations: 16, unrotated: 0, geometry: narrow });
     let w = MatchConfig { rotations: -3..=2, ..MatchConfig::default() };
-    assert_eq!(query_kind(&w, G).unwrap(), ShareKind::Query { rotations: 6, unrotated: 3, cols: 32 });
+    assert_eq!(query_kind(&w, G).unwrap(), ShareKind::Query { rotations: 6, unrotated: 3, geometry: G });
     let no_zero = MatchConfig { rotations: 1..=3, ..MatchConfig::default() };
     assert!(query_kind(&no_zero, G).is_err());
     assert_eq!((ShareKind::Enrollment.rows(), ShareKind::Enrollment.unrotated()), (1, 0));
@@ -468,7 +471,7 @@ fn rejects<S: Open>(s: &S, other: u8) {
     // Enrolment vs query rows, and the unrotated row.
     assert_rejects(s, &qb, len, &cfg, ShareKind::Enrollment, "share has 31 rows per eye, expected 1 (an enrolment)");
     assert_rejects(s, &eb, len, &cfg, kind, "share has 1 row per eye, expected 31 (a query)");
-    let shifted = ShareKind::Query { rotations: 31, unrotated: 0, cols: G.cols };
+    let shifted = ShareKind::Query { rotations: 31, unrotated: 0, geometry: G };
     assert_rejects(s, &qb, len, &cfg, shifted, "unrotated row at 15, expected 0");
     // A code length that is not the geometry's (a 1024-bit deployment).
     assert_rejects(s, &eb, 2 * len, &cfg, ShareKind::Enrollment, "share has 512 code values per row, expected 1024");
@@ -477,9 +480,9 @@ fn rejects<S: Open>(s: &S, other: u8) {
     huge[10..14].copy_from_slice(&u32::MAX.to_le_bytes());
     assert_rejects(s, &huge, len, &cfg, ShareKind::Enrollment, "code values per row");
     // An impossible expectation is the caller's error, not a panic.
-    let bogus = ShareKind::Query { rotations: 3, unrotated: 3, cols: G.cols };
+    let bogus = ShareKind::Query { rotations: 3, unrotated: 3, geometry: G };
     assert!(matches!(s.decode(&qb, len, &cfg, bogus), Err(IrisError::Unsupported(_))));
-    let huge = ShareKind::Query { rotations: usize::MAX, unrotated: 0, cols: G.cols };
+    let huge = ShareKind::Query { rotations: usize::MAX, unrotated: 0, geometry: G };
     assert!(s.decode(&qb, len, &cfg, huge).is_err());
     for l in [0, usize::MAX] {
         assert!(matches!(s.decode(&qb, l, &cfg, kind), Err(IrisError::Unsupported(_))));
@@ -517,6 +520,11 @@ fn decode_checks_the_mask_length_of_the_mode() {
     let trimmed = MatchConfig { mask_mode: MaskMode::Trimmed, ..MatchConfig::default() };
     let b = PlainMaskZ16.encode(&PlainMaskZ16.share_enrollment(t, &trimmed).unwrap()[0]);
     PlainMaskZ16.decode(&b, G.bits(), &MatchConfig::default(), ShareKind::Enrollment).unwrap();
+    PlainMaskZ16.decode(&b, G.bits(), &trimmed, ShareKind::Enrollment).unwrap();
+    // ... but a public mask given for trimmed masks must be one: its pairs equal.
+    let per_bit = PlainMaskZ16.encode(&PlainMaskZ16.share_enrollment(t, &MatchConfig::default()).unwrap()[0]);
+    let e = err_text(PlainMaskZ16.decode(&per_bit, G.bits(), &trimmed, ShareKind::Enrollment));
+    assert!(e.contains("differ in a trimmed mask"), "{e}");
 }
 
 /// F_65519 shares are canonical: 65519 (= p) and 65535 are refused wherever they are.
@@ -530,8 +538,9 @@ fn decode_rejects_field_values_of_p_and_above() {
     let last = b.len() - 2;
     for (at, what) in [
         (HEADER_LEN, "left code shares"),
-        (HEADER_LEN + 2 * 31 * G.bits() + 6, "left mask shares"),
-        (last, "right mask shares"),
+        (HEADER_LEN + 2 * G.bits() + 6, "left mask shares"),
+        (HEADER_LEN + 2 * 2 * G.bits() + 8, "left code bit shares"),
+        (last, "right code bit shares"),
     ] {
         for bad in [65519u16, 65535] {
             let mut c = b.clone();
@@ -554,7 +563,7 @@ fn decode_rejects_stray_mask_bits() {
     let mut b = PlainMaskZ16.encode(&PlainMaskZ16.share_enrollment(&t, &cfg).unwrap()[0]);
     PlainMaskZ16.decode(&b, 30, &cfg, ShareKind::Enrollment).unwrap();
     *b.last_mut().unwrap() |= 0x80;
-    assert_rejects(&PlainMaskZ16, &b, 30, &cfg, ShareKind::Enrollment, "right mask of row 0: bits set past bit 30");
+    assert_rejects(&PlainMaskZ16, &b, 30, &cfg, ShareKind::Enrollment, "right mask: bits set past bit 30");
 }
 
 /// Decoding never panics: random bytes, random bytes behind a valid header, truncations and

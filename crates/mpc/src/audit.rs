@@ -22,9 +22,12 @@
 //!   combination of the secrets plus `r`: uniform;
 //!
 //! A corrupted value escapes one combination only if its weight happens to cancel it: with
-//! probability at most about `2/p` over F_p, and `2^-4` over GR(2^16, 4) (an error `2^15·u` is
-//! cancelled by the weights in `2·GR`); [`Combination`] takes enough of them for at most
-//! `2^-SOUNDNESS_BITS` in all.
+//! probability at most about `2/p` over F_p, and `1/2` over Z_2^k and GR(2^16, 4) (an error
+//! `2^15·u` is cancelled by every even scalar weight); [`Combination`] takes enough of them for
+//! at most `2^-SOUNDNESS_BITS` in all.
+//!
+//! The same checks run per item of a batch (`*_each`, e.g. per client query: one verdict each,
+//! the same rounds), and [`additive_zero_each`] tests that additively shared values are zero.
 
 use argus_math::galois as gr;
 use argus_math::{Field, Modulus, Ring, Z16};
@@ -38,14 +41,17 @@ use crate::party::Party;
 /// An audit lets a corrupted share through with probability at most `2^-SOUNDNESS_BITS`.
 pub const SOUNDNESS_BITS: u32 = 40;
 
-/// Independent combinations for `2^-SOUNDNESS_BITS` over `ring` with weights in groups of
-/// `group`: each escapes with probability at most `2^-b`, `b = ⌊log2 p⌋ − 1` over F_p (16-bit
-/// weights reduced mod p hit a value at most twice) and `b = group` over GR(2^k, group) (the
-/// weights in `2^(k−v)·GR` cancel an error of valuation `v`, at most a `2^-group` share).
+/// Independent combinations for `2^-SOUNDNESS_BITS` over `ring` with one scalar weight per group
+/// of `group` values: each escapes with probability at most `2^-b`, `b = ⌊log2 p⌋ − 1` over F_p
+/// (16-bit weights reduced mod p hit a value at most twice) and `b = 1` over Z_2^k and
+/// GR(2^k, 4) alike (an error `2^(k−1)·u` is cancelled by every even weight).
 pub fn checks_for<R: Ring>(ring: &R, group: usize) -> usize {
+    let _ = group;
     let b = match ring.modulus() {
         Modulus::Int(p) => (127 - p.leading_zeros()).saturating_sub(1).clamp(1, 15),
-        _ => group.clamp(1, 16) as u32,
+        // The weights are scalars of Z_2^k (also over GR(2^k, 4), whose elements they scale):
+        // an error `2^(k−1)·u` escapes every even weight, half of them.
+        _ => 1,
     };
     SOUNDNESS_BITS.div_ceil(b) as usize
 }
@@ -104,9 +110,7 @@ impl Digest {
 pub struct Combination<R: Ring> {
     ring: R,
     group: usize,
-    checks: usize,
     weights: Prg,
-    buf: Vec<u16>,
     /// `acc[k · group + lane]`.
     acc: Vec<R::El>,
 }
@@ -118,23 +122,24 @@ impl<R: Ring> Combination<R> {
         let group = group.max(1);
         let checks = checks_for(&ring, group);
         let acc = vec![ring.zero(); checks * group];
-        Combination { acc, ring, group, checks, weights: Prg::new(seed), buf: Vec::new() }
+        Combination { acc, ring, group, weights: Prg::new(seed) }
     }
 
-    /// Adds `Σ_j w_{k,j} · xs[j]` to each combination `k` (`xs.len()` a multiple of the group).
+    /// Adds `Σ_j w_{k,j} · xs[j]` to each combination `k` (`xs.len()` a multiple of the group):
+    /// per combination, fresh weights for the groups and one dot product per lane.
     pub fn absorb(&mut self, xs: &[R::El]) {
-        let groups = xs.len() / self.group;
-        debug_assert_eq!(groups * self.group, xs.len(), "whole groups");
-        let checks = self.checks;
-        self.buf.resize(groups * checks, 0);
-        self.weights.fill_bytes(bytemuck::cast_slice_mut(&mut self.buf));
-        let r = &self.ring;
-        for (x, w) in xs.chunks_exact(self.group).zip(self.buf.chunks_exact(checks)) {
-            for (k, &w) in w.iter().enumerate() {
-                let w = r.from_u128(u128::from(w));
-                for (acc, &x) in self.acc[k * self.group..][..self.group].iter_mut().zip(x) {
-                    *acc = r.add(*acc, r.mul(w, x));
-                }
+        let (r, group) = (&self.ring, self.group);
+        let groups = xs.len() / group;
+        debug_assert_eq!(groups * group, xs.len(), "whole groups");
+        let lanes: Vec<Vec<R::El>> = match group {
+            1 => Vec::new(),
+            _ => (0..group).map(|l| xs.iter().skip(l).step_by(group).copied().collect()).collect(),
+        };
+        for acc in self.acc.chunks_exact_mut(group) {
+            let w = r.sample_vec(&mut self.weights, groups);
+            for (lane, acc) in acc.iter_mut().enumerate() {
+                let x = if group == 1 { xs } else { &lanes[lane][..] };
+                *acc = r.add(*acc, r.dot(&w, x));
             }
         }
     }
@@ -145,38 +150,86 @@ impl<R: Ring> Combination<R> {
     }
 }
 
-/// All three parties learn whether all three found their check passed (one round).
-fn agree(p: &Party, ok: bool) -> Result<bool> {
-    for peer in [p.next(), p.prev()] {
-        p.net().send(peer, vec![u8::from(ok)])?;
-    }
-    let mut all = ok;
-    for peer in [p.next(), p.prev()] {
-        all &= p.net().recv(peer)? == [1];
-    }
-    Ok(all)
-}
-
 /// Replicated shares: `a` digests this party's `x_i` (its first components), `b` its `x_{i-1}`.
 /// True on all three parties iff every party's `x_i` equals the copy the next party holds (two
 /// rounds, 32 bytes and a verdict).
 pub fn rep3_consistent(p: &mut Party, a: &Digest, b: &Digest) -> Result<bool> {
-    p.net().send(p.next(), a.value())?;
+    Ok(rep3_consistent_each(p, &[(a.clone(), b.clone())])?[0])
+}
+
+/// [`rep3_consistent`] per item (`(a, b)` digests of each): one verdict per item, known to all
+/// three parties (two rounds, 32 bytes per item, then one byte per item).
+pub fn rep3_consistent_each(p: &mut Party, items: &[(Digest, Digest)]) -> Result<Vec<bool>> {
+    let mine: Vec<u8> = items.iter().flat_map(|(a, _)| a.value()).collect();
+    p.net().send(p.next(), mine)?;
     let prev = p.net().recv(p.prev())?;
-    agree(p, prev == b.value())
+    if prev.len() != 32 * items.len() {
+        return Err(MpcError::Malformed { peer: p.prev(), reason: format!("{} digest bytes", prev.len()) });
+    }
+    let ok: Vec<bool> = items.iter().zip(prev.chunks_exact(32)).map(|((_, b), d)| d == b.value()).collect();
+    agree_each(p, &ok)
+}
+
+/// All three parties learn, per item, whether all three found its check passed (one round,
+/// one byte per item).
+fn agree_each(p: &Party, ok: &[bool]) -> Result<Vec<bool>> {
+    let mine: Vec<u8> = ok.iter().map(|&b| u8::from(b)).collect();
+    for peer in [p.next(), p.prev()] {
+        p.net().send(peer, mine.clone())?;
+    }
+    let mut all = ok.to_vec();
+    for peer in [p.next(), p.prev()] {
+        let got = p.net().recv(peer)?;
+        if got.len() != ok.len() {
+            return Err(MpcError::Malformed { peer, reason: format!("{} verdicts for {} items", got.len(), ok.len()) });
+        }
+        for (a, g) in all.iter_mut().zip(got) {
+            *a &= g == 1;
+        }
+    }
+    Ok(all)
 }
 
 /// Public values: true on all three parties iff all three digests are equal (one round).
 pub fn public_equal(p: &mut Party, c: &Digest) -> Result<bool> {
-    let mine = c.value();
+    Ok(public_equal_each(p, std::slice::from_ref(c))?[0])
+}
+
+/// [`public_equal`] per item: one verdict per item (one round, 32 bytes per item).
+pub fn public_equal_each(p: &mut Party, items: &[Digest]) -> Result<Vec<bool>> {
+    let mine: Vec<u8> = items.iter().flat_map(Digest::value).collect();
     for peer in [p.next(), p.prev()] {
         p.net().send(peer, mine.clone())?;
     }
-    let mut same = true;
+    let mut same = vec![true; items.len()];
     for peer in [p.next(), p.prev()] {
-        same &= p.net().recv(peer)? == mine;
+        let got = p.net().recv(peer)?;
+        if got.len() != mine.len() {
+            return Err(MpcError::Malformed { peer, reason: format!("{} digest bytes", got.len()) });
+        }
+        for (s, (a, b)) in same.iter_mut().zip(got.chunks_exact(32).zip(mine.chunks_exact(32))) {
+            *s &= a == b;
+        }
     }
     Ok(same)
+}
+
+/// Per item, whether the values shared additively in `items` (this party's shares, the same
+/// number per item on every party) are all zero: each party adds a fresh zero sharing and opens
+/// to both peers (one round). What is opened is uniform but for the sums: zero for a passing
+/// item, and for a failing one the values themselves (when they are functions of what a
+/// cheating client sent, nothing of anyone else's).
+pub fn additive_zero_each<R: Ring>(p: &mut Party, ring: &R, items: &[Vec<R::El>]) -> Result<Vec<bool>> {
+    let per = items.first().map_or(0, Vec::len);
+    if items.iter().any(|v| v.len() != per) {
+        return Err(MpcError::InvalidParameter("items of different lengths".into()));
+    }
+    let mut mine: Vec<R::El> = items.concat();
+    p.prg.add_zero_share(ring, &mut mine);
+    let all = open_to_all(p, ring, mine)?;
+    Ok((0..items.len())
+        .map(|i| (0..per).all(|j| (0..3).fold(ring.zero(), |s, k| ring.add(s, all[k][i * per + j])) == ring.zero()))
+        .collect())
 }
 
 /// Sends `mine` to both peers and returns all three parties' vectors, indexed by party (one
@@ -207,32 +260,55 @@ fn prss<T>(p: &mut Party, mut draw: impl FnMut(&mut Prg) -> T, mut eval: impl Fn
 /// Shamir degree-1 shares over `F` (points `1, 2, 3`): true on all three parties iff the three
 /// parties' combinations lie on a line (one round; what is opened is uniform).
 pub fn shamir_consistent<F: Field>(p: &mut Party, c: &Combination<F>) -> Result<bool> {
-    Ok(shamir_open(p, c)?.0)
+    Ok(shamir_open(p, &c.ring, &[c.values().to_vec()])?.0[0])
 }
 
-/// [`shamir_consistent`], and the three opened points (what every party sees).
-fn shamir_open<F: Field>(p: &mut Party, c: &Combination<F>) -> Result<(bool, Vec<Vec<F::El>>)> {
-    let f = c.ring.clone();
-    let n = c.values().len();
+/// [`shamir_consistent`] per item, from each item's combinations (the same number per item on
+/// every party, e.g. [`Combination::values`]): one verdict per item, one round.
+pub fn shamir_consistent_each<F: Field>(p: &mut Party, f: &F, items: &[Vec<F::El>]) -> Result<Vec<bool>> {
+    Ok(shamir_open(p, f, items)?.0)
+}
+
+/// [`shamir_consistent_each`], and the three opened points (what every party sees).
+#[allow(clippy::type_complexity)]
+fn shamir_open<F: Field>(p: &mut Party, f: &F, items: &[Vec<F::El>]) -> Result<(Vec<bool>, Vec<Vec<F::El>>)> {
+    let per = items.first().map_or(0, Vec::len);
+    if items.iter().any(|v| v.len() != per) {
+        return Err(MpcError::InvalidParameter("items of different lengths".into()));
+    }
+    let n = per * items.len();
     let point = |i: usize| f.from_u128(i as u128 + 1);
     let me = p.id();
     // f_a(α_me) = 1 − α_me / α_a.
     let at = |a: usize| f.sub(f.one(), f.mul(point(me), f.inv(point(a)).expect("p > 3")));
     let [x, y] = prss(p, |s| f.sample_vec(s, n), |r, a| r.into_iter().map(|v| f.mul(v, at(a))).collect::<Vec<_>>())?;
-    let t: Vec<F::El> = c.values().iter().zip(x.iter().zip(&y)).map(|(&v, (&x, &y))| f.add(v, f.add(x, y))).collect();
-    let all = open_to_all(p, &f, t)?;
+    let values = items.iter().flat_map(|c| c.iter().copied());
+    let t: Vec<F::El> = values.zip(x.iter().zip(&y)).map(|(v, (&x, &y))| f.add(v, f.add(x, y))).collect();
+    let all = open_to_all(p, f, t)?;
     // The line through parties 0 and 1, at party 2's point: λ_0 = (3 − 2)/(1 − 2), λ_1 = (3 − 1)/(2 − 1).
     let l0 = f.mul(f.sub(point(2), point(1)), f.inv(f.sub(point(0), point(1))).expect("distinct points"));
     let l1 = f.mul(f.sub(point(2), point(0)), f.inv(f.sub(point(1), point(0))).expect("distinct points"));
-    let ok = (0..n).all(|j| f.add(f.mul(l0, all[0][j]), f.mul(l1, all[1][j])) == all[2][j]);
+    let ok = (0..items.len())
+        .map(|i| (i * per..(i + 1) * per).all(|j| f.add(f.mul(l0, all[0][j]), f.mul(l1, all[1][j])) == all[2][j]))
+        .collect();
     Ok((ok, all))
 }
 
 /// Shamir degree-1 shares over GR(2^16, 4) (coefficient vectors, points [`gr::POINTS`]), combined
 /// with `group = 4`: as [`shamir_consistent`].
 pub fn galois_consistent(p: &mut Party, c: &Combination<Z16>) -> Result<bool> {
-    let n = c.values().len();
-    debug_assert!(n.is_multiple_of(4) && c.group == 4, "GR elements");
+    debug_assert_eq!(c.group, 4, "GR elements");
+    Ok(galois_consistent_each(p, &[c.values().to_vec()])?[0])
+}
+
+/// [`galois_consistent`] per item, from each item's combinations (GR elements, the same number
+/// per item on every party): one verdict per item, one round.
+pub fn galois_consistent_each(p: &mut Party, items: &[Vec<u16>]) -> Result<Vec<bool>> {
+    let per = items.first().map_or(0, Vec::len);
+    if items.iter().any(|v| v.len() != per) || !per.is_multiple_of(4) {
+        return Err(MpcError::InvalidParameter("items of different lengths or not of whole GR elements".into()));
+    }
+    let n = per * items.len();
     let pts = gr::POINTS;
     let me = p.id();
     let el = |v: &[u16]| -> gr::Gr4 { [v[0], v[1], v[2], v[3]] };
@@ -242,16 +318,17 @@ pub fn galois_consistent(p: &mut Party, c: &Combination<Z16>) -> Result<bool> {
         |s| Z16::new().sample_vec(s, n),
         |r, a| r.chunks_exact(4).flat_map(|v| gr::mul(el(v), at(a))).collect::<Vec<u16>>(),
     )?;
-    let t: Vec<u16> =
-        c.values().iter().zip(x.iter().zip(&y)).map(|(&v, (&x, &y))| v.wrapping_add(x).wrapping_add(y)).collect();
+    let values = items.iter().flat_map(|c| c.iter().copied());
+    let t: Vec<u16> = values.zip(x.iter().zip(&y)).map(|(v, (&x, &y))| v.wrapping_add(x).wrapping_add(y)).collect();
     let all = open_to_all(p, &Z16::new(), t)?;
     let lambda =
         |j: usize, k: usize| gr::mul(gr::sub(pts[2], pts[k]), gr::inv(gr::sub(pts[j], pts[k])).expect("units"));
     let (l0, l1) = (lambda(0, 1), lambda(1, 0));
-    Ok((0..n / 4).all(|e| {
+    let on_line = |e: usize| {
         let line = gr::add(gr::mul(l0, el(&all[0][4 * e..])), gr::mul(l1, el(&all[1][4 * e..])));
         line == el(&all[2][4 * e..])
-    }))
+    };
+    Ok((0..items.len()).map(|i| (i * per / 4..(i + 1) * per / 4).all(on_line)).collect())
 }
 
 #[cfg(test)]
@@ -301,12 +378,12 @@ mod tests {
         public_equal(p, &c)
     }
 
-    /// The combinations needed for 2^-40: 3 over F_65519, 10 over GR(2^16, 4), 40 over a bare
-    /// Z_2^k (which the audit never combines: replicated copies are hashed).
+    /// The combinations needed for 2^-40: 3 over F_65519, 40 over GR(2^16, 4) and a bare Z_2^k
+    /// (scalar weights: every even one cancels an error of 2^15).
     #[test]
     fn enough_combinations_for_2_to_the_minus_40() {
         assert_eq!(checks_for(&F65519, 1), 3);
-        assert_eq!(checks_for(&Z16::new(), 4), 10);
+        assert_eq!(checks_for(&Z16::new(), 4), 40);
         assert_eq!(checks_for(&Z16::new(), 1), 40);
     }
 
@@ -430,7 +507,7 @@ mod tests {
         let s = crate::shamir::share_from_client(&f, &f.sample_vec(&mut rng, n), &mut rng).unwrap();
         assert_eq!(measured(&|p| field_check(p, &s[p.id()])), (1, 2 * f.wire_len(3) as u64));
         let s = mg::share_from_client(&z16.sample_vec(&mut rng, 4 * n), Basis::Monomial, &mut rng).unwrap();
-        assert_eq!(measured(&|p| gr_check(p, &s[p.id()])), (1, 2 * z16.wire_len(4 * 10) as u64));
+        assert_eq!(measured(&|p| gr_check(p, &s[p.id()])), (1, 2 * z16.wire_len(4 * 40) as u64));
         let v = z16.sample_vec(&mut rng, n);
         assert_eq!(measured(&|p| public_check(p, &v)), (1, 2 * 32));
     }
@@ -449,10 +526,10 @@ mod tests {
                 let seen = run3(Backend::Memory, NetConfig::default(), |p| {
                     let mut c = Combination::new(F65519, 1, &SEED);
                     c.absorb(s[p.id()].shares());
-                    shamir_open(p, &c)
+                    shamir_open(p, &F65519, &[c.values().to_vec()])
                 })
                 .unwrap();
-                assert!(seen.iter().all(|(ok, all)| *ok && *all == seen[0].1));
+                assert!(seen.iter().all(|(ok, all)| ok[0] && *all == seen[0].1));
                 // The line through the points at 0: 2·t_0 − t_1 (points 1 and 2).
                 let all = &seen[0].1;
                 let at0 = f.sub(f.add(all[0][0], all[0][0]), all[1][0]);

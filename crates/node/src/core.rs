@@ -45,11 +45,20 @@ struct Queued<S: IrisScheme> {
     busy_at: Duration,
 }
 
+/// Why a query was refused without a check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refusal {
+    /// Its shares are not those of a valid template.
+    Invalid,
+    /// An eye has too few valid bits.
+    Short,
+}
+
 /// What a batch's protocol run revealed, per submission in batch order: whether it was refused
-/// as short; of those checked against the database, their items and what the check revealed;
+/// (and why); of those checked against the database, their items and what the check revealed;
 /// the verifications' answers.
 struct Ran {
-    short: Vec<bool>,
+    refused: Vec<Option<Refusal>>,
     checks: Vec<Item>,
     checked: Checked,
     verified: Vec<bool>,
@@ -87,6 +96,7 @@ pub struct Core<S: IrisScheme> {
     refused_busy: u64,
     /// Queries refused without a check since start: an eye with too few valid bits.
     refused_short: u64,
+    refused_invalid: u64,
     /// Whether the last new request was refused (logged once per spell of refusals).
     refusing: bool,
     /// In a session with both peers, past the consistency check (reported in the status).
@@ -204,6 +214,7 @@ impl<S: IrisScheme> Core<S> {
             longest_batch: Duration::ZERO,
             refused_busy: 0,
             refused_short: 0,
+            refused_invalid: 0,
             refusing: false,
             serving: false,
             window: (Instant::now(), 0, 0, Duration::ZERO),
@@ -875,8 +886,9 @@ impl<S: IrisScheme> Core<S> {
         }
         let shares: Vec<S::Share> = taken.iter_mut().filter_map(|q| q.share.take()).collect();
         let dedup = items.iter().any(|it| it.op == ItemOp::Submit(Kind::Enroll));
-        // Submissions in batch order. First the coverage step (issue 35, item 2): a query whose
-        // mask leaves an eye too few valid bits is refused and goes no further. Of the others,
+        // Submissions in batch order. First the validity of the shares and the coverage step
+        // (issue 35, items 1 and 2): a query whose shares are not of a valid template, or whose
+        // mask leaves an eye too few valid bits, is refused and goes no further. Of the others,
         // re-authentications (1:1) are checked apart, each against its one identity, the rest
         // together against the database.
         let kinds: Vec<Kind> =
@@ -884,8 +896,19 @@ impl<S: IrisScheme> Core<S> {
         let subs: Vec<&Item> = items.iter().filter(|it| matches!(it.op, ItemOp::Submit(_))).collect();
         let verify = |k: &Kind| matches!(k, Kind::Verify(_));
         let run = |core: &mut Self, p: &mut Party| -> Result<Ran, NodeError> {
+            let invalid = core.engine.invalid(p, &shares)?;
             let short = core.engine.short_masks(p, &shares)?;
-            let checked_at: Vec<usize> = (0..shares.len()).filter(|&i| !short[i] && !verify(&kinds[i])).collect();
+            let refused: Vec<Option<Refusal>> = invalid
+                .iter()
+                .zip(&short)
+                .map(|(&bad, &short)| match (bad, short) {
+                    (true, _) => Some(Refusal::Invalid),
+                    (false, true) => Some(Refusal::Short),
+                    _ => None,
+                })
+                .collect();
+            let checked_at: Vec<usize> =
+                (0..shares.len()).filter(|&i| refused[i].is_none() && !verify(&kinds[i])).collect();
             let checked = match checked_at.len() {
                 0 => Default::default(),
                 n if n == shares.len() => core.engine.check(p, &shares, dedup)?,
@@ -893,13 +916,13 @@ impl<S: IrisScheme> Core<S> {
             };
             let mut verified = Vec::new();
             for (i, k) in kinds.iter().enumerate() {
-                if let (Kind::Verify(id), false) = (k, short[i]) {
+                if let (Kind::Verify(id), None) = (k, refused[i]) {
                     verified.push(core.engine.verify(p, &shares[i], *id)?);
                 }
             }
-            Ok(Ran { short, checks: checked_at.iter().map(|&i| subs[i].clone()).collect(), checked, verified })
+            Ok(Ran { refused, checks: checked_at.iter().map(|&i| subs[i].clone()).collect(), checked, verified })
         };
-        let Ran { short, checks, checked, verified } = match run(self, p) {
+        let Ran { refused, checks, checked, verified } = match run(self, p) {
             Ok(c) => c,
             Err(e) => {
                 for q in taken {
@@ -916,9 +939,12 @@ impl<S: IrisScheme> Core<S> {
         let (mut c, mut v) = (checked.unique.iter(), verified.iter());
         let decisions: Vec<Decision> = kinds
             .iter()
-            .zip(&short)
-            .map(|(k, &short)| {
-                if short {
+            .zip(&refused)
+            .map(|(k, refused)| {
+                if let Some(Refusal::Invalid) = refused {
+                    self.refused_invalid += 1;
+                    Decision::Refused(self.engine.invalid_reason())
+                } else if let Some(Refusal::Short) = refused {
                     self.refused_short += 1;
                     Decision::Refused(self.engine.short_reason())
                 } else if verify(k) {
@@ -1178,6 +1204,7 @@ impl<S: IrisScheme> Core<S> {
             queued: self.queue.len(),
             refused_busy: self.refused_busy,
             refused_short: self.refused_short,
+            refused_invalid: self.refused_invalid,
             serving: self.serving,
         })
     }

@@ -145,6 +145,18 @@ impl<S: IrisScheme> Engine<S> {
         self.scheme.check(p, queries, &self.db, &self.cfg, dedup)
     }
 
+    /// Per query, whether its shares are not those of a valid template ([`IrisScheme::invalid`]):
+    /// one bit revealed per query.
+    pub fn invalid(&self, p: &mut Party, queries: &[S::Share]) -> Result<Vec<bool>, MpcError> {
+        self.scheme.invalid(p, queries, self.len)
+    }
+
+    /// What a client whose query [`invalid`](Self::invalid) found invalid is told.
+    pub fn invalid_reason(&self) -> String {
+        "the shares are not those of a valid template (a code value outside -1..1 or a mask value outside          0..1, rows that disagree, or the nodes' shares made from different templates); nothing of it was          checked or stored: share the template again with an argus client"
+            .into()
+    }
+
     /// Per query, whether an eye's mask leaves too few valid bits ([`IrisScheme::short_masks`]):
     /// one bit revealed per query.
     pub fn short_masks(&self, p: &mut Party, queries: &[S::Share]) -> Result<Vec<bool>, MpcError> {

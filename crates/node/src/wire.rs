@@ -22,7 +22,9 @@ use crate::NodeError;
 ///   compared by digest, and a batch may carry re-authentications (`Kind::Verify`).
 /// * 4 (2026-11-29): a batch starts with the coverage step (`short_masks`: one MSB and one
 ///   reveal), and its commit may refuse a query (`Op::Refused`).
-pub const PEER_PROTOCOL: u32 = 4;
+/// * 5 (2026-11-29): before it, the validity check of the queries' shares (`invalid`); queries
+///   carry their unrotated row alone.
+pub const PEER_PROTOCOL: u32 = 5;
 
 /// The version of what a client and a node send each other (the messages and frames below, and
 /// the schemes' share encodings), offered by the client and chosen by the node as the TLS
@@ -34,7 +36,10 @@ pub const PEER_PROTOCOL: u32 = 4;
 /// the client and deleting or reading the commit log needs the operator role.
 /// `argus-client/3` (2026-11-29): refused queries (`Op::Refused` in the commit log) and their
 /// count in the status.
-pub const CLIENT_PROTOCOL: &str = "argus-client/3";
+/// `argus-client/4` (2026-11-29): a query share carries its unrotated row and masked code bits
+/// alone (the nodes make the rotations and check the shares); invalid shares are refused and
+/// counted in the status.
+pub const CLIENT_PROTOCOL: &str = "argus-client/4";
 
 /// The ALPN list of a client or node that speaks [`CLIENT_PROTOCOL`].
 pub fn client_alpn() -> Vec<Vec<u8>> {
@@ -154,6 +159,9 @@ pub struct NodeStatus {
     /// Queries refused without a check since start: an eye with fewer valid bits than
     /// `iris.min_valid` asks.
     pub refused_short: u64,
+    /// Queries refused without a check since start: shares that are not those of a valid
+    /// template (values out of range, or the nodes' shares not of one template).
+    pub refused_invalid: u64,
     /// Whether the node is in a session with both peers (connected, consistent, taking batches);
     /// false while it connects or catches up.
     pub serving: bool,

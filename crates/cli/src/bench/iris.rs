@@ -198,7 +198,7 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
     let mut records = if a.no_dot { Vec::new() } else { dot_table(&a)? };
     records.extend(compare_tables(&a, backend)?);
     for scheme in &schemes {
-        records.push(match scheme.as_str() {
+        records.extend(match scheme.as_str() {
             "mpclift-z16" => e2e(&a, backend, &MpcLiftZ16)?,
             "nolift-z32" => e2e(&a, backend, &NoLiftZ32)?,
             "mpclift-f16" => e2e(&a, backend, &MpcLiftF16)?,
@@ -456,8 +456,9 @@ fn compare_tables(a: &IrisArgs, backend: Backend) -> Result<Vec<Record>, String>
 }
 
 /// End to end with any scheme: share a population and a batch, load each party's database, and
-/// time the batch check.
-fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<Record, String> {
+/// time the batch check; and the validity check of the batch's shares that a node runs before it
+/// (issue 35: at most 10 % of the check), as a second record.
+fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<[Record; 2], String> {
     let geometry = a.layout.geometry();
     let cfg = config(a);
     let mut g = Generator::new(geometry, 1).map_err(|e| e.to_string())?;
@@ -493,16 +494,65 @@ fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<Reco
                 );
             }
         }
-        let mut out = Vec::new();
+        let (mut out, mut valid) = (Vec::new(), Vec::new());
         for _ in 0..reps {
+            let (before, t0, cpu0) = (p.stats(), Instant::now(), process_cpu_seconds());
+            let bad = scheme.invalid(p, &mine, geometry.bits())?;
+            valid.push((t0.elapsed().as_secs_f64(), p.stats() - before, process_cpu_seconds() - cpu0));
+            if bad.iter().any(|&b| b) {
+                return Err(argus_mpc::MpcError::InvalidParameter("a valid query was found invalid".into()));
+            }
             let (before, t0, cpu0) = (p.stats(), Instant::now(), process_cpu_seconds());
             scheme.check(p, &mine, &db, &cfg, true)?;
             out.push((t0.elapsed().as_secs_f64(), p.stats() - before, process_cpu_seconds() - cpu0));
         }
-        Ok(out)
+        Ok((out, valid))
     })
     .map_err(|e| e.to_string())?;
-    Ok(report(a, scheme.name(), scheme.bits(), rot, &per_party))
+    let (checks, valid): (Vec<_>, Vec<_>) = per_party.into_iter().unzip();
+    let check = report(a, scheme.name(), scheme.bits(), rot, &checks);
+    let validity = report_validity(a, scheme.name(), scheme.bits(), &valid, check.seconds);
+    Ok([check, validity])
+}
+
+/// The validity check's record and line, from each party's (seconds, stats, CPU seconds) per
+/// repetition, against the batch check's median `check_secs`.
+fn report_validity(
+    a: &IrisArgs,
+    variant: &'static str,
+    bits: u32,
+    per_party: &[Vec<(f64, argus_net::Stats, f64)>],
+    check_secs: f64,
+) -> Record {
+    let reps = per_party[0].len();
+    let secs = median((0..reps).map(|r| per_party.iter().map(|pp| pp[r].0).fold(0.0, f64::max)).collect());
+    let cpu = median(per_party[0].iter().map(|r| r.2).collect());
+    let bytes = per_party.iter().map(|pp| pp[0].1.bytes_sent).max().unwrap_or(0);
+    let rounds = per_party.iter().map(|pp| pp[0].1.rounds).max().unwrap_or(0);
+    println!(
+        "validity {variant}: {} queries' shares checked in {:.1} ms (median of {reps}), {:.1} % of the batch check; \
+         {bytes} bytes/party, {rounds} rounds; CPU {:.3} core-s",
+        a.batch,
+        secs * 1e3,
+        100.0 * secs / check_secs,
+        cpu
+    );
+    Record {
+        suite: "iris",
+        op: "validity",
+        variant,
+        masks: if a.trimmed { "trimmed" } else { "per-bit" },
+        modulus_bits: bits,
+        batch: a.batch,
+        seconds: secs,
+        ops_per_sec: a.batch as f64 / secs,
+        ops_per_sec_per_core: a.batch as f64 / secs,
+        bytes_per_party: bytes,
+        rounds,
+        cpu_seconds: Some(cpu),
+        ops_per_cpu_second: Some(a.batch as f64 / cpu),
+        code_bits: Some(a.layout.geometry().bits()),
+    }
 }
 
 /// The CPU time (user and system) this process has used, all threads, in seconds.

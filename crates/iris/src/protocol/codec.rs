@@ -7,23 +7,27 @@
 //!  1      1     scheme tag: 1 mpclift-Z16-rep3, 2 nolift-Z32-rep3, 3 mpclift-F16-shamir, 4 plain-mask-Z16-rep3,
 //!               6 mpclift-GR16-shamir (5: its retired row-major layout, refused)
 //!  2      4     rows per eye (u32 LE): 1 for an enrolment, the number of rotations for a query
+//!               (which carries its unrotated row alone: the nodes make the rotations)
 //!  6      4     unrotated: index of the rotation-0 row (u32 LE)
 //! 10      4     code values per row (u32 LE): the code length in bits
 //! 14      4     mask values per row (u32 LE): = code length, or half of it for trimmed masks
 //! 18      ...   body: left eye, then right eye
 //! ```
 //!
-//! Each eye's body, with `n = rows · code values`, `m = rows · mask values`, elements packed
-//! little-endian at the ring's width ([`Ring::wire_encode`]):
+//! Each eye's body holds one row — the unrotated one — with `n` code values and `m` mask values
+//! per row, elements packed little-endian at the ring's width ([`Ring::wire_encode`]); a query
+//! adds its masked code bits β (`n` values, `c = m − 2β`, for the validity check):
 //! * rep3 (Z_2^16, Z_2^32): code `a` (`n`), code `b` (`n`), mask `a` (`m`), mask `b` (`m`) — the two
-//!   components `(x_i, x_{i-1})` a party holds;
-//! * Shamir F_65519: code shares (`n` × 2 B), mask shares (`m` × 2 B), each value `< 65519`;
-//! * Shamir GR(2^16, 4), values column-major (`galois::column_major`): the unrotated row shared
-//!   monomially — code (`code values` × 2 B), mask (`mask values` × 2 B) — then, for a query
-//!   only, the same row shared in the query basis, code then mask (the nodes make the `rows`
-//!   rotations); every u16 is a valid coefficient;
-//! * public masks: code `a` (`n` × 2 B), code `b` (`n` × 2 B), then `rows` masks of `ceil(len / 8)`
-//!   bytes each (bit `k` of the row is bit `k % 8` of byte `k / 8`, padding bits zero).
+//!   components `(x_i, x_{i-1})` a party holds — then for a query β `a` and `b` (`n` each);
+//! * Shamir F_65519: code shares (`n` × 2 B), mask shares (`m` × 2 B), for a query β (`n` × 2 B),
+//!   each value `< 65519`;
+//! * Shamir GR(2^16, 4), values column-major (`galois::column_major`): the row shared
+//!   monomially — code (`n` × 2 B), mask (`m` × 2 B) — then, for a query only, β monomially
+//!   (`n` × 2 B) and the row shared in the query basis, code then mask; every u16 is a valid
+//!   coefficient;
+//! * public masks: code `a` (`n` × 2 B), code `b` (`n` × 2 B), the mask in `ceil(n / 8)` bytes
+//!   (bit `k` of the row is bit `k % 8` of byte `k / 8`, padding bits zero), then for a query β
+//!   `a` and `b` (`n` × 2 B each).
 //!
 //! Decoding checks, in this order, that the header is whole, the version and scheme tag are
 //! this build's, rows and unrotated are the expected [`ShareKind`], the code and mask lengths are
@@ -257,14 +261,28 @@ pub(crate) fn encode_rep3<R: Ring>(tag: u8, s: &TemplateShare<R>) -> Vec<u8> {
         code_len: per_row(s.left.code.len(), s.rows),
         mask_len: per_row(s.left.mask.len(), s.rows),
     };
-    let comps = [&s.left, &s.right].into_iter().flat_map(|e| [&e.code.a, &e.code.b, &e.mask.a, &e.mask.b]);
-    let size = HEADER_LEN + comps.clone().map(|c| wire_size(ring, c.len()).unwrap_or(0)).sum::<usize>();
+    let row = |x: &Rep3<R>, width: usize| x.slice(s.unrotated * width, width).unwrap_or_else(|_| x.clone());
+    let mut comps = Vec::new();
+    for (e, bits) in [&s.left, &s.right].into_iter().zip([s.bits.first(), s.bits.get(1)]) {
+        comps.push(row(&e.code, shape.code_len));
+        comps.push(row(&e.mask, shape.mask_len));
+        comps.extend(bits.cloned());
+    }
+    let size = HEADER_LEN + comps.iter().map(|c| 2 * wire_size(ring, c.len()).unwrap_or(0)).sum::<usize>();
     let mut out = Vec::with_capacity(size);
     write_header(&mut out, tag, &shape);
-    for c in comps {
-        ring.wire_encode(c, &mut out);
+    for c in &comps {
+        ring.wire_encode(&c.a, &mut out);
+        ring.wire_encode(&c.b, &mut out);
     }
     out
+}
+
+/// Values per eye of a share's one row on the wire: code, mask, and for a query its masked code
+/// bits (as many as code values).
+fn eye_values(expect: ShareKind, len: usize, mask_len: usize) -> Option<usize> {
+    let bits = if matches!(expect, ShareKind::Query { .. }) { len } else { 0 };
+    len.checked_add(mask_len)?.checked_add(bits)
 }
 
 pub(crate) fn decode_rep3<R: Ring>(
@@ -278,23 +296,30 @@ pub(crate) fn decode_rep3<R: Ring>(
     check_code_len(len)?;
     super::check_ring(ring, len, cfg)?;
     let want = expected_shape(expect, len, mask_len_for(len, cfg.mask_mode)?)?;
-    let (n, m) = (want.rows.checked_mul(len), want.rows.checked_mul(want.mask_len));
     // Two eyes of two components each.
-    let body_size = || wire_size(ring, n?)?.checked_add(wire_size(ring, m?)?)?.checked_mul(4);
+    let body_size = || wire_size(ring, eye_values(expect, len, want.mask_len)?)?.checked_mul(4);
     let body = read_header(bytes, tag, expect, &want, body_size())?;
-    let (n, m) = (n.unwrap_or(0), m.unwrap_or(0));
     let mut r = Reader { rest: body };
+    let mut bits = Vec::new();
     let mut eye = |name: &str| -> Result<EyeShare<R>, IrisError> {
         let mut comp = |count: usize, what: &str| -> Result<Rep3<R>, IrisError> {
             let a = r.elems(ring, count, &format!("{name} {what} shares"))?;
             let b = r.elems(ring, count, &format!("{name} {what} shares"))?;
             Rep3::from_parts(ring.clone(), a, b).map_err(|e| bad(e.to_string()))
         };
-        Ok(EyeShare { code: comp(n, "code")?, mask: comp(m, "mask")? })
+        let eye = EyeShare { code: comp(len, "code")?, mask: comp(want.mask_len, "mask")? };
+        if let ShareKind::Query { .. } = expect {
+            bits.push(comp(len, "code bit")?);
+        }
+        Ok(eye)
     };
     let (left, right) = (eye(EYES[0])?, eye(EYES[1])?);
     r.finish()?;
-    Ok(TemplateShare { left, right, rows: want.rows, unrotated: want.unrotated })
+    let row = TemplateShare { left, right, rows: 1, unrotated: 0, bits: Vec::new() };
+    Ok(match expect {
+        ShareKind::Enrollment => row,
+        ShareKind::Query { geometry, .. } => super::with_rotations(row, geometry, want.rows, want.unrotated, bits),
+    })
 }
 
 /// `[unrotated · width, (unrotated + 1) · width)` for a share of `rows` rows of `total` values.
@@ -317,7 +342,7 @@ pub(crate) fn enrollment_of_rep3<R: Ring>(q: &TemplateShare<R>) -> Result<Templa
     let eye = |e: &EyeShare<R>| -> Result<EyeShare<R>, IrisError> {
         Ok(EyeShare { code: row(&e.code, "code shares")?, mask: row(&e.mask, "mask shares")? })
     };
-    Ok(TemplateShare { left: eye(&q.left)?, right: eye(&q.right)?, rows: 1, unrotated: 0 })
+    Ok(TemplateShare { left: eye(&q.left)?, right: eye(&q.right)?, rows: 1, unrotated: 0, bits: Vec::new() })
 }
 
 // ---------------------------------------------------------------- Shamir over F_65519
@@ -330,10 +355,18 @@ pub(crate) fn encode_field(s: &FieldTemplateShare) -> Vec<u8> {
         code_len: per_row(s.left.code.len(), s.rows),
         mask_len: per_row(s.left.mask.len(), s.rows),
     };
-    let comps = [&s.left, &s.right].into_iter().flat_map(|e| [e.code.shares(), e.mask.shares()]);
-    let mut out = Vec::with_capacity(HEADER_LEN + comps.clone().map(|c| 2 * c.len()).sum::<usize>());
+    let row = |x: &Shamir<F65519>, width: usize| -> Vec<u16> {
+        x.shares().get(s.unrotated * width..(s.unrotated + 1) * width).unwrap_or(x.shares()).to_vec()
+    };
+    let mut comps = Vec::new();
+    for (e, bits) in [&s.left, &s.right].into_iter().zip([s.bits.first(), s.bits.get(1)]) {
+        comps.push(row(&e.code, shape.code_len));
+        comps.push(row(&e.mask, shape.mask_len));
+        comps.extend(bits.map(|b| b.shares().to_vec()));
+    }
+    let mut out = Vec::with_capacity(HEADER_LEN + comps.iter().map(|c| 2 * c.len()).sum::<usize>());
     write_header(&mut out, TAG_MPCLIFT_F16, &shape);
-    for c in comps {
+    for c in &comps {
         f.wire_encode(c, &mut out);
     }
     out
@@ -349,21 +382,30 @@ pub(crate) fn decode_field(
     check_code_len(len)?;
     super::field::lifted_ring(len, cfg)?;
     let want = expected_shape(expect, len, mask_len_for(len, cfg.mask_mode)?)?;
-    let (n, m) = (want.rows.checked_mul(len), want.rows.checked_mul(want.mask_len));
-    let body_size = || wire_size(&f, n?)?.checked_add(wire_size(&f, m?)?)?.checked_mul(2);
+    let body_size = || wire_size(&f, eye_values(expect, len, want.mask_len)?)?.checked_mul(2);
     let body = read_header(bytes, TAG_MPCLIFT_F16, expect, &want, body_size())?;
-    let (n, m) = (n.unwrap_or(0), m.unwrap_or(0));
     let mut r = Reader { rest: body };
+    let mut bits = Vec::new();
     let mut eye = |name: &str| -> Result<FieldEyeShare, IrisError> {
         let mut comp = |count: usize, what: &str| -> Result<Shamir<F65519>, IrisError> {
             let v = r.elems(&f, count, &format!("{name} {what} shares"))?;
             Shamir::from_parts(f, Degree::One, v).map_err(|e| bad(e.to_string()))
         };
-        Ok(FieldEyeShare { code: comp(n, "code")?, mask: comp(m, "mask")? })
+        let eye = FieldEyeShare { code: comp(len, "code")?, mask: comp(want.mask_len, "mask")? };
+        if let ShareKind::Query { .. } = expect {
+            bits.push(comp(len, "code bit")?);
+        }
+        Ok(eye)
     };
     let (left, right) = (eye(EYES[0])?, eye(EYES[1])?);
     r.finish()?;
-    Ok(FieldTemplateShare { left, right, rows: want.rows, unrotated: want.unrotated })
+    let row = FieldTemplateShare { left, right, rows: 1, unrotated: 0, bits: Vec::new() };
+    Ok(match expect {
+        ShareKind::Enrollment => row,
+        ShareKind::Query { geometry, .. } => {
+            super::field::with_rotations(row, geometry, want.rows, want.unrotated, bits)
+        }
+    })
 }
 
 pub(crate) fn enrollment_of_field(q: &FieldTemplateShare) -> Result<FieldTemplateShare, IrisError> {
@@ -374,7 +416,7 @@ pub(crate) fn enrollment_of_field(q: &FieldTemplateShare) -> Result<FieldTemplat
     let eye = |e: &FieldEyeShare| -> Result<FieldEyeShare, IrisError> {
         Ok(FieldEyeShare { code: row(&e.code, "code shares")?, mask: row(&e.mask, "mask shares")? })
     };
-    Ok(FieldTemplateShare { left: eye(&q.left)?, right: eye(&q.right)?, rows: 1, unrotated: 0 })
+    Ok(FieldTemplateShare { left: eye(&q.left)?, right: eye(&q.right)?, rows: 1, unrotated: 0, bits: Vec::new() })
 }
 
 // ---------------------------------------------------------------- Shamir over GR(2^16, 4)
@@ -387,7 +429,8 @@ pub(crate) fn encode_gr(s: &GrTemplateShare) -> Vec<u8> {
         code_len: s.entry[0].code.len(),
         mask_len: s.entry[0].mask.len(),
     };
-    let comps = (0..2).flat_map(|e| [&s.entry[e].code, &s.entry[e].mask, &s.query[e].code, &s.query[e].mask]);
+    let comps =
+        (0..2).flat_map(|e| [&s.entry[e].code, &s.entry[e].mask, &s.bits[e], &s.query[e].code, &s.query[e].mask]);
     let mut out = Vec::with_capacity(HEADER_LEN + comps.clone().map(|c| 2 * c.len()).sum::<usize>());
     write_header(&mut out, TAG_MPCLIFT_GR16, &shape);
     for c in comps {
@@ -404,26 +447,28 @@ pub(crate) fn decode_gr(
 ) -> Result<GrTemplateShare, IrisError> {
     let ring = argus_math::Z16::new();
     check_code_len(len)?;
-    // A query carries one row in the query basis on top of the monomial entry row.
+    // A query carries its masked code bits and one row in the query basis on top of the
+    // monomial entry row.
     let cols = match expect {
         ShareKind::Enrollment => None,
-        ShareKind::Query { cols, .. } => Some(cols),
+        ShareKind::Query { geometry, .. } => Some(geometry.cols),
     };
     let query_rows = usize::from(cols.is_some());
     super::galois::check_len(len, cols, cfg)?;
     let want = expected_shape(expect, len, mask_len_for(len, cfg.mask_mode)?)?;
     let (n, m) = (query_rows.checked_mul(len), query_rows.checked_mul(want.mask_len));
-    let body_size = || n?.checked_add(m?)?.checked_add(len + want.mask_len)?.checked_mul(4);
+    let body_size = || n?.checked_mul(2)?.checked_add(m?)?.checked_add(len + want.mask_len)?.checked_mul(4);
     let body = read_header(bytes, TAG_MPCLIFT_GR16, expect, &want, body_size())?;
     let (n, m) = (n.unwrap_or(0), m.unwrap_or(0));
     let mut r = Reader { rest: body };
-    let mut eye = |name: &str| -> Result<(GrEyeShare, GrEyeShare), IrisError> {
+    let mut eye = |name: &str| -> Result<(GrEyeShare, Vec<u16>, GrEyeShare), IrisError> {
         let mut comp = |count: usize, what: &str| r.elems(&ring, count, &format!("{name} {what} shares"));
         let entry = GrEyeShare { code: comp(len, "code")?, mask: comp(want.mask_len, "mask")? };
+        let bits = comp(n, "code bit")?;
         let query = GrEyeShare { code: comp(n, "query code")?, mask: comp(m, "query mask")? };
-        Ok((entry, query))
+        Ok((entry, bits, query))
     };
-    let ((el, ql), (er, qr)) = (eye(EYES[0])?, eye(EYES[1])?);
+    let ((el, bl, ql), (er, br, qr)) = (eye(EYES[0])?, eye(EYES[1])?);
     r.finish()?;
     Ok(GrTemplateShare {
         entry: [el, er],
@@ -431,6 +476,7 @@ pub(crate) fn decode_gr(
         rows: want.rows,
         unrotated: want.unrotated,
         cols: cols.unwrap_or(0),
+        bits: [bl, br],
     })
 }
 
@@ -438,7 +484,14 @@ pub(crate) fn enrollment_of_gr(q: &GrTemplateShare) -> Result<GrTemplateShare, I
     if q.rows == 0 || q.unrotated >= q.rows {
         return Err(bad(format!("a share of {} rows has no unrotated row {}", q.rows, q.unrotated)));
     }
-    Ok(GrTemplateShare { entry: q.entry.clone(), query: Default::default(), rows: 1, unrotated: 0, cols: 0 })
+    Ok(GrTemplateShare {
+        entry: q.entry.clone(),
+        query: Default::default(),
+        rows: 1,
+        unrotated: 0,
+        cols: 0,
+        bits: Default::default(),
+    })
 }
 
 // ---------------------------------------------------------------- public masks
@@ -451,16 +504,20 @@ pub(crate) fn encode_plain_mask(s: &PlainMaskShare) -> Vec<u8> {
         code_len: per_row(s.codes[0].len(), s.rows),
         mask_len: s.masks[0].first().map_or(0, BitVec::len),
     };
-    let size = HEADER_LEN
-        + s.codes.iter().map(|c| 4 * c.len()).sum::<usize>()
-        + s.masks.iter().flatten().map(|m| m.len().div_ceil(8)).sum::<usize>();
-    let mut out = Vec::with_capacity(size);
+    let width = shape.code_len;
+    let row = |x: &Rep3<argus_math::Z16>| x.slice(s.unrotated * width, width).unwrap_or_else(|_| x.clone());
+    let mut out = Vec::with_capacity(HEADER_LEN + 2 * (6 * width + width.div_ceil(8)));
     write_header(&mut out, TAG_PLAIN_MASK_Z16, &shape);
-    for (code, masks) in s.codes.iter().zip(&s.masks) {
+    for e in 0..2 {
+        let code = row(&s.codes[e]);
         ring.wire_encode(&code.a, &mut out);
         ring.wire_encode(&code.b, &mut out);
-        for m in masks {
+        if let Some(m) = s.masks[e].get(s.unrotated).or(s.masks[e].first()) {
             m.append_bytes(&mut out);
+        }
+        if let Some(b) = s.bits.get(e) {
+            ring.wire_encode(&b.a, &mut out);
+            ring.wire_encode(&b.b, &mut out);
         }
     }
     out
@@ -477,28 +534,41 @@ pub(crate) fn decode_plain_mask(
     super::plain_mask::check_len(len, cfg)?;
     // Public masks are stored expanded (one bit per code bit) in both mask modes.
     let want = expected_shape(expect, len, len)?;
-    let n = want.rows.checked_mul(len);
-    let mask_bytes = want.rows.checked_mul(len.div_ceil(8));
-    let body_size = || wire_size(&ring, n?)?.checked_mul(2)?.checked_add(mask_bytes?)?.checked_mul(2);
+    let code_values = if matches!(expect, ShareKind::Query { .. }) { len.checked_mul(2) } else { Some(len) };
+    let body_size = || wire_size(&ring, code_values?)?.checked_mul(2)?.checked_add(len.div_ceil(8))?.checked_mul(2);
     let body = read_header(bytes, TAG_PLAIN_MASK_Z16, expect, &want, body_size())?;
-    let n = n.unwrap_or(0);
     let mut r = Reader { rest: body };
+    let mut bits = Vec::new();
     let mut eye = |name: &str| -> Result<(Rep3<argus_math::Z16>, Vec<BitVec>), IrisError> {
-        let what = format!("{name} code shares");
-        let (a, b) = (r.elems(&ring, n, &what)?, r.elems(&ring, n, &what)?);
-        let code = Rep3::from_parts(ring, a, b).map_err(|e| bad(e.to_string()))?;
-        let masks = (0..want.rows)
-            .map(|k| {
-                let what = format!("{name} mask of row {k}");
-                BitVec::from_bytes(r.take(len.div_ceil(8), &what)?, len)
-                    .map_err(|_| bad(format!("{what}: bits set past bit {len}")))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok((code, masks))
+        let comp = |r: &mut Reader, what: &str| -> Result<Rep3<argus_math::Z16>, IrisError> {
+            let what = format!("{name} {what} shares");
+            let (a, b) = (r.elems(&ring, len, &what)?, r.elems(&ring, len, &what)?);
+            Rep3::from_parts(ring, a, b).map_err(|e| bad(e.to_string()))
+        };
+        let code = comp(&mut r, "code")?;
+        let what = format!("{name} mask");
+        let mask = BitVec::from_bytes(r.take(len.div_ceil(8), &what)?, len)
+            .map_err(|_| bad(format!("{what}: bits set past bit {len}")))?;
+        // A trimmed mask, expanded: one value per real/imaginary pair.
+        if cfg.mask_mode == MaskMode::Trimmed {
+            if let Some(k) = (0..len / 2).find(|&k| mask.get(2 * k) != mask.get(2 * k + 1)) {
+                return Err(bad(format!("{what}: bits {} and {} differ in a trimmed mask", 2 * k, 2 * k + 1)));
+            }
+        }
+        if let ShareKind::Query { .. } = expect {
+            bits.push(comp(&mut r, "code bit")?);
+        }
+        Ok((code, vec![mask]))
     };
     let ((lc, lm), (rc, rm)) = (eye(EYES[0])?, eye(EYES[1])?);
     r.finish()?;
-    Ok(PlainMaskShare { codes: [lc, rc], masks: [lm, rm], rows: want.rows, unrotated: want.unrotated })
+    let row = PlainMaskShare { codes: [lc, rc], masks: [lm, rm], rows: 1, unrotated: 0, bits: Vec::new() };
+    match expect {
+        ShareKind::Enrollment => Ok(row),
+        ShareKind::Query { geometry, .. } => {
+            super::plain_mask::with_rotations(row, geometry, want.rows, want.unrotated, bits)
+        }
+    }
 }
 
 pub(crate) fn enrollment_of_plain_mask(q: &PlainMaskShare) -> Result<PlainMaskShare, IrisError> {
@@ -517,5 +587,6 @@ pub(crate) fn enrollment_of_plain_mask(q: &PlainMaskShare) -> Result<PlainMaskSh
         masks: [mask(&q.masks[0])?, mask(&q.masks[1])?],
         rows: 1,
         unrotated: 0,
+        bits: Vec::new(),
     })
 }

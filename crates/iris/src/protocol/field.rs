@@ -10,7 +10,7 @@ use argus_mpc::shamir::{self, Degree, Shamir};
 use argus_mpc::{MpcError, Party};
 use rand_core::{CryptoRng, RngCore};
 
-use crate::{encode_masked, IrisCode, IrisError, MaskMode, MatchConfig, Template};
+use crate::{encode_masked, IrisCode, IrisError, IrisGeometry, MaskMode, MatchConfig, Template};
 
 /// One party's Shamir shares of one eye: masked code rows (−1, 0, 1 mod p) and mask rows (0, 1).
 #[derive(Clone, Debug)]
@@ -33,6 +33,9 @@ pub struct FieldTemplateShare {
     pub rows: usize,
     /// Which row is the unrotated code.
     pub unrotated: usize,
+    /// A query's masked code bits of the unrotated row, left and right (empty for an enrolment;
+    /// [`super::validity`]).
+    pub bits: Vec<Shamir<F65519>>,
 }
 
 /// The lifted ring Z_{p·2^m}, `m` and `a` (times the mask factor) of the terms `(a, 2^m)` of
@@ -62,24 +65,16 @@ pub(crate) fn lifted_ring(len: usize, cfg: &MatchConfig) -> Result<(Zt64, u32, i
 }
 
 fn share_rows<G: RngCore + CryptoRng>(
-    left: &[IrisCode],
-    right: &[IrisCode],
-    unrotated: usize,
+    left: &IrisCode,
+    right: &IrisCode,
     mode: MaskMode,
     rng: &mut G,
 ) -> Result<[FieldTemplateShare; 3], IrisError> {
     let f = F65519;
-    let rows = |codes: &[IrisCode]| {
-        let mut code = Vec::new();
-        let mut mask = Vec::new();
-        for c in codes {
-            code.extend(encode_masked(c).into_iter().map(|v| f.from_i128(v as i128)));
-            mask.extend(super::mask_row(c, mode).into_iter().map(|v| v as u16));
-        }
+    let rows = |c: &IrisCode| {
+        let code: Vec<u16> = encode_masked(c).into_iter().map(|v| f.from_i128(v as i128)).collect();
+        let mask: Vec<u16> = super::mask_row(c, mode).into_iter().map(u16::from).collect();
         (code, mask)
-    };
-    let share = |v: Vec<u16>, rng: &mut G| {
-        shamir::share_from_client(&f, &v, rng).map_err(|e| IrisError::Unsupported(e.to_string()))
     };
     let (lc, lm) = rows(left);
     let (rc, rm) = rows(right);
@@ -87,30 +82,64 @@ fn share_rows<G: RngCore + CryptoRng>(
     Ok(std::array::from_fn(|i| FieldTemplateShare {
         left: FieldEyeShare { code: lc[i].clone(), mask: lm[i].clone() },
         right: FieldEyeShare { code: rc[i].clone(), mask: rm[i].clone() },
-        rows: left.len(),
-        unrotated,
+        rows: 1,
+        unrotated: 0,
+        bits: Vec::new(),
     }))
 }
 
-/// A client shares a template for enrolment.
+fn share<G: RngCore + CryptoRng>(v: Vec<u16>, rng: &mut G) -> Result<[Shamir<F65519>; 3], IrisError> {
+    shamir::share_from_client(&F65519, &v, rng).map_err(|e| IrisError::Unsupported(e.to_string()))
+}
+
+/// A client shares a template for enrolment (mask mode applied first).
 pub fn share_enrollment<G: RngCore + CryptoRng>(
     t: &Template,
     cfg: &MatchConfig,
     rng: &mut G,
 ) -> Result<[FieldTemplateShare; 3], IrisError> {
     lifted_ring(t.left.geometry().bits(), cfg)?;
-    share_rows(&[cfg.mask_mode.apply(&t.left)], &[cfg.mask_mode.apply(&t.right)], 0, cfg.mask_mode, rng)
+    share_rows(&cfg.mask_mode.apply(&t.left), &cfg.mask_mode.apply(&t.right), cfg.mask_mode, rng)
 }
 
-/// A client shares a query: every rotation of the window, for both eyes.
+/// A client shares a query: the unrotated row and its masked code bits, for both eyes; the
+/// rotations of the window are the shares' rotations, as the nodes make them
+/// ([`with_rotations`]).
 pub fn share_query<G: RngCore + CryptoRng>(
     t: &Template,
     cfg: &MatchConfig,
     rng: &mut G,
 ) -> Result<[FieldTemplateShare; 3], IrisError> {
-    lifted_ring(t.left.geometry().bits(), cfg)?;
-    let (left, right, unrotated) = super::query_rows(t, cfg)?;
-    share_rows(&left, &right, unrotated, cfg.mask_mode, rng)
+    let g = t.left.geometry();
+    lifted_ring(g.bits(), cfg)?;
+    let (window, unrotated) = super::query_window(cfg, g.cols)?;
+    let (l, r) = (cfg.mask_mode.apply(&t.left), cfg.mask_mode.apply(&t.right));
+    let bits = |c: &IrisCode, rng: &mut G| share(super::masked_bits(c).into_iter().map(u16::from).collect(), rng);
+    let (bl, br) = (bits(&l, rng)?, bits(&r, rng)?);
+    let rows = share_rows(&l, &r, cfg.mask_mode, rng)?;
+    let mut i = 0;
+    Ok(rows.map(|s| {
+        let q = with_rotations(s, g, window.len(), unrotated, vec![bl[i].clone(), br[i].clone()]);
+        i += 1;
+        q
+    }))
+}
+
+/// A query share from its unrotated row `s` (as on the wire) and its masked code bits: every row
+/// of the window made by rotating the shares ([`super::rotated_rows`]).
+pub(crate) fn with_rotations(
+    s: FieldTemplateShare,
+    g: IrisGeometry,
+    rows: usize,
+    unrotated: usize,
+    bits: Vec<Shamir<F65519>>,
+) -> FieldTemplateShare {
+    let rot = |x: &Shamir<F65519>| {
+        Shamir::from_parts(F65519, Degree::One, super::rotated_rows(x.shares(), g, rows, unrotated))
+            .expect("degree-1 shares")
+    };
+    let eye = |e: &FieldEyeShare| FieldEyeShare { code: rot(&e.code), mask: rot(&e.mask) };
+    FieldTemplateShare { left: eye(&s.left), right: eye(&s.right), rows, unrotated, bits }
 }
 
 /// One party's Shamir shares of the enrolled population: 2 bytes per code bit and per mask bit.

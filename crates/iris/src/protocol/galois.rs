@@ -58,6 +58,9 @@ pub struct GrTemplateShare {
     pub unrotated: usize,
     /// Angular columns of the codes, the unit of a rotation (0 for an enrolment).
     pub cols: usize,
+    /// Left and right eye: a query's masked code bits of the unrotated row, shared monomially
+    /// (empty for an enrolment; [`super::validity`]).
+    pub bits: [Vec<u16>; 2],
 }
 
 /// Whether codes of `len` bits under `cfg` can run over GR(2^16, 4): whole ring elements per row
@@ -138,7 +141,7 @@ fn assemble(
     let mut parts = el.into_iter().zip(er).zip(ql.into_iter().zip(qr));
     std::array::from_fn(|_| {
         let ((l, r), (ql, qr)) = parts.next().expect("three shares of each");
-        GrTemplateShare { entry: [l, r], query: [ql, qr], rows, unrotated, cols }
+        GrTemplateShare { entry: [l, r], query: [ql, qr], rows, unrotated, cols, bits: Default::default() }
     })
 }
 
@@ -171,8 +174,18 @@ pub fn share_query<G: RngCore + CryptoRng>(
         share_eye(std::slice::from_ref(&l), mode, Basis::Monomial, rng)?,
         share_eye(std::slice::from_ref(&r), mode, Basis::Monomial, rng)?,
     ];
+    let bits = |c: &IrisCode, rng: &mut G| {
+        let v: Vec<u16> = super::masked_bits(c).into_iter().map(u16::from).collect();
+        gr::share_from_client(&column_major(&v, g.rows, g.cols), Basis::Monomial, rng)
+            .map_err(|e| IrisError::Unsupported(e.to_string()))
+    };
+    let (bl, br) = (bits(&l, rng)?, bits(&r, rng)?);
     let query = [share_eye(&[l], mode, Basis::Query, rng)?, share_eye(&[r], mode, Basis::Query, rng)?];
-    Ok(assemble(entry, query, window.len(), u, g.cols))
+    let mut shares = assemble(entry, query, window.len(), u, g.cols);
+    for (s, (l, r)) in shares.iter_mut().zip(bl.into_iter().zip(br)) {
+        s.bits = [l, r];
+    }
+    Ok(shares)
 }
 
 /// One party's shares of the enrolled population, monomial, row after row: 2 bytes per code bit
@@ -554,6 +567,7 @@ mod tests {
             rows: 1,
             unrotated: 0,
             cols: 0,
+            bits: Default::default(),
         })
         .unwrap();
         let shown = format!("{e:?} {db:?}");

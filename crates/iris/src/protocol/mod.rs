@@ -32,6 +32,7 @@ pub mod galois;
 pub mod plain_mask;
 pub mod recovery;
 pub mod scheme;
+pub mod validity;
 
 use argus_math::{BitVec, Modulus, Ring, Z32, Z64};
 use argus_mpc::audit;
@@ -41,7 +42,7 @@ use argus_prg::Seed;
 use rand_core::{CryptoRng, RngCore};
 
 use crate::matcher::rotations_in;
-use crate::{encode_masked, mask_vector, EyeRule, IrisCode, IrisError, MaskMode, MatchConfig, Template};
+use crate::{encode_masked, mask_vector, EyeRule, IrisCode, IrisError, IrisGeometry, MaskMode, MatchConfig, Template};
 use std::time::Duration;
 
 /// One party's share of one eye: the masked code rows (values −1, 0, 1) and the mask rows (0, 1),
@@ -65,6 +66,9 @@ pub struct TemplateShare<R: Ring> {
     pub rows: usize,
     /// Which row is the unrotated code (0 for an enrolment).
     pub unrotated: usize,
+    /// A query's masked code bits β = code ∧ mask of the unrotated row, left and right eye
+    /// (empty for an enrolment): what the validity check ([`validity`]) reads, with `c = m − 2β`.
+    pub bits: Vec<Rep3<R>>,
 }
 
 /// Whether shares over `ring` can run the check for codes of `len` bits under `cfg`: a ring wide
@@ -181,20 +185,20 @@ pub(crate) fn mask_factor(len: usize, mask_len: usize) -> Result<i128, MpcError>
 
 fn share_rows<R: Ring, G: RngCore + CryptoRng>(
     ring: &R,
-    left: &[IrisCode],
-    right: &[IrisCode],
-    unrotated: usize,
+    left: &IrisCode,
+    right: &IrisCode,
     mode: MaskMode,
     rng: &mut G,
 ) -> [TemplateShare<R>; 3] {
-    let (lc, lm) = eye_rows(ring, left, mode);
-    let (rc, rm) = eye_rows(ring, right, mode);
+    let (lc, lm) = eye_rows(ring, std::slice::from_ref(left), mode);
+    let (rc, rm) = eye_rows(ring, std::slice::from_ref(right), mode);
     let [lc, lm, rc, rm] = [lc, lm, rc, rm].map(|v| rep3::share_from_client(ring, &v, rng));
     std::array::from_fn(|i| TemplateShare {
         left: EyeShare { code: lc[i].clone(), mask: lm[i].clone() },
         right: EyeShare { code: rc[i].clone(), mask: rm[i].clone() },
-        rows: left.len(),
-        unrotated,
+        rows: 1,
+        unrotated: 0,
+        bits: Vec::new(),
     })
 }
 
@@ -207,30 +211,79 @@ pub fn share_enrollment<R: Ring, G: RngCore + CryptoRng>(
 ) -> Result<[TemplateShare<R>; 3], IrisError> {
     check_ring(ring, t.left.geometry().bits(), cfg)?;
     let (l, r) = (cfg.mask_mode.apply(&t.left), cfg.mask_mode.apply(&t.right));
-    Ok(share_rows(ring, &[l], &[r], 0, cfg.mask_mode, rng))
+    Ok(share_rows(ring, &l, &r, cfg.mask_mode, rng))
 }
 
-/// A client shares a query: every rotation of the window, for both eyes.
+/// A client shares a query: the unrotated row and its masked code bits, for both eyes; the
+/// rotations of the window are the shares' rotations ([`rotated_rows`]), as the nodes make them
+/// from the one row a query carries on the wire.
 pub fn share_query<R: Ring, G: RngCore + CryptoRng>(
     ring: &R,
     t: &Template,
     cfg: &MatchConfig,
     rng: &mut G,
 ) -> Result<[TemplateShare<R>; 3], IrisError> {
-    check_ring(ring, t.left.geometry().bits(), cfg)?;
-    let (left, right, unrotated) = query_rows(t, cfg)?;
-    Ok(share_rows(ring, &left, &right, unrotated, cfg.mask_mode, rng))
+    let g = t.left.geometry();
+    check_ring(ring, g.bits(), cfg)?;
+    let (window, unrotated) = query_window(cfg, g.cols)?;
+    let (l, r) = (cfg.mask_mode.apply(&t.left), cfg.mask_mode.apply(&t.right));
+    let bits = [&l, &r].map(|c| {
+        let v: Vec<R::El> = masked_bits(c).into_iter().map(|b| ring.from_u128(u128::from(b))).collect();
+        rep3::share_from_client(ring, &v, rng)
+    });
+    let rows = share_rows(ring, &l, &r, cfg.mask_mode, rng);
+    let mut i = 0;
+    Ok(rows.map(|s| {
+        let q = with_rotations(s, g, window.len(), unrotated, vec![bits[0][i].clone(), bits[1][i].clone()]);
+        i += 1;
+        q
+    }))
 }
 
-/// The rows a client shares for a query: every rotation of the window for each eye (mask mode
-/// applied), and the index of the unrotated row. Shared by both schemes.
-pub(crate) fn query_rows(t: &Template, cfg: &MatchConfig) -> Result<(Vec<IrisCode>, Vec<IrisCode>, usize), IrisError> {
-    let (window, unrotated) = query_window(cfg, t.left.geometry().cols)?;
-    let rots = |c: &IrisCode| {
-        let c = cfg.mask_mode.apply(c);
-        window.iter().map(|&r| c.rotate(r)).collect::<Vec<_>>()
+/// A query share from its unrotated row `s` (one row per eye, as on the wire) and its masked
+/// code bits: every row of the window made by rotating the shares (a public permutation).
+pub(crate) fn with_rotations<R: Ring>(
+    s: TemplateShare<R>,
+    g: IrisGeometry,
+    rows: usize,
+    unrotated: usize,
+    bits: Vec<Rep3<R>>,
+) -> TemplateShare<R> {
+    let rot = |x: &Rep3<R>| {
+        let (a, b) = (rotated_rows(&x.a, g, rows, unrotated), rotated_rows(&x.b, g, rows, unrotated));
+        Rep3::from_parts(x.ring().clone(), a, b).expect("components of one length")
     };
-    Ok((rots(&t.left), rots(&t.right), unrotated))
+    let eye = |e: &EyeShare<R>| EyeShare { code: rot(&e.code), mask: rot(&e.mask) };
+    TemplateShare { left: eye(&s.left), right: eye(&s.right), rows, unrotated, bits }
+}
+
+/// The masked code bits `β = code ∧ mask` of a code (mask mode applied), one per code bit: its
+/// masked-bitvector value is `m − 2β` ([`encode_masked`]), and a client shares β with a query
+/// so that the nodes can check the values without an MSB ([`validity`]).
+pub(crate) fn masked_bits(c: &IrisCode) -> Vec<u8> {
+    let (code, mask) = (c.code().words(), c.mask().words());
+    (0..c.geometry().bits()).map(|i| ((code[i / 64] & mask[i / 64]) >> (i % 64)) as u8 & 1).collect()
+}
+
+/// The `rows` rotations of one row of values in the geometry's order (`[row][col][cell]`, `cell
+/// = row.len() / (g.rows · g.cols)` values: code bits, or trimmed mask values), one after the
+/// other: rotation index `k` moves column `col` to `col + k − unrotated` (mod `g.cols`), as
+/// [`IrisCode::rotate`] does, so the rows are those of the window [`query_window`] lists.
+pub(crate) fn rotated_rows<T: Copy>(row: &[T], g: IrisGeometry, rows: usize, unrotated: usize) -> Vec<T> {
+    let cells = g.rows * g.cols;
+    let cell = row.len() / cells.max(1);
+    let mut out = Vec::with_capacity(rows * row.len());
+    for k in 0..rows {
+        let shift = g.rotated_col(0, k as i32 - unrotated as i32);
+        for r in 0..g.rows {
+            for col in 0..g.cols {
+                // The value at `col` after the rotation came from `col − shift`.
+                let from = (col + g.cols - shift) % g.cols;
+                out.extend_from_slice(&row[(r * g.cols + from) * cell..][..cell]);
+            }
+        }
+    }
+    out
 }
 
 /// The rotations a query holds for codes with `cols` angular columns (the window of `cfg`, or every

@@ -11,7 +11,7 @@ use argus_mpc::rep3::{self, Rep3, Rep3Pre};
 use argus_mpc::{MpcError, Party};
 use rand_core::{CryptoRng, RngCore};
 
-use crate::{encode_masked, IrisCode, IrisError, MatchConfig, Template};
+use crate::{encode_masked, IrisCode, IrisError, IrisGeometry, MatchConfig, Template};
 
 /// One party's view of a template: secret code rows (shares) and public masks, per eye.
 #[derive(Clone, Debug)]
@@ -24,6 +24,9 @@ pub struct PlainMaskShare {
     pub rows: usize,
     /// Which row is the unrotated code.
     pub unrotated: usize,
+    /// A query's masked code bits of the unrotated row, left and right (empty for an enrolment;
+    /// [`super::validity`]).
+    pub bits: Vec<Rep3<Z16>>,
 }
 
 /// Whether codes of `len` bits fit the 16-bit comparison under `cfg`'s threshold: `c − dot`,
@@ -51,24 +54,21 @@ fn threshold_term(cfg: &MatchConfig, ml: u64) -> i128 {
 }
 
 fn share<G: RngCore + CryptoRng>(
-    left: &[IrisCode],
-    right: &[IrisCode],
-    unrotated: usize,
+    left: &IrisCode,
+    right: &IrisCode,
     cfg: &MatchConfig,
     rng: &mut G,
 ) -> Result<[PlainMaskShare; 3], IrisError> {
-    check_len(left.first().map_or(0, |c| c.geometry().bits()), cfg)?;
+    check_len(left.geometry().bits(), cfg)?;
     let ring = Z16::new();
-    let rows = |codes: &[IrisCode]| -> Vec<u16> {
-        codes.iter().flat_map(|c| encode_masked(c).into_iter().map(|v| ring.from_i128(v as i128))).collect()
-    };
-    let (l, r) = (rep3::share_from_client(&ring, &rows(left), rng), rep3::share_from_client(&ring, &rows(right), rng));
-    let masks = |codes: &[IrisCode]| codes.iter().map(|c| c.mask().clone()).collect::<Vec<_>>();
+    let row = |c: &IrisCode| -> Vec<u16> { encode_masked(c).into_iter().map(|v| ring.from_i128(v as i128)).collect() };
+    let (l, r) = (rep3::share_from_client(&ring, &row(left), rng), rep3::share_from_client(&ring, &row(right), rng));
     Ok(std::array::from_fn(|i| PlainMaskShare {
         codes: [l[i].clone(), r[i].clone()],
-        masks: [masks(left), masks(right)],
-        rows: left.len(),
-        unrotated,
+        masks: [vec![left.mask().clone()], vec![right.mask().clone()]],
+        rows: 1,
+        unrotated: 0,
+        bits: Vec::new(),
     }))
 }
 
@@ -78,17 +78,65 @@ pub fn share_enrollment<G: RngCore + CryptoRng>(
     cfg: &MatchConfig,
     rng: &mut G,
 ) -> Result<[PlainMaskShare; 3], IrisError> {
-    share(&[cfg.mask_mode.apply(&t.left)], &[cfg.mask_mode.apply(&t.right)], 0, cfg, rng)
+    share(&cfg.mask_mode.apply(&t.left), &cfg.mask_mode.apply(&t.right), cfg, rng)
 }
 
-/// A client shares a query: every rotation of the window, for both eyes.
+/// A client shares a query: the unrotated row and its masked code bits, for both eyes; the
+/// rotations of the window are the shares' (and masks') rotations, as the nodes make them
+/// ([`with_rotations`]).
 pub fn share_query<G: RngCore + CryptoRng>(
     t: &Template,
     cfg: &MatchConfig,
     rng: &mut G,
 ) -> Result<[PlainMaskShare; 3], IrisError> {
-    let (left, right, unrotated) = super::query_rows(t, cfg)?;
-    share(&left, &right, unrotated, cfg, rng)
+    let g = t.left.geometry();
+    let (window, unrotated) = super::query_window(cfg, g.cols)?;
+    let (l, r) = (cfg.mask_mode.apply(&t.left), cfg.mask_mode.apply(&t.right));
+    let ring = Z16::new();
+    let bits = |c: &IrisCode, rng: &mut G| {
+        let v: Vec<u16> = super::masked_bits(c).into_iter().map(u16::from).collect();
+        rep3::share_from_client(&ring, &v, rng)
+    };
+    let (bl, br) = (bits(&l, rng), bits(&r, rng));
+    let rows = share(&l, &r, cfg, rng)?;
+    let mut i = 0;
+    rows.map(|s| {
+        let q = with_rotations(s, g, window.len(), unrotated, vec![bl[i].clone(), br[i].clone()]);
+        i += 1;
+        q
+    })
+    .into_iter()
+    .collect::<Result<Vec<_>, _>>()
+    .map(|v| v.try_into().expect("three shares"))
+}
+
+/// A query share from its unrotated row `s` (as on the wire) and its masked code bits: every row
+/// of the window made by rotating the code shares and the public masks
+/// ([`super::rotated_rows`]).
+pub(crate) fn with_rotations(
+    s: PlainMaskShare,
+    g: IrisGeometry,
+    rows: usize,
+    unrotated: usize,
+    bits: Vec<Rep3<Z16>>,
+) -> Result<PlainMaskShare, IrisError> {
+    let rot = |x: &Rep3<Z16>| {
+        let (a, b) = (super::rotated_rows(&x.a, g, rows, unrotated), super::rotated_rows(&x.b, g, rows, unrotated));
+        Rep3::from_parts(Z16::new(), a, b).expect("components of one length")
+    };
+    let masks = |m: &[BitVec]| -> Result<Vec<BitVec>, IrisError> {
+        let row = m.first().ok_or_else(|| IrisError::BadShare("a query without its mask".into()))?;
+        let bits = super::rotated_rows(&row.to_bools(), g, rows, unrotated);
+        let len = row.len();
+        Ok(bits.chunks(len.max(1)).map(BitVec::from_bools).collect())
+    };
+    Ok(PlainMaskShare {
+        codes: [rot(&s.codes[0]), rot(&s.codes[1])],
+        masks: [masks(&s.masks[0])?, masks(&s.masks[1])?],
+        rows,
+        unrotated,
+        bits,
+    })
 }
 
 /// One party's database: pre-processed code shares and the public masks.

@@ -63,7 +63,7 @@ impl<R: Ring> Recoverable for TemplateShare<R> {
                 mask: recovery::rep3(me, lost, &e.mask).map_err(bad)?,
             })
         };
-        Ok(TemplateShare { left: eye(&s.left)?, right: eye(&s.right)?, rows: 1, unrotated: 0 })
+        Ok(TemplateShare { left: eye(&s.left)?, right: eye(&s.right)?, rows: 1, unrotated: 0, bits: Vec::new() })
     }
     /// A replicated scheme's lost share from the two parts.
     fn recover(a: &Self, b: &Self) -> Result<Self, IrisError> {
@@ -72,7 +72,13 @@ impl<R: Ring> Recoverable for TemplateShare<R> {
         let eye = |x: &EyeShare<R>, y: &EyeShare<R>| -> Result<EyeShare<R>, IrisError> {
             Ok(EyeShare { code: x.code.add(&y.code).map_err(bad)?, mask: x.mask.add(&y.mask).map_err(bad)? })
         };
-        Ok(TemplateShare { left: eye(&a.left, &b.left)?, right: eye(&a.right, &b.right)?, rows: 1, unrotated: 0 })
+        Ok(TemplateShare {
+            left: eye(&a.left, &b.left)?,
+            right: eye(&a.right, &b.right)?,
+            rows: 1,
+            unrotated: 0,
+            bits: Vec::new(),
+        })
     }
 }
 
@@ -87,7 +93,7 @@ impl Recoverable for FieldTemplateShare {
                 mask: recovery::shamir(me, lost, &e.mask, pad).map_err(bad)?,
             })
         };
-        Ok(FieldTemplateShare { left: eye(&s.left)?, right: eye(&s.right)?, rows: 1, unrotated: 0 })
+        Ok(FieldTemplateShare { left: eye(&s.left)?, right: eye(&s.right)?, rows: 1, unrotated: 0, bits: Vec::new() })
     }
     /// The Shamir F_65519 scheme's lost share from the two parts.
     fn recover(a: &Self, b: &Self) -> Result<Self, IrisError> {
@@ -96,7 +102,13 @@ impl Recoverable for FieldTemplateShare {
         let eye = |x: &FieldEyeShare, y: &FieldEyeShare| -> Result<FieldEyeShare, IrisError> {
             Ok(FieldEyeShare { code: x.code.add(&y.code).map_err(bad)?, mask: x.mask.add(&y.mask).map_err(bad)? })
         };
-        Ok(FieldTemplateShare { left: eye(&a.left, &b.left)?, right: eye(&a.right, &b.right)?, rows: 1, unrotated: 0 })
+        Ok(FieldTemplateShare {
+            left: eye(&a.left, &b.left)?,
+            right: eye(&a.right, &b.right)?,
+            rows: 1,
+            unrotated: 0,
+            bits: Vec::new(),
+        })
     }
 }
 
@@ -111,6 +123,7 @@ impl Recoverable for PlainMaskShare {
             masks: s.masks.clone(),
             rows: 1,
             unrotated: 0,
+            bits: Vec::new(),
         })
     }
     /// The public-mask scheme's lost share from the two parts, whose masks must agree.
@@ -125,6 +138,7 @@ impl Recoverable for PlainMaskShare {
             masks: a.masks.clone(),
             rows: 1,
             unrotated: 0,
+            bits: Vec::new(),
         })
     }
 }
@@ -141,7 +155,14 @@ impl Recoverable for GrTemplateShare {
             })
         };
         let entry = [eye(&s.entry[0])?, eye(&s.entry[1])?];
-        Ok(GrTemplateShare { entry, query: Default::default(), rows: 1, unrotated: 0, cols: s.cols })
+        Ok(GrTemplateShare {
+            entry,
+            query: Default::default(),
+            rows: 1,
+            unrotated: 0,
+            cols: s.cols,
+            bits: Default::default(),
+        })
     }
     /// The Shamir GR(2^16, 4) scheme's lost share from the two parts.
     fn recover(a: &Self, b: &Self) -> Result<Self, IrisError> {
@@ -154,6 +175,13 @@ impl Recoverable for GrTemplateShare {
             })
         };
         let entry = [eye(&a.entry[0], &b.entry[0])?, eye(&a.entry[1], &b.entry[1])?];
-        Ok(GrTemplateShare { entry, query: Default::default(), rows: 1, unrotated: 0, cols: a.cols })
+        Ok(GrTemplateShare {
+            entry,
+            query: Default::default(),
+            rows: 1,
+            unrotated: 0,
+            cols: a.cols,
+            bits: Default::default(),
+        })
     }
 }

@@ -14,7 +14,7 @@ use argus_prg::{Prg, Seed};
 use rand::rngs::OsRng;
 
 use super::recovery::{Auditable, Recoverable};
-use super::{codec, field, galois, plain_mask, Checked, SharedDb, TemplateShare};
+use super::{codec, field, galois, plain_mask, validity, Checked, SharedDb, TemplateShare};
 use crate::{IrisError, IrisGeometry, MatchConfig, Template};
 
 /// What a share is expected to hold (checked by [`IrisScheme::decode`]).
@@ -23,16 +23,16 @@ pub enum ShareKind {
     /// An enrolment: one row per eye, the unrotated code.
     Enrollment,
     /// A query: `rotations` rows per eye, the rotation-0 row at index `unrotated`, for codes of
-    /// `cols` angular columns. All follow from the rotation window and the geometry: use
-    /// [`query_kind`]. (A scheme that rotates at the nodes, GR, carries one row and makes the
-    /// `rotations` itself.)
+    /// `geometry`. All follow from the rotation window and the geometry: use [`query_kind`]. A
+    /// query carries its unrotated row alone (and its masked code bits); the nodes make the
+    /// `rotations`.
     Query {
         /// Rows per eye (rotations of the window).
         rotations: usize,
         /// Index of the unrotated row.
         unrotated: usize,
-        /// Angular columns of the codes (the unit of a rotation).
-        cols: usize,
+        /// The codes' geometry (its angular columns are the unit of a rotation).
+        geometry: IrisGeometry,
     },
 }
 
@@ -59,7 +59,7 @@ impl ShareKind {
 /// window does not contain 0.
 pub fn query_kind(cfg: &MatchConfig, geometry: IrisGeometry) -> Result<ShareKind, IrisError> {
     let (window, unrotated) = super::query_window(cfg, geometry.cols)?;
-    Ok(ShareKind::Query { rotations: window.len(), unrotated, cols: geometry.cols })
+    Ok(ShareKind::Query { rotations: window.len(), unrotated, geometry })
 }
 
 /// A way of running the uniqueness check: how a client shares templates, what a party keeps, and
@@ -93,6 +93,12 @@ pub trait IrisScheme: Sync {
         cfg: &MatchConfig,
         dedup: bool,
     ) -> Result<Checked, MpcError>;
+    /// Per query, whether its shares are not those of a valid template of `len`-bit codes (values
+    /// outside their range, rows that disagree, parties' shares that are not of one template):
+    /// decided in MPC with a challenge drawn after the shares are fixed, one bit revealed per
+    /// query, wrong with probability at most 2^-40 ([`super::validity`]). Such a query is
+    /// refused, never checked.
+    fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError>;
     /// Per query, whether an eye's mask leaves fewer than [`MatchConfig::min_valid_bits`] valid
     /// bits of its `len`-bit code: decided in MPC, one bit revealed per query (public masks are
     /// counted in the clear). Such a query is refused, never checked.
@@ -201,6 +207,9 @@ macro_rules! rep3_scheme {
             ) -> Result<Checked, MpcError> {
                 super::check_batch(p, q, db, cfg, dedup)
             }
+            fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
+                validity::invalid_rep3(p, q, len)
+            }
             fn short_masks(
                 &self,
                 p: &mut Party,
@@ -287,6 +296,9 @@ impl IrisScheme for MpcLiftF16 {
     ) -> Result<Checked, MpcError> {
         field::check_batch(p, q, db, cfg, dedup)
     }
+    fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
+        validity::invalid_field(p, q, len)
+    }
     fn short_masks(
         &self,
         p: &mut Party,
@@ -349,6 +361,9 @@ impl IrisScheme for PlainMaskZ16 {
         dedup: bool,
     ) -> Result<Checked, MpcError> {
         plain_mask::check_batch(p, q, db, cfg, dedup)
+    }
+    fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
+        validity::invalid_plain_mask(p, q, len)
     }
     fn short_masks(
         &self,
@@ -416,6 +431,9 @@ impl IrisScheme for MpcLiftGr16 {
         dedup: bool,
     ) -> Result<Checked, MpcError> {
         galois::check_batch(p, q, db, cfg, dedup)
+    }
+    fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
+        validity::invalid_gr(p, q, len)
     }
     fn short_masks(
         &self,
