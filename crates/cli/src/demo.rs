@@ -334,34 +334,45 @@ fn run_in(
     let by_id: HashMap<&str, usize> = bound.iter().enumerate().map(|(k, id)| (id.as_str(), k)).collect();
     let mut db: Vec<Template> = population.clone();
     let (mut agree, mut total, mut comparisons) = (0usize, 0usize, 0f64);
-    let (mut refused, mut enrolled) = (0usize, 0usize);
+    let (mut refused, mut enrolled, mut mirror_or_short) = (0usize, 0usize, 0usize);
     let rotations = cfg.rotations.clone().count() as f64;
     let pb = bar(queries.len() as u64, "reference");
     for c in &commits {
         let mut batch: Vec<usize> = Vec::new();
         let mut new_entries = Vec::new();
         for op in &c.ops {
-            let Op::Outcome { request_id, unique, enrolled: got_id } = op else { continue };
+            let (request_id, got) = match op {
+                Op::Outcome { request_id, unique, enrolled } => (request_id, Some((*unique, enrolled.is_some()))),
+                Op::Refused { request_id, .. } => (request_id, None),
+                _ => continue,
+            };
             let Some(&k) = by_id.get(request_id.as_str()) else { continue };
             let q = &queries[k].0;
             comparisons += 2.0 * rotations * db.len() as f64;
+            // The twin: a query with too few valid bits is refused unchecked; a duplicate is not
+            // unique; a unique one whose mirror image is enrolled is refused as a mirror attack.
             let dup = matches_any(q, &db, cfg)
                 || batch.iter().any(|&j| cfg.match_template(q, &queries[j].0).expect("geometry"));
-            let want = !dup;
+            let want =
+                if cfg.too_few_valid_bits(q) || (!dup && iris.mirror_check && matches_any(&q.mirrored(), &db, cfg)) {
+                    None
+                } else {
+                    Some((!dup, !dup))
+                };
             let client_saw = outcomes.get(&k).map(|o| o.unique);
-            // the twin would have refused a query with too few valid bits, not checked it
-            let checked = !cfg.too_few_valid_bits(q);
-            let ok = checked && *unique == want && client_saw == Some(*unique) && got_id.is_some() == want;
+            let ok = got == want && (got.is_none() || client_saw == got.map(|g| g.0));
             total += 1;
             agree += ok as usize;
             if !ok {
-                eprintln!("DISAGREEMENT: query {k} (batch {}): MPC unique={unique}, reference unique={want}", c.seq);
+                eprintln!("DISAGREEMENT: query {k} (batch {}): MPC {got:?}, reference {want:?} ((unique, enrolled); None: refused)", c.seq);
             }
-            if want {
-                new_entries.push(q.clone());
-                enrolled += 1;
-            } else {
-                refused += 1;
+            match want {
+                Some((true, _)) => {
+                    new_entries.push(q.clone());
+                    enrolled += 1;
+                }
+                Some((false, _)) => refused += 1,
+                None => mirror_or_short += 1,
             }
             batch.push(k);
             pb.inc(1);
@@ -378,7 +389,11 @@ fn run_in(
         by_origin(Origin::RecaptureEnrolled),
         by_origin(Origin::RecaptureQuery)
     );
-    println!("outcomes: {enrolled} enrolled as unique, {refused} refused as duplicates, in {} batches", commits.len());
+    println!(
+        "outcomes: {enrolled} enrolled as unique, {refused} refused as duplicates, {mirror_or_short} refused unchecked \
+         (too few valid bits, or mirror attacks), in {} batches",
+        commits.len()
+    );
     println!(
         "agreement with the plaintext reference: {agree}/{total} ({:.2} %){}",
         100.0 * agree as f64 / total.max(1) as f64,

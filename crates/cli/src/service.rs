@@ -463,7 +463,7 @@ fn status_line(n: &NodeStatus) -> String {
     format!(
         "node {}: {} identities (ids digest {hex}…), last batch {}, scheme {} ({:.1} B per code bit), \
          shares in memory {:.1} MB ({} per identity), RSS {:.1} MB, sent to peers {:.1} MB, \
-         {} waiting ({} refused busy, {} queries refused for too few valid bits, {} for invalid shares), {}",
+         {} waiting ({} refused busy, {} queries refused for too few valid bits, {} for invalid shares, {} as mirror attacks), {}",
         n.id,
         n.summary.count,
         n.summary.last_seq,
@@ -477,6 +477,7 @@ fn status_line(n: &NodeStatus) -> String {
         n.refused_busy,
         n.refused_short,
         n.refused_invalid,
+        n.refused_mirror,
         if n.serving { "serving" } else { "not serving: connecting to its peers, catching up or recovering" },
     )
 }

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use argus_iris::{Generator, IrisCode, IrisGeometry, Template};
+use argus_iris::{find_matches, Generator, IrisCode, IrisGeometry, MatchConfig, Template};
 use argus_node::client::new_request_id;
 use argus_node::wire::Request;
 use argus_node::{Client, ClientConfig, Kind, NodeError};
@@ -564,6 +564,33 @@ fn shares_of_different_templates_are_refused_and_block_nobody() {
         assert!(c.submit(&gen.random_template(), Kind::Check).unwrap().unique, "a fresh template is unique");
     }
     assert_eq!(c.consistent_count(), 1);
+}
+
+/// Issue 35, item 9: a template that matches nothing as presented but matches an enrolled
+/// identity with its eyes swapped and mirrored is refused as a mirror attack and counted, not
+/// enrolled (the twin: `Template::mirrored`); other enrolments go on; with `iris.mirror_check =
+/// false` it enrols.
+#[test]
+fn a_mirror_attack_is_refused_and_counted() {
+    let mut c = Cluster::new("mirror");
+    let mut gen = generator(43);
+    let cfg = MatchConfig { rotations: -15..=15, ..MatchConfig::default() };
+    let t = gen.random_template();
+    let attack = gen.genuine_template(&t).unwrap().mirrored();
+    // The twin: the attack is unique as presented, and its mirror image is the identity.
+    assert!(find_matches(&attack, std::slice::from_ref(&t), &cfg).unwrap().is_empty());
+    assert_eq!(find_matches(&attack.mirrored(), std::slice::from_ref(&t), &cfg).unwrap(), [0]);
+    assert_eq!(c.submit(&t, Kind::Enroll).unwrap().enrolled, Some(0));
+    let e = c.submit(&attack, Kind::Enroll).unwrap_err().to_string();
+    assert!(e.contains("mirror attack"), "{e}");
+    let e = c.submit(&attack, Kind::Check).unwrap_err().to_string();
+    assert!(e.contains("mirror attack"), "a check is refused alike: {e}");
+    assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(1));
+    let s = c.rt.block_on(c.client.status()).unwrap();
+    assert!(s.iter().all(|n| n.refused_mirror == 2 && n.summary.count == 2), "{s:?}");
+    c.restart_edited(|s| s.replace("mirror_check = true", "mirror_check = false"), None);
+    c.serving_count();
+    assert_eq!(c.submit(&attack, Kind::Enroll).unwrap().enrolled, Some(2), "mirror_check = false enrols it");
 }
 
 /// The enrolment shares on disk are bounded (`limits.pending_shares = 1`): two enrolments sent

@@ -114,6 +114,17 @@ impl IrisCode {
         IrisCode { geometry: g, code: rot(&self.code), mask: rot(&self.mask) }
     }
 
+    /// The code of this eye's mirror image ([`IrisGeometry::mirror_values`]): the angular axis
+    /// reversed, the imaginary bits of the code flipped, the mask moved alike. Its masked value
+    /// `m − 2β` is negated where a bit is flipped.
+    pub fn mirror(&self) -> IrisCode {
+        let g = self.geometry;
+        let flip = |b: bool| !b;
+        let code = BitVec::from_bools(&g.mirror_values(&self.code.to_bools(), Some(&flip)));
+        let mask = BitVec::from_bools(&g.mirror_values(&self.mask.to_bools(), None));
+        IrisCode { geometry: g, code, mask }
+    }
+
     /// The trimmed mask: bit `k` is the AND of mask bits `k·parts .. (k+1)·parts` (for
     /// `parts = 2`, one bit per real/imaginary pair, `bits / 2` in all).
     pub fn trim(&self) -> BitVec {
@@ -208,6 +219,13 @@ impl Template {
     pub fn new(left: IrisCode, right: IrisCode) -> Result<Self, IrisError> {
         left.geometry().check_same(&right.geometry())?;
         Ok(Template { left, right })
+    }
+
+    /// The template a mirror image of the face gives: each eye mirrored ([`IrisCode::mirror`])
+    /// and the eyes swapped (the left eye's image is where the right eye was). A query that
+    /// matches an enrolled identity this way, and not as presented, is a mirror attack.
+    pub fn mirrored(&self) -> Template {
+        Template { left: self.right.mirror(), right: self.left.mirror() }
     }
 
     /// The geometry of both eyes (errors if they differ, which only direct field edits can cause).

@@ -111,6 +111,31 @@ impl IrisGeometry {
         ((col as i64 % c) + (r as i64).rem_euclid(c)).rem_euclid(c) as usize
     }
 
+    /// The mirror image of one row of values in this geometry's order (`[row][col][cell]`, `cell =
+    /// v.len() / (rows · cols)` values: code bits, or trimmed mask values): the angular axis
+    /// reversed, column `col` to `(cols − col) mod cols`, and with `negate` every value of an
+    /// imaginary part (part 1 of each filter response, in a cell of `filters · parts` values)
+    /// replaced by `negate(v)`: in the mirror image of an eye the odd (imaginary) Gabor responses
+    /// change sign. Masks are moved only (`negate = None`).
+    pub fn mirror_values<T: Copy>(&self, v: &[T], negate: Option<&dyn Fn(T) -> T>) -> Vec<T> {
+        let cell = v.len() / (self.rows * self.cols).max(1);
+        let imaginary =
+            |k: usize| negate.is_some() && cell == self.cell_bits() && self.parts >= 2 && k % self.parts == 1;
+        let mut out = Vec::with_capacity(v.len());
+        for r in 0..self.rows {
+            for col in 0..self.cols {
+                let from = (self.cols - col) % self.cols;
+                for (k, &x) in v[(r * self.cols + from) * cell..][..cell].iter().enumerate() {
+                    out.push(match negate {
+                        Some(neg) if imaginary(k) => neg(x),
+                        _ => x,
+                    });
+                }
+            }
+        }
+        out
+    }
+
     /// `rows x cols x filters x parts`, as used in error messages.
     pub fn describe(&self) -> String {
         format!("{}x{}x{}x{}", self.rows, self.cols, self.filters, self.parts)

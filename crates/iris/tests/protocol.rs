@@ -531,3 +531,52 @@ fn queries_with_too_few_valid_bits_are_short_in_every_scheme() {
     .unwrap();
     assert_eq!(out, vec![vec![true]; 3]);
 }
+
+/// Mirror attacks (issue 35, item 9): every scheme's mirrored query shares, checked against the
+/// database alone, agree with the plaintext twin (`Template::mirrored`): the mirror image of an
+/// enrolled template matches nothing as presented and matches its identity mirrored; a random
+/// template matches neither way; an enrolled one as presented matches and its mirror does not.
+#[test]
+fn mirrored_queries_agree_with_the_twin_in_every_scheme() {
+    let geometry = IrisGeometry::DEPLOYED;
+    let mut g = Generator::new(geometry, 61).unwrap();
+    let db: Vec<Template> = (0..4).map(|_| g.random_template()).collect();
+    let mut batch = vec![db[1].mirrored(), g.random_template(), db[2].clone()];
+    batch.push(g.genuine_template(&db[3]).unwrap().mirrored());
+    fn run<S: IrisScheme>(s: &S, db: &[Template], batch: &[Template], cfg: &MatchConfig) -> Vec<(bool, bool)> {
+        let geometry = IrisGeometry::DEPLOYED;
+        let enrolled: Vec<_> = db.iter().map(|t| s.share_enrollment(t, cfg).unwrap()).collect();
+        let qs: Vec<_> = batch.iter().map(|t| s.share_query(t, cfg).unwrap()).collect();
+        let out = run3(Backend::Memory, NetConfig::default(), |p| {
+            let mut d = s.new_db(geometry.bits());
+            for e in &enrolled {
+                s.push(&mut d, &e[p.id()])?;
+            }
+            let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
+            let mirrored = s.mirrored(p, &mine, geometry)?;
+            let cfg = MatchConfig { reveal_matches: false, ..cfg.clone() };
+            let as_is = s.check(p, &mine, &d, &cfg, false)?.unique;
+            let mirror = s.check(p, &mirrored, &d, &cfg, false)?.unique;
+            Ok(as_is.into_iter().zip(mirror).collect::<Vec<_>>())
+        })
+        .unwrap();
+        assert!(out.iter().all(|o| *o == out[0]), "{}: the parties agree", s.name());
+        out[0].clone()
+    }
+    for mode in [MaskMode::PerBit, MaskMode::Trimmed] {
+        let cfg = MatchConfig { mask_mode: mode, ..MatchConfig::default() };
+        let twin: Vec<(bool, bool)> = batch
+            .iter()
+            .map(|q| {
+                let unique = |t: &Template| find_matches(t, &db, &cfg).unwrap().is_empty();
+                (unique(q), unique(&q.mirrored()))
+            })
+            .collect();
+        assert_eq!(twin, [(true, false), (true, true), (false, true), (true, false)], "the twin, {mode:?}");
+        assert_eq!(run(&MpcLiftZ16, &db, &batch, &cfg), twin, "{mode:?}");
+        assert_eq!(run(&NoLiftZ32, &db, &batch, &cfg), twin, "{mode:?}");
+        assert_eq!(run(&MpcLiftF16, &db, &batch, &cfg), twin, "{mode:?}");
+        assert_eq!(run(&MpcLiftGr16, &db, &batch, &cfg), twin, "{mode:?}");
+        assert_eq!(run(&PlainMaskZ16, &db, &batch, &cfg), twin, "{mode:?}");
+    }
+}

@@ -20,6 +20,7 @@
 //! adder = "ripple"                  # the comparisons' adder; "log-depth": fewer rounds, more bytes (WAN)
 //! compare_chunk = "auto"            # comparisons per chunk, from the nodes' round time; 0: the adder's default; or a count
 //! min_valid = 0.25                  # a query with an eye less valid (unmasked) than this is refused
+//! mirror_check = true               # refuse a query whose mirror image (eyes swapped) is enrolled
 //!
 //! [batch]
 //! max = 32          # queries per protocol run
@@ -220,6 +221,12 @@ pub struct IrisSettings {
     /// the count (0.25 by default; 0 checks every query, even an all-masked one, which then
     /// matches nothing and is "unique").
     pub min_valid: f64,
+    /// Mirror-attack detection (on by default): a query that matches nothing as presented but
+    /// matches an enrolled identity with its eyes swapped and each code mirrored (the image of a
+    /// face in a mirror, [`argus_iris::Template::mirrored`]) is refused as an attack and counted
+    /// in `argus status`, not enrolled. It checks every query found unique a second time against
+    /// the database: about twice a batch's products and comparisons.
+    pub mirror_check: bool,
 }
 
 /// `[iris] compare_chunk` (and `argus bench iris --compare-chunk`): comparisons per chunk of the
@@ -339,6 +346,7 @@ impl Default for IrisSettings {
             adder: AdderSetting::Ripple,
             compare_chunk: CompareChunk::Auto,
             min_valid: 0.25,
+            mirror_check: true,
         }
     }
 }

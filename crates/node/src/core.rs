@@ -61,6 +61,8 @@ struct Ran {
     refused: Vec<Option<Refusal>>,
     checks: Vec<Item>,
     checked: Checked,
+    /// Per checked query: a mirror attack.
+    mirror: Vec<bool>,
     verified: Vec<bool>,
 }
 
@@ -97,6 +99,7 @@ pub struct Core<S: IrisScheme> {
     /// Queries refused without a check since start: an eye with too few valid bits.
     refused_short: u64,
     refused_invalid: u64,
+    refused_mirror: u64,
     /// Whether the last new request was refused (logged once per spell of refusals).
     refusing: bool,
     /// In a session with both peers, past the consistency check (reported in the status).
@@ -215,6 +218,7 @@ impl<S: IrisScheme> Core<S> {
             refused_busy: 0,
             refused_short: 0,
             refused_invalid: 0,
+            refused_mirror: 0,
             refusing: false,
             serving: false,
             window: (Instant::now(), 0, 0, Duration::ZERO),
@@ -914,15 +918,34 @@ impl<S: IrisScheme> Core<S> {
                 n if n == shares.len() => core.engine.check(p, &shares, dedup)?,
                 _ => core.engine.check(p, &checked_at.iter().map(|&i| shares[i].clone()).collect::<Vec<_>>(), dedup)?,
             };
+            // Mirror attacks (issue 35, item 9): a query unique as presented whose mirror image
+            // matches an enrolled identity. Only those are checked mirrored, so nothing more is
+            // revealed of the others. Per checked query: whether it is such an attack.
+            let mut mirror = vec![false; checked.unique.len()];
+            if core.cfg.iris.mirror_check {
+                let at: Vec<usize> = (0..mirror.len()).filter(|&j| checked.unique[j]).collect();
+                if !at.is_empty() {
+                    let qs: Vec<S::Share> = at.iter().map(|&j| shares[checked_at[j]].clone()).collect();
+                    for (j, unique) in at.into_iter().zip(core.engine.mirror_unique(p, &qs)?) {
+                        mirror[j] = !unique;
+                    }
+                }
+            }
             let mut verified = Vec::new();
             for (i, k) in kinds.iter().enumerate() {
                 if let (Kind::Verify(id), None) = (k, refused[i]) {
                     verified.push(core.engine.verify(p, &shares[i], *id)?);
                 }
             }
-            Ok(Ran { refused, checks: checked_at.iter().map(|&i| subs[i].clone()).collect(), checked, verified })
+            Ok(Ran {
+                refused,
+                checks: checked_at.iter().map(|&i| subs[i].clone()).collect(),
+                checked,
+                mirror,
+                verified,
+            })
         };
-        let Ran { refused, checks, checked, verified } = match run(self, p) {
+        let Ran { refused, checks, checked, mirror, verified } = match run(self, p) {
             Ok(c) => c,
             Err(e) => {
                 for q in taken {
@@ -936,7 +959,7 @@ impl<S: IrisScheme> Core<S> {
         failpoint("after-reveal", seq);
         self.report_matches(seq, &checks, &checked);
         // In batch order: a verified query is "not unique" (it is identity `id`).
-        let (mut c, mut v) = (checked.unique.iter(), verified.iter());
+        let (mut c, mut v, mut mirrors) = (checked.unique.iter(), verified.iter(), mirror.into_iter());
         let decisions: Vec<Decision> = kinds
             .iter()
             .zip(&refused)
@@ -950,7 +973,13 @@ impl<S: IrisScheme> Core<S> {
                 } else if verify(k) {
                     Decision::Checked { unique: !*v.next().expect("one per verification") }
                 } else {
-                    Decision::Checked { unique: *c.next().expect("one per check") }
+                    let unique = *c.next().expect("one per check");
+                    if unique && mirrors.next().expect("one per check") {
+                        self.refused_mirror += 1;
+                        Decision::Refused(self.engine.mirror_reason())
+                    } else {
+                        Decision::Checked { unique }
+                    }
                 }
             })
             .collect();
@@ -1205,6 +1234,7 @@ impl<S: IrisScheme> Core<S> {
             refused_busy: self.refused_busy,
             refused_short: self.refused_short,
             refused_invalid: self.refused_invalid,
+            refused_mirror: self.refused_mirror,
             serving: self.serving,
         })
     }

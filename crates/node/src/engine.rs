@@ -157,6 +157,25 @@ impl<S: IrisScheme> Engine<S> {
             .into()
     }
 
+    /// Per query, whether its mirror image ([`argus_iris::Template::mirrored`]) matches nothing
+    /// enrolled ([`IrisScheme::mirrored`], checked against the database alone): `false` marks a
+    /// mirror attack. One bit revealed per query.
+    pub fn mirror_unique(&self, p: &mut Party, queries: &[S::Share]) -> Result<Vec<bool>, MpcError> {
+        let ShareKind::Query { geometry, .. } = self.query else {
+            return Err(MpcError::InvalidParameter("the engine's query kind is not a query".into()));
+        };
+        let mirrored = self.scheme.mirrored(p, queries, geometry)?;
+        let cfg = MatchConfig { reveal_matches: false, ..self.cfg.clone() };
+        Ok(self.scheme.check(p, &mirrored, &self.db, &cfg, false)?.unique)
+    }
+
+    /// What a client whose query was found a mirror attack is told.
+    pub fn mirror_reason(&self) -> String {
+        "the template matches an enrolled identity with its eyes swapped and mirrored (a mirror attack: \
+         iris.mirror_check); nothing of it was stored"
+            .into()
+    }
+
     /// Per query, whether an eye's mask leaves too few valid bits ([`IrisScheme::short_masks`]):
     /// one bit revealed per query.
     pub fn short_masks(&self, p: &mut Party, queries: &[S::Share]) -> Result<Vec<bool>, MpcError> {

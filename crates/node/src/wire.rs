@@ -23,7 +23,8 @@ use crate::NodeError;
 /// * 4 (2026-11-29): a batch starts with the coverage step (`short_masks`: one MSB and one
 ///   reveal), and its commit may refuse a query (`Op::Refused`).
 /// * 5 (2026-11-29): before it, the validity check of the queries' shares (`invalid`); queries
-///   carry their unrotated row alone.
+///   carry their unrotated row alone; after it, with `iris.mirror_check`, the mirror check of
+///   the queries found unique.
 pub const PEER_PROTOCOL: u32 = 5;
 
 /// The version of what a client and a node send each other (the messages and frames below, and
@@ -37,8 +38,8 @@ pub const PEER_PROTOCOL: u32 = 5;
 /// `argus-client/3` (2026-11-29): refused queries (`Op::Refused` in the commit log) and their
 /// count in the status.
 /// `argus-client/4` (2026-11-29): a query share carries its unrotated row and masked code bits
-/// alone (the nodes make the rotations and check the shares); invalid shares are refused and
-/// counted in the status.
+/// alone (the nodes make the rotations and check the shares); invalid shares and mirror attacks
+/// are refused and counted in the status.
 pub const CLIENT_PROTOCOL: &str = "argus-client/4";
 
 /// The ALPN list of a client or node that speaks [`CLIENT_PROTOCOL`].
@@ -162,6 +163,9 @@ pub struct NodeStatus {
     /// Queries refused without a check since start: shares that are not those of a valid
     /// template (values out of range, or the nodes' shares not of one template).
     pub refused_invalid: u64,
+    /// Queries refused since start as mirror attacks (`iris.mirror_check`): unique as presented,
+    /// matching an enrolled identity with the eyes swapped and mirrored.
+    pub refused_mirror: u64,
     /// Whether the node is in a session with both peers (connected, consistent, taking batches);
     /// false while it connects or catches up.
     pub serving: bool,

@@ -29,6 +29,7 @@
 pub mod codec;
 pub mod field;
 pub mod galois;
+pub mod mirror;
 pub mod plain_mask;
 pub mod recovery;
 pub mod scheme;

@@ -14,7 +14,7 @@ use argus_prg::{Prg, Seed};
 use rand::rngs::OsRng;
 
 use super::recovery::{Auditable, Recoverable};
-use super::{codec, field, galois, plain_mask, validity, Checked, SharedDb, TemplateShare};
+use super::{codec, field, galois, mirror, plain_mask, validity, Checked, SharedDb, TemplateShare};
 use crate::{IrisError, IrisGeometry, MatchConfig, Template};
 
 /// What a share is expected to hold (checked by [`IrisScheme::decode`]).
@@ -99,6 +99,10 @@ pub trait IrisScheme: Sync {
     /// query, wrong with probability at most 2^-40 ([`super::validity`]). Such a query is
     /// refused, never checked.
     fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError>;
+    /// The shares of each query's mirror image ([`Template::mirrored`]: each eye mirrored, the
+    /// eyes swapped; [`super::mirror`]), for codes of `geometry`, to be checked against the
+    /// database alone (mirror attacks).
+    fn mirrored(&self, p: &mut Party, q: &[Self::Share], geometry: IrisGeometry) -> Result<Vec<Self::Share>, MpcError>;
     /// Per query, whether an eye's mask leaves fewer than [`MatchConfig::min_valid_bits`] valid
     /// bits of its `len`-bit code: decided in MPC, one bit revealed per query (public masks are
     /// counted in the clear). Such a query is refused, never checked.
@@ -210,6 +214,14 @@ macro_rules! rep3_scheme {
             fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
                 validity::invalid_rep3(p, q, len)
             }
+            fn mirrored(
+                &self,
+                _p: &mut Party,
+                q: &[Self::Share],
+                geometry: IrisGeometry,
+            ) -> Result<Vec<Self::Share>, MpcError> {
+                Ok(mirror::mirrored_rep3(q, geometry))
+            }
             fn short_masks(
                 &self,
                 p: &mut Party,
@@ -299,6 +311,14 @@ impl IrisScheme for MpcLiftF16 {
     fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
         validity::invalid_field(p, q, len)
     }
+    fn mirrored(
+        &self,
+        _p: &mut Party,
+        q: &[Self::Share],
+        geometry: IrisGeometry,
+    ) -> Result<Vec<Self::Share>, MpcError> {
+        Ok(mirror::mirrored_field(q, geometry))
+    }
     fn short_masks(
         &self,
         p: &mut Party,
@@ -364,6 +384,14 @@ impl IrisScheme for PlainMaskZ16 {
     }
     fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
         validity::invalid_plain_mask(p, q, len)
+    }
+    fn mirrored(
+        &self,
+        _p: &mut Party,
+        q: &[Self::Share],
+        geometry: IrisGeometry,
+    ) -> Result<Vec<Self::Share>, MpcError> {
+        mirror::mirrored_plain_mask(q, geometry)
     }
     fn short_masks(
         &self,
@@ -434,6 +462,9 @@ impl IrisScheme for MpcLiftGr16 {
     }
     fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
         validity::invalid_gr(p, q, len)
+    }
+    fn mirrored(&self, p: &mut Party, q: &[Self::Share], geometry: IrisGeometry) -> Result<Vec<Self::Share>, MpcError> {
+        mirror::mirrored_gr(p, q, geometry)
     }
     fn short_masks(
         &self,
