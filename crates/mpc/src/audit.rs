@@ -220,6 +220,12 @@ pub fn public_equal_each(p: &mut Party, items: &[Digest]) -> Result<Vec<bool>> {
 /// item, and for a failing one the values themselves (when they are functions of what a
 /// cheating client sent, nothing of anyone else's).
 pub fn additive_zero_each<R: Ring>(p: &mut Party, ring: &R, items: &[Vec<R::El>]) -> Result<Vec<bool>> {
+    Ok(additive_open(p, ring, items)?.0)
+}
+
+/// [`additive_zero_each`], and the three opened vectors (what every party sees).
+#[allow(clippy::type_complexity)]
+fn additive_open<R: Ring>(p: &mut Party, ring: &R, items: &[Vec<R::El>]) -> Result<(Vec<bool>, Vec<Vec<R::El>>)> {
     let per = items.first().map_or(0, Vec::len);
     if items.iter().any(|v| v.len() != per) {
         return Err(MpcError::InvalidParameter("items of different lengths".into()));
@@ -227,9 +233,10 @@ pub fn additive_zero_each<R: Ring>(p: &mut Party, ring: &R, items: &[Vec<R::El>]
     let mut mine: Vec<R::El> = items.concat();
     p.prg.add_zero_share(ring, &mut mine);
     let all = open_to_all(p, ring, mine)?;
-    Ok((0..items.len())
+    let zero = (0..items.len())
         .map(|i| (0..per).all(|j| (0..3).fold(ring.zero(), |s, k| ring.add(s, all[k][i * per + j])) == ring.zero()))
-        .collect())
+        .collect();
+    Ok((zero, all))
 }
 
 /// Sends `mine` to both peers and returns all three parties' vectors, indexed by party (one
@@ -510,6 +517,28 @@ mod tests {
         assert_eq!(measured(&|p| gr_check(p, &s[p.id()])), (1, 2 * z16.wire_len(4 * 40) as u64));
         let v = z16.sample_vec(&mut rng, n);
         assert_eq!(measured(&|p| public_check(p, &v)), (1, 2 * 32));
+    }
+
+    /// What a party receives in the zero test does not depend on the shares it opens: for
+    /// additive shares of 0 split as (x, −x, 0) with x = 0 or x = 12345 + k, the value party 0
+    /// receives from party 1 has its low bit balanced either way, and every item passes.
+    #[test]
+    fn opened_zero_tests_are_uniform() {
+        let z = Z16::new();
+        for x in [0u16, 12345] {
+            let mut ones = 0;
+            for k in 0..600u16 {
+                let v = x.wrapping_add(if x == 0 { 0 } else { k });
+                let seen = run3(Backend::Memory, NetConfig::default(), |p| {
+                    let mine = [v, v.wrapping_neg(), 0][p.id()];
+                    additive_open(p, &z, &[vec![mine]])
+                })
+                .unwrap();
+                assert!(seen.iter().all(|(ok, _)| ok == &[true]));
+                ones += usize::from(seen[0].1[1][0] & 1);
+            }
+            assert!((240..360).contains(&ones), "x = {x}: {ones} of 600");
+        }
     }
 
     /// What a party receives in the Shamir audit does not depend on the secret: the value the

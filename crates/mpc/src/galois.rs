@@ -73,10 +73,27 @@ pub fn dot_weights(id: usize, share: &[u16]) -> Result<Vec<u16>> {
 /// the coefficients is linear and `Σ_i λ_i·t_i` is the shared element. Not uniformly random on
 /// its own: re-randomise before sending.
 pub fn sum_share(id: usize, share: &[u16]) -> Result<u16> {
+    Ok(additive_values(id, share, Basis::Monomial)?.into_iter().fold(0u16, u16::wrapping_add))
+}
+
+/// Party `id`'s additive shares (mod 2^16) of the values its share holds, shared in `basis`: the
+/// coefficients of `λ_i·t` per element (mapped back from the query basis for [`Basis::Query`]).
+/// Any three points give values this way (a degree-2 sharing too). Not uniformly random on its
+/// own: re-randomise before sending.
+pub fn additive_values(id: usize, share: &[u16], basis: Basis) -> Result<Vec<u16>> {
     check_len(share.len())?;
     let lambda =
         *galois::lagrange_at_zero().get(id).ok_or_else(|| MpcError::InvalidParameter(format!("party {id} of 3")))?;
-    Ok(share.chunks_exact(4).flat_map(|t| galois::mul(lambda, element(t))).fold(0u16, |acc, c| acc.wrapping_add(c)))
+    Ok(share
+        .chunks_exact(4)
+        .flat_map(|t| {
+            let v = galois::mul(lambda, element(t));
+            match basis {
+                Basis::Monomial => v,
+                Basis::Query => galois::query_basis(v),
+            }
+        })
+        .collect())
 }
 
 /// Opens a degree-1 sharing from all three shares (tests and plaintext twins), in the basis it

@@ -515,6 +515,27 @@ fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<[Rec
     Ok([check, validity])
 }
 
+/// Medians over the repetitions of each party's (seconds, stats, CPU seconds): the slowest
+/// party's time, party 0's CPU (the process's), the most bytes and rounds of any party.
+struct Summary {
+    reps: usize,
+    secs: f64,
+    cpu: f64,
+    bytes: u64,
+    rounds: u64,
+}
+
+fn summary(per_party: &[Vec<(f64, argus_net::Stats, f64)>]) -> Summary {
+    let reps = per_party[0].len();
+    Summary {
+        reps,
+        secs: median((0..reps).map(|r| per_party.iter().map(|pp| pp[r].0).fold(0.0, f64::max)).collect()),
+        cpu: median(per_party[0].iter().map(|r| r.2).collect()),
+        bytes: per_party.iter().map(|pp| pp[0].1.bytes_sent).max().unwrap_or(0),
+        rounds: per_party.iter().map(|pp| pp[0].1.rounds).max().unwrap_or(0),
+    }
+}
+
 /// The validity check's record and line, from each party's (seconds, stats, CPU seconds) per
 /// repetition, against the batch check's median `check_secs`.
 fn report_validity(
@@ -524,11 +545,7 @@ fn report_validity(
     per_party: &[Vec<(f64, argus_net::Stats, f64)>],
     check_secs: f64,
 ) -> Record {
-    let reps = per_party[0].len();
-    let secs = median((0..reps).map(|r| per_party.iter().map(|pp| pp[r].0).fold(0.0, f64::max)).collect());
-    let cpu = median(per_party[0].iter().map(|r| r.2).collect());
-    let bytes = per_party.iter().map(|pp| pp[0].1.bytes_sent).max().unwrap_or(0);
-    let rounds = per_party.iter().map(|pp| pp[0].1.rounds).max().unwrap_or(0);
+    let Summary { reps, secs, cpu, bytes, rounds } = summary(per_party);
     println!(
         "validity {variant}: {} queries' shares checked in {:.1} ms (median of {reps}), {:.1} % of the batch check; \
          {bytes} bytes/party, {rounds} rounds; CPU {:.3} core-s",
@@ -576,11 +593,7 @@ fn report(
     rot: usize,
     per_party: &[Vec<(f64, argus_net::Stats, f64)>],
 ) -> Record {
-    let reps = per_party[0].len();
-    let secs = median((0..reps).map(|r| per_party.iter().map(|pp| pp[r].0).fold(0.0, f64::max)).collect());
-    let cpu = median(per_party[0].iter().map(|r| r.2).collect());
-    let bytes = per_party.iter().map(|pp| pp[0].1.bytes_sent).max().unwrap_or(0);
-    let rounds = per_party.iter().map(|pp| pp[0].1.rounds).max().unwrap_or(0);
+    let Summary { reps, secs, cpu, bytes, rounds } = summary(per_party);
     // One comparison: one rotation of one eye of a query against one enrolled code of that eye.
     let comparisons = a.batch * rot * 2 * a.db;
     let rate = comparisons as f64 / secs;

@@ -9,7 +9,6 @@
 //! (`λ_i·t_i`), mirrors them, and deals a fresh Shamir sharing of them in both bases to the others
 //! (one round); the three sharings add up to the mirrored rows.
 
-use argus_math::galois as gr;
 use argus_math::{Ring, Z16};
 use argus_mpc::galois::{self as mg, Basis};
 use argus_mpc::rep3::Rep3;
@@ -120,20 +119,6 @@ fn mirror_column_major(v: &[u16], g: IrisGeometry, code: bool) -> Vec<u16> {
     out
 }
 
-/// Party `me`'s additive values of a GR row in `basis`.
-fn additive(me: usize, t: &[u16], basis: Basis) -> Vec<u16> {
-    let lambda = gr::lagrange_at_zero()[me];
-    t.chunks_exact(4)
-        .flat_map(|e| {
-            let v = gr::mul(lambda, [e[0], e[1], e[2], e[3]]);
-            match basis {
-                Basis::Monomial => v,
-                Basis::Query => gr::query_basis(v),
-            }
-        })
-        .collect()
-}
-
 /// GR queries, mirrored: every party deals its mirrored additive values of each query-basis row
 /// (one round, 2 rows of `len` values per query to each peer). The mirrored query is checked
 /// against the database alone (no batch deduplication), which reads its query-basis rows only:
@@ -150,7 +135,7 @@ pub fn mirrored_gr(
     for q in queries {
         for old in [1, 0] {
             for (t, code) in [(&q.query[old].code, true), (&q.query[old].mask, false)] {
-                let v = mirror_column_major(&additive(me, t, Basis::Query), g, code);
+                let v = mirror_column_major(&mg::additive_values(me, t, Basis::Query)?, g, code);
                 let shares = mg::share_from_client(&v, Basis::Query, &mut OsRng)?;
                 for (d, s) in dealt.iter_mut().zip(shares) {
                     d.extend(s);

@@ -30,9 +30,9 @@
 //! Cost per batch, whatever its size: the seed (1 round), GR's reshare (1), the zero test (1),
 //! the consistency (1–2, public masks 1 more).
 
-use argus_math::galois as gr;
 use argus_math::{Ring, F65519, Z16};
 use argus_mpc::audit::{self, Digest};
+use argus_mpc::galois::{self as mg, Basis};
 use argus_mpc::rep3::{self, Rep3};
 use argus_mpc::{MpcError, Party};
 use argus_prg::{Prg, Seed};
@@ -275,22 +275,6 @@ pub fn invalid_field(p: &mut Party, queries: &[FieldTemplateShare], len: usize) 
     Ok(zero.iter().zip(&on_lines).map(|(&z, &l)| !(z && l)).collect())
 }
 
-/// Party `me`'s additive shares of the values a GR share holds (`λ_me·t`, per element), in the
-/// monomial basis or, with `query`, mapped back from the query basis.
-fn gr_values(me: usize, t: &[u16], query: bool) -> Vec<u16> {
-    let lambda = gr::lagrange_at_zero()[me];
-    t.chunks_exact(4)
-        .flat_map(|e| {
-            let v = gr::mul(lambda, [e[0], e[1], e[2], e[3]]);
-            if query {
-                gr::query_basis(v)
-            } else {
-                v
-            }
-        })
-        .collect()
-}
-
 /// Shamir over GR(2^16, 4): per query, whether its shares are not those of a valid template:
 /// also that its query-basis row holds its monomial row's values.
 pub fn invalid_gr(p: &mut Party, queries: &[GrTemplateShare], len: usize) -> Result<Vec<bool>, MpcError> {
@@ -313,11 +297,11 @@ pub fn invalid_gr(p: &mut Party, queries: &[GrTemplateShare], len: usize) -> Res
             if query.code.len() != len || query.mask.len() != mlen {
                 return Err(MpcError::InvalidParameter("a query without its query-basis row".into()));
             }
-            let beta = gr_values(me, bits, false);
-            let m = gr_values(me, &entry.mask, false);
+            let beta = mg::additive_values(me, bits, Basis::Monomial)?;
+            let m = mg::additive_values(me, &entry.mask, Basis::Monomial)?;
             to_reshare.push(beta.clone());
             to_reshare.push(m.clone());
-            additive.push((gr_values(me, &entry.code, false), m, beta));
+            additive.push((mg::additive_values(me, &entry.code, Basis::Monomial)?, m, beta));
         }
     }
     let replicated = rep3::reshare_parts(p, &ring, to_reshare)?;
@@ -334,7 +318,10 @@ pub fn invalid_gr(p: &mut Party, queries: &[GrTemplateShare], len: usize) -> Res
             let (beta_r, m_r) = (&replicated[2 * (2 * i + e)], &replicated[2 * (2 * i + e) + 1]);
             linear(&ring, c, m, beta, factor, &mut errors);
             products(&ring, beta_r, m_r, factor, &mut errors);
-            let (qc, qm) = (gr_values(me, &q.query[e].code, true), gr_values(me, &q.query[e].mask, true));
+            let (qc, qm) = (
+                mg::additive_values(me, &q.query[e].code, Basis::Query)?,
+                mg::additive_values(me, &q.query[e].mask, Basis::Query)?,
+            );
             errors.extend(qc.iter().zip(c).map(|(&x, &y)| x.wrapping_sub(y)));
             errors.extend(qm.iter().zip(m).map(|(&x, &y)| x.wrapping_sub(y)));
             rows.extend([&q.entry[e].code[..], &q.entry[e].mask, &q.query[e].code, &q.query[e].mask]);
