@@ -104,7 +104,7 @@ pub fn share_enrollment<G: RngCore + CryptoRng>(
 
 /// A client shares a query: the unrotated row and its masked code bits, for both eyes; the
 /// rotations of the window are the shares' rotations, as the nodes make them
-/// ([`with_rotations`]).
+/// (`with_rotations`).
 pub fn share_query<G: RngCore + CryptoRng>(
     t: &Template,
     cfg: &MatchConfig,

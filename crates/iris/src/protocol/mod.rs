@@ -216,7 +216,7 @@ pub fn share_enrollment<R: Ring, G: RngCore + CryptoRng>(
 }
 
 /// A client shares a query: the unrotated row and its masked code bits, for both eyes; the
-/// rotations of the window are the shares' rotations ([`rotated_rows`]), as the nodes make them
+/// rotations of the window are the shares' rotations (`rotated_rows`), as the nodes make them
 /// from the one row a query carries on the wire.
 pub fn share_query<R: Ring, G: RngCore + CryptoRng>(
     ring: &R,

@@ -43,50 +43,30 @@ use super::galois::GrTemplateShare;
 use super::plain_mask::PlainMaskShare;
 use super::TemplateShare;
 
-/// The weights of the zero test: [`audit::checks_for`] random vectors of `n` elements, the same
-/// for every query of a batch (drawn after all of them are fixed).
-struct ZeroTest<R: Ring> {
-    ring: R,
-    weights: Vec<Vec<R::El>>,
-}
-
-impl<R: Ring> ZeroTest<R> {
-    fn new(ring: R, n: usize, seed: &Seed) -> Self {
-        let mut g = Prg::new(seed);
-        let weights = (0..audit::checks_for(&ring, 1)).map(|_| ring.sample_vec(&mut g, n)).collect();
-        ZeroTest { ring, weights }
-    }
-
-    /// This party's shares of the combinations of `errors` (its additive shares).
-    fn combine(&self, errors: &[R::El]) -> Result<Vec<R::El>, MpcError> {
-        if self.weights.first().is_some_and(|w| w.len() != errors.len()) {
-            return Err(MpcError::InvalidParameter("queries of different shapes in one batch".into()));
-        }
-        Ok(self.weights.iter().map(|w| self.ring.dot(w, errors)).collect())
-    }
-}
-
-/// The consistency test's combinations: [`audit::checks_for`] random weights per group of
-/// `group` values (one GR element, or one field element), the same for every query of a batch.
-struct Lines<R: Ring> {
+/// Random combinations with public weights, the same for every query of a batch (drawn after
+/// all of them are fixed): [`audit::checks_for`] weight vectors, one weight per group of `group`
+/// values (a GR element for the line test; single values for the zero test).
+struct Combiner<R: Ring> {
     ring: R,
     group: usize,
     weights: Vec<Vec<R::El>>,
 }
 
-impl<R: Ring> Lines<R> {
+impl<R: Ring> Combiner<R> {
     fn new(ring: R, group: usize, values: usize, seed: &Seed) -> Self {
         let mut g = Prg::new(seed);
         let weights = (0..audit::checks_for(&ring, group)).map(|_| ring.sample_vec(&mut g, values / group)).collect();
-        Lines { ring, group, weights }
+        Combiner { ring, group, weights }
     }
 
-    /// This party's combinations of its shares `rows` (one after the other), `acc[k · group +
+    /// This party's combinations of its values `rows` (one after the other), `[k · group +
     /// lane]`: one dot product per combination and lane.
     fn combine(&self, rows: &[&[R::El]]) -> Result<Vec<R::El>, MpcError> {
         let g = self.group;
-        let lanes: Vec<Vec<R::El>> =
-            (0..g).map(|l| rows.iter().flat_map(|r| r.iter().skip(l).step_by(g).copied()).collect()).collect();
+        let lanes: Vec<Vec<R::El>> = match rows {
+            [one] if g == 1 => vec![one.to_vec()],
+            _ => (0..g).map(|l| rows.iter().flat_map(|r| r.iter().skip(l).step_by(g).copied()).collect()).collect(),
+        };
         if self.weights.first().is_some_and(|w| w.len() != lanes[0].len()) {
             return Err(MpcError::InvalidParameter("queries of different shapes in one batch".into()));
         }
@@ -161,7 +141,7 @@ pub fn invalid_rep3<R: Ring>(p: &mut Party, queries: &[TemplateShare<R>], len: u
     let mlen = first.left.mask.len() / first.rows.max(1);
     let factor = factor_of(len, mlen)?;
     let (weights, _) = seeds(p)?;
-    let test = ZeroTest::new(ring.clone(), 2 * (3 * len + mlen), &weights);
+    let test = Combiner::new(ring.clone(), 1, 2 * (3 * len + mlen), &weights);
     let (mut combos, mut digests, mut errors) = (Vec::new(), Vec::new(), Vec::new());
     for q in queries {
         let bits = bits_of(&q.bits)?;
@@ -180,7 +160,7 @@ pub fn invalid_rep3<R: Ring>(p: &mut Party, queries: &[TemplateShare<R>], len: u
                 b.absorb(&ring, &x.b);
             }
         }
-        combos.push(test.combine(&errors)?);
+        combos.push(test.combine(&[&errors])?);
         digests.push((a, b));
     }
     let zero = audit::additive_zero_each(p, &ring, &combos)?;
@@ -197,7 +177,7 @@ pub fn invalid_plain_mask(p: &mut Party, queries: &[PlainMaskShare], len: usize)
     let ring = Z16::new();
     let me = p.id();
     let (weights, _) = seeds(p)?;
-    let test = ZeroTest::new(ring, 2 * 3 * len, &weights);
+    let test = Combiner::new(ring, 1, 2 * 3 * len, &weights);
     let (mut combos, mut digests, mut masks, mut errors) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for q in queries {
         let bits = bits_of(&q.bits)?;
@@ -223,7 +203,7 @@ pub fn invalid_plain_mask(p: &mut Party, queries: &[PlainMaskShare], len: usize)
             }
             public.absorb_bytes(&mask.to_bytes());
         }
-        combos.push(test.combine(&errors)?);
+        combos.push(test.combine(&[&errors])?);
         digests.push((a, b));
         masks.push(public);
     }
@@ -243,8 +223,8 @@ pub fn invalid_field(p: &mut Party, queries: &[FieldTemplateShare], len: usize) 
     let factor = factor_of(len, mlen)?;
     let lambda = [f.from_u128(3), f.neg(f.from_u128(3)), f.one()][p.id()];
     let (weights, lines) = seeds(p)?;
-    let test = ZeroTest::new(f, 2 * (3 * len + mlen), &weights);
-    let line = Lines::new(f, 1, 2 * (2 * len + mlen), &lines);
+    let test = Combiner::new(f, 1, 2 * (3 * len + mlen), &weights);
+    let line = Combiner::new(f, 1, 2 * (2 * len + mlen), &lines);
     let (mut combos, mut lines_of, mut errors) = (Vec::new(), Vec::new(), Vec::new());
     for q in queries {
         let bits = bits_of(&q.bits)?;
@@ -267,7 +247,7 @@ pub fn invalid_field(p: &mut Party, queries: &[FieldTemplateShare], len: usize) 
         for e in errors.iter_mut() {
             *e = f.mul(*e, lambda);
         }
-        combos.push(test.combine(&errors)?);
+        combos.push(test.combine(&[&errors])?);
         lines_of.push(line.combine(&rows)?);
     }
     let zero = audit::additive_zero_each(p, &f, &combos)?;
@@ -305,10 +285,10 @@ pub fn invalid_gr(p: &mut Party, queries: &[GrTemplateShare], len: usize) -> Res
         }
     }
     let replicated = rep3::reshare_parts(p, &ring, to_reshare)?;
-    let test = ZeroTest::new(ring, 2 * (4 * len + 2 * mlen), &weights);
+    let test = Combiner::new(ring, 1, 2 * (4 * len + 2 * mlen), &weights);
     // β is read only here, through its additive values: any three points give it one. The rows
     // the check and the database multiply must be degree-1 sharings.
-    let line = Lines::new(ring, 4, 2 * (2 * len + 2 * mlen), &lines);
+    let line = Combiner::new(ring, 4, 2 * (2 * len + 2 * mlen), &lines);
     let (mut combos, mut lines_of, mut errors) = (Vec::new(), Vec::new(), Vec::new());
     for (i, q) in queries.iter().enumerate() {
         let mut rows: Vec<&[u16]> = Vec::new();
@@ -326,7 +306,7 @@ pub fn invalid_gr(p: &mut Party, queries: &[GrTemplateShare], len: usize) -> Res
             errors.extend(qm.iter().zip(m).map(|(&x, &y)| x.wrapping_sub(y)));
             rows.extend([&q.entry[e].code[..], &q.entry[e].mask, &q.query[e].code, &q.query[e].mask]);
         }
-        combos.push(test.combine(&errors)?);
+        combos.push(test.combine(&[&errors])?);
         lines_of.push(line.combine(&rows)?);
     }
     let zero = audit::additive_zero_each(p, &ring, &combos)?;
