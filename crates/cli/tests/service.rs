@@ -586,8 +586,26 @@ fn a_mirror_attack_is_refused_and_counted() {
     let e = c.submit(&attack, Kind::Check).unwrap_err().to_string();
     assert!(e.contains("mirror attack"), "a check is refused alike: {e}");
     assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(1));
+    // In one batch after a duplicate (a query found not unique, so not checked mirrored), the
+    // attack is still the one refused.
+    let send = |t: &Template| {
+        let (client, id, shares) = (c.client.clone(), new_request_id(), c.client.make_shares(t).unwrap());
+        (id.clone(), c.rt.spawn(async move { client.submit_shares(id, Kind::Enroll, shares).await }))
+    };
+    let (dup_id, dup) = send(&t);
+    std::thread::sleep(Duration::from_millis(30)); // within the leader's 150 ms wait, after the duplicate
+    let (attack_id, again) = send(&attack);
+    assert_eq!(c.rt.block_on(dup).unwrap().unwrap().enrolled, None);
+    let e = c.rt.block_on(again).unwrap().unwrap_err().to_string();
+    assert!(e.contains("mirror attack"), "{e}");
+    let log = c.rt.block_on(c.operator.commits(0, 0)).unwrap();
+    let at = |id: &str| {
+        log.iter().find_map(|b| b.ops.iter().position(|op| op.request_id().ends_with(id)).map(|i| (b.seq, i)))
+    };
+    let (d, a) = (at(&dup_id).expect("the duplicate"), at(&attack_id).expect("the attack"));
+    assert!(d.0 == a.0 && d.1 < a.1, "the case happened: one batch, the duplicate first ({d:?}, {a:?})");
     let s = c.rt.block_on(c.client.status()).unwrap();
-    assert!(s.iter().all(|n| n.refused_mirror == 2 && n.summary.count == 2), "{s:?}");
+    assert!(s.iter().all(|n| n.refused_mirror == 3 && n.summary.count == 2), "{s:?}");
     c.restart_edited(|s| s.replace("mirror_check = true", "mirror_check = false"), None);
     c.serving_count();
     assert_eq!(c.submit(&attack, Kind::Enroll).unwrap().enrolled, Some(2), "mirror_check = false enrols it");

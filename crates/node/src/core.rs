@@ -98,7 +98,9 @@ pub struct Core<S: IrisScheme> {
     refused_busy: u64,
     /// Queries refused without a check since start: an eye with too few valid bits.
     refused_short: u64,
+    /// Queries refused without a check since start: shares not of a valid template.
     refused_invalid: u64,
+    /// Queries refused since start as mirror attacks.
     refused_mirror: u64,
     /// Whether the last new request was refused (logged once per spell of refusals).
     refusing: bool,
@@ -973,8 +975,8 @@ impl<S: IrisScheme> Core<S> {
                 } else if verify(k) {
                     Decision::Checked { unique: !*v.next().expect("one per verification") }
                 } else {
-                    let unique = *c.next().expect("one per check");
-                    if unique && mirrors.next().expect("one per check") {
+                    let (unique, mirror) = (*c.next().expect("one per check"), mirrors.next().expect("one per check"));
+                    if unique && mirror {
                         self.refused_mirror += 1;
                         Decision::Refused(self.engine.mirror_reason())
                     } else {
