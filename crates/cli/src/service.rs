@@ -132,6 +132,25 @@ pub fn store_urls(prefix: &str) -> Result<[String; 3], String> {
     Ok(std::array::from_fn(|i| format!("{base}{i}{query}")))
 }
 
+/// Creates the PostgreSQL databases among `urls` that do not exist yet, where the role may
+/// (`argus setup`, `argus demo`), saying which it created; where it may not, the error names the
+/// command to run. SQLite stores are left to the nodes.
+pub fn create_databases(urls: &[String]) -> Result<(), String> {
+    for url in urls.iter().filter(|u| u.starts_with("postgres://") || u.starts_with("postgresql://")) {
+        if argus_store::create_postgres_database_if_missing(url)
+            .map_err(|e| format!("store {}: {e}", database_of(url)))?
+        {
+            println!("created PostgreSQL database {}", database_of(url));
+        }
+    }
+    Ok(())
+}
+
+/// The database name of a PostgreSQL URL (no credentials), for messages.
+fn database_of(url: &str) -> &str {
+    url.split('?').next().unwrap_or_default().rsplit('/').next().unwrap_or_default()
+}
+
 /// Writes a local deployment.
 pub fn setup(a: SetupArgs) -> Result<(), String> {
     let iris = new_iris_settings(&a.scheme, a.layout)?;
@@ -143,6 +162,7 @@ pub fn setup(a: SetupArgs) -> Result<(), String> {
             p.display()
         ));
     }
+    create_databases(&stores)?;
     let d = argus_node::deploy::write_local(&a.dir, &iris, &BatchSettings::default(), stores).map_err(err)?;
     println!("wrote a 3-node deployment to {}:", d.dir.display());
     for (c, p) in d.nodes.iter().zip(&d.node_configs) {

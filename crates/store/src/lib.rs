@@ -47,6 +47,7 @@ mod pg;
 mod sqlite;
 
 pub use pg::connect as connect_postgres;
+pub use pg::create_database_if_missing as create_postgres_database_if_missing;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -90,6 +91,9 @@ pub enum StoreError {
     /// The store URL is not understood.
     #[error("bad store URL: {0}")]
     BadUrl(String),
+    /// A PostgreSQL database is missing and this role may not create it (the message says how).
+    #[error("{0}")]
+    MissingDatabase(String),
     /// The store was written by a newer version of this crate.
     #[error("store schema version {found} is newer than the supported version {supported}: upgrade Argus")]
     UnsupportedSchema {

@@ -158,6 +158,38 @@ fn connect_described(url: &str) -> Result<(Client, String), StoreError> {
     Ok((client, description))
 }
 
+/// Creates the database `url` names when the server has none of that name (connecting to the
+/// server's `postgres` database with the same role and parameters); `Ok(true)` if it did. A role
+/// that may not create databases gets [`StoreError::MissingDatabase`] with the command to run.
+pub fn create_database_if_missing(url: &str) -> Result<bool, StoreError> {
+    let missing = |e: &postgres::Error| e.code() == Some(&postgres::error::SqlState::INVALID_CATALOG_NAME);
+    match connect_described(url) {
+        Ok(_) => return Ok(false),
+        Err(StoreError::Postgres(e)) if missing(&e) => {}
+        Err(e) => return Err(e),
+    }
+    let config: Config = tls_of(url)?.0.parse()?;
+    let (name, user) = (config.get_dbname().unwrap_or_default().to_string(), config.get_user().unwrap_or_default());
+    let (base, query) = url.split_once('?').map_or((url, ""), |(b, q)| (b, q));
+    let slash = base.rfind('/').filter(|&i| i > base.find("://").map_or(0, |s| s + 2)).unwrap_or(base.len());
+    let maintenance = format!("{}/postgres{}{query}", &base[..slash], if query.is_empty() { "" } else { "?" });
+    let (mut client, description) = connect_described(&maintenance)?;
+    let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+    match client.batch_execute(&format!("CREATE DATABASE {quoted}")) {
+        Ok(()) => Ok(true),
+        Err(e) if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
+            let host = description.trim_start_matches("postgres ").split('/').next().unwrap_or("").to_string();
+            Err(StoreError::MissingDatabase(format!(
+                "database {name} does not exist and role {user} may not create it: create it as a role that \
+                 may (e.g. `createdb -h HOST -p PORT -U postgres -O {user} {name}`, server {host}), or give \
+                 {user} the right (`ALTER ROLE {user} CREATEDB`)"
+            )))
+        }
+        Err(e) if e.code() == Some(&postgres::error::SqlState::DUPLICATE_DATABASE) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Takes libpq's TLS parameters out of a `postgres://` URL (see [`connect`]): the URL for the
 /// driver (with `sslmode` `disable` or `require`) and, for TLS, the client configuration.
 fn tls_of(url: &str) -> Result<(String, Option<rustls::ClientConfig>), StoreError> {

@@ -864,3 +864,32 @@ fn postgres_describe_hides_password() {
     assert!(d.starts_with("postgres ") && d.contains(&fresh.pg.as_ref().unwrap().1), "{d}");
     assert!(!d.contains("hunter2"), "{d}");
 }
+
+/// `argus setup` and `argus demo` create the nodes' PostgreSQL databases where the role may
+/// (issue 36, item 10): a missing database is created once, then found; a role that may not
+/// create databases (`.ci/run`'s argus_cert) is told the command to run.
+#[test]
+fn postgres_databases_are_created_when_missing() {
+    let Some(admin) = postgres_admin_url() else { return };
+    let name = format!("argus_created_{}_{}", std::process::id(), rand::random::<u32>());
+    let url = with_db(&admin, &name);
+    assert!(argus_store::create_postgres_database_if_missing(&url).unwrap(), "created");
+    assert!(!argus_store::create_postgres_database_if_missing(&url).unwrap(), "found the second time");
+    let mut s = open(&url).unwrap();
+    assert_eq!(s.summary().unwrap().count, 0);
+    drop(s);
+    admin_client(&admin).batch_execute(&format!("DROP DATABASE {name}")).unwrap();
+
+    let (Ok(ca), Ok(cert), Ok(key)) = (
+        std::env::var("ARGUS_TEST_POSTGRES_CA"),
+        std::env::var("ARGUS_TEST_POSTGRES_CLIENT_CERT"),
+        std::env::var("ARGUS_TEST_POSTGRES_CLIENT_KEY"),
+    ) else {
+        return;
+    };
+    let as_cert = with_db(&admin, &format!("{name}_cert")).replacen("://argus@", "://argus_cert@", 1);
+    let sep = if as_cert.contains('?') { '&' } else { '?' };
+    let as_cert = format!("{as_cert}{sep}sslrootcert={ca}&sslcert={cert}&sslkey={key}");
+    let e = argus_store::create_postgres_database_if_missing(&as_cert).unwrap_err().to_string();
+    assert!(e.contains("may not create it") && e.contains("ALTER ROLE argus_cert CREATEDB"), "{e}");
+}
