@@ -250,7 +250,7 @@ fn run_in(
     dir: &Path,
 ) -> Result<(), String> {
     let stores = store_urls(&a.store)?;
-    crate::service::create_databases(&stores)?;
+    crate::service::create_databases(&stores, true)?;
     let batch = BatchSettings { max: a.batch, ..Default::default() };
     let d = argus_node::deploy::write_local(dir, iris, &batch, stores.clone()).map_err(|e| e.to_string())?;
     println!(

@@ -134,13 +134,19 @@ pub fn store_urls(prefix: &str) -> Result<[String; 3], String> {
 
 /// Creates the PostgreSQL databases among `urls` that do not exist yet, where the role may
 /// (`argus setup`, `argus demo`), saying which it created; where it may not, the error names the
-/// command to run. SQLite stores are left to the nodes.
-pub fn create_databases(urls: &[String]) -> Result<(), String> {
+/// command to run. With `strict` off (`argus setup`, which may write a deployment before its
+/// database server is up) a failure is a warning and the configuration is written anyway. SQLite
+/// stores are left to the nodes.
+pub fn create_databases(urls: &[String], strict: bool) -> Result<(), String> {
     for url in urls.iter().filter(|u| u.starts_with("postgres://") || u.starts_with("postgresql://")) {
-        if argus_store::create_postgres_database_if_missing(url)
-            .map_err(|e| format!("store {}: {e}", database_of(url)))?
-        {
-            println!("created PostgreSQL database {}", database_of(url));
+        match argus_store::create_postgres_database_if_missing(url) {
+            Ok(true) => println!("created PostgreSQL database {}", database_of(url)),
+            Ok(false) => {}
+            Err(e) if strict => return Err(format!("store {}: {e}", database_of(url))),
+            Err(e) => eprintln!(
+                "warning: store {}: {e} (the configuration is written; the nodes need the database to start)",
+                database_of(url)
+            ),
         }
     }
     Ok(())
@@ -162,7 +168,7 @@ pub fn setup(a: SetupArgs) -> Result<(), String> {
             p.display()
         ));
     }
-    create_databases(&stores)?;
+    create_databases(&stores, false)?;
     let d = argus_node::deploy::write_local(&a.dir, &iris, &BatchSettings::default(), stores).map_err(err)?;
     println!("wrote a 3-node deployment to {}:", d.dir.display());
     for (c, p) in d.nodes.iter().zip(&d.node_configs) {
