@@ -226,10 +226,7 @@ pub fn additive_zero_each<R: Ring>(p: &mut Party, ring: &R, items: &[Vec<R::El>]
 /// [`additive_zero_each`], and the three opened vectors (what every party sees).
 #[allow(clippy::type_complexity)]
 fn additive_open<R: Ring>(p: &mut Party, ring: &R, items: &[Vec<R::El>]) -> Result<(Vec<bool>, Vec<Vec<R::El>>)> {
-    let per = items.first().map_or(0, Vec::len);
-    if items.iter().any(|v| v.len() != per) {
-        return Err(MpcError::InvalidParameter("items of different lengths".into()));
-    }
+    let per = per_item(items)?;
     let mut mine: Vec<R::El> = items.concat();
     p.prg.add_zero_share(ring, &mut mine);
     let all = open_to_all(p, ring, mine)?;
@@ -237,6 +234,15 @@ fn additive_open<R: Ring>(p: &mut Party, ring: &R, items: &[Vec<R::El>]) -> Resu
         .map(|i| (0..per).all(|j| (0..3).fold(ring.zero(), |s, k| ring.add(s, all[k][i * per + j])) == ring.zero()))
         .collect();
     Ok((zero, all))
+}
+
+/// The common length of `items` (one per batch item), or an error if they differ.
+fn per_item<T>(items: &[Vec<T>]) -> Result<usize> {
+    let per = items.first().map_or(0, Vec::len);
+    if items.iter().any(|v| v.len() != per) {
+        return Err(MpcError::InvalidParameter("items of different lengths".into()));
+    }
+    Ok(per)
 }
 
 /// Sends `mine` to both peers and returns all three parties' vectors, indexed by party (one
@@ -279,10 +285,7 @@ pub fn shamir_consistent_each<F: Field>(p: &mut Party, f: &F, items: &[Vec<F::El
 /// [`shamir_consistent_each`], and the three opened points (what every party sees).
 #[allow(clippy::type_complexity)]
 fn shamir_open<F: Field>(p: &mut Party, f: &F, items: &[Vec<F::El>]) -> Result<(Vec<bool>, Vec<Vec<F::El>>)> {
-    let per = items.first().map_or(0, Vec::len);
-    if items.iter().any(|v| v.len() != per) {
-        return Err(MpcError::InvalidParameter("items of different lengths".into()));
-    }
+    let per = per_item(items)?;
     let n = per * items.len();
     let point = |i: usize| f.from_u128(i as u128 + 1);
     let me = p.id();
@@ -311,9 +314,9 @@ pub fn galois_consistent(p: &mut Party, c: &Combination<Z16>) -> Result<bool> {
 /// [`galois_consistent`] per item, from each item's combinations (GR elements, the same number
 /// per item on every party): one verdict per item, one round.
 pub fn galois_consistent_each(p: &mut Party, items: &[Vec<u16>]) -> Result<Vec<bool>> {
-    let per = items.first().map_or(0, Vec::len);
-    if items.iter().any(|v| v.len() != per) || !per.is_multiple_of(4) {
-        return Err(MpcError::InvalidParameter("items of different lengths or not of whole GR elements".into()));
+    let per = per_item(items)?;
+    if !per.is_multiple_of(4) {
+        return Err(MpcError::InvalidParameter("items not of whole GR elements".into()));
     }
     let n = per * items.len();
     let pts = gr::POINTS;

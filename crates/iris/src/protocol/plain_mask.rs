@@ -98,16 +98,9 @@ pub fn share_query<G: RngCore + CryptoRng>(
         rep3::share_from_client(&ring, &v, rng)
     };
     let (bl, br) = (bits(&l, rng), bits(&r, rng));
-    let rows = share(&l, &r, cfg, rng)?;
-    let mut i = 0;
-    rows.map(|s| {
-        let q = with_rotations(s, g, window.len(), unrotated, vec![bl[i].clone(), br[i].clone()]);
-        i += 1;
-        q
-    })
-    .into_iter()
-    .collect::<Result<Vec<_>, _>>()
-    .map(|v| v.try_into().expect("three shares"))
+    let [s0, s1, s2] = share(&l, &r, cfg, rng)?;
+    let rotate = |s, i: usize| with_rotations(s, g, window.len(), unrotated, vec![bl[i].clone(), br[i].clone()]);
+    Ok([rotate(s0, 0)?, rotate(s1, 1)?, rotate(s2, 2)?])
 }
 
 /// A query share from its unrotated row `s` (as on the wire) and its masked code bits: every row

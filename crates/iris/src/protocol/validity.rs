@@ -98,20 +98,12 @@ fn product<R: Ring>(ring: &R, x: &Rep3<R>, y: &Rep3<R>, factor: usize, out: &mut
 /// The error values of one eye from replicated `β` and `m` (additive shares, appended to `out`):
 /// `β² − β`, `m² − m`, `β·M − β`.
 fn products<R: Ring>(ring: &R, beta: &Rep3<R>, m: &Rep3<R>, factor: usize, out: &mut Vec<R::El>) {
-    let start = out.len();
-    product(ring, beta, beta, 1, out);
-    for (e, &b) in out[start..].iter_mut().zip(&beta.a) {
-        *e = ring.sub(*e, b);
-    }
-    let start = out.len();
-    product(ring, m, m, 1, out);
-    for (e, &x) in out[start..].iter_mut().zip(&m.a) {
-        *e = ring.sub(*e, x);
-    }
-    let start = out.len();
-    product(ring, beta, m, factor, out);
-    for (e, &b) in out[start..].iter_mut().zip(&beta.a) {
-        *e = ring.sub(*e, b);
+    for (x, y, f) in [(beta, beta, 1), (m, m, 1), (beta, m, factor)] {
+        let start = out.len();
+        product(ring, x, y, f, out);
+        for (e, &v) in out[start..].iter_mut().zip(&x.a) {
+            *e = ring.sub(*e, v);
+        }
     }
 }
 
