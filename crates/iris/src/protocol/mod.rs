@@ -609,19 +609,17 @@ pub(crate) fn resolve(
 
 /// Comparisons per chunk of the comparison phase with the ripple adder. The phase's intermediate
 /// values (reshared and lifted products, bit planes, carries) take ~40 bytes per comparison and
-/// party (~90 with the log-depth adder's prefix planes; measured on the memory backend), so a
-/// batch of 32 queries against 10,000 entries (20 M comparisons) would otherwise hold ~1–2 GB at
-/// once; chunks keep that bounded and let the allocator reuse the same buffers, at the cost of
-/// the phase's rounds once per chunk. 2^21 is no faster with three parties on one machine
-/// (within noise in earlier sessions; 5 of 6 alternating pairs slower in the nineteenth).
+/// party (~90 with the log-depth adder's prefix planes), so a batch of 32 queries against 10,000
+/// entries (20 M comparisons) would otherwise hold ~1–2 GB at once; chunks keep that bounded and
+/// let the allocator reuse the same buffers, at the cost of the phase's rounds once per chunk.
+/// Larger chunks are no faster with the parties on one machine (docs/BENCHMARKS.md).
 pub const COMPARE_CHUNK: usize = 1 << 20;
 
 /// The default comparisons per chunk for `adder` (where [`MatchConfig::compare_chunk`] is 0):
 /// [`COMPARE_CHUNK`] with the ripple adder, twice that with the log-depth one. That adder is for
-/// nodes far apart, where the rounds cost more than the cache (at a 40 ms round trip 2^21 took a
-/// batch of 32 × 4000 from 3.19 s to 2.39 s, 99 rounds to 59, before the carry count lost its
-/// second round), for ~180 MB of comparison state per node. Far-apart nodes with memory to spare
-/// gain more from a larger `compare_chunk` (docs/OPERATIONS.md).
+/// nodes far apart, where the rounds cost more than the cache, so it takes fewer and larger
+/// chunks, for ~180 MB of comparison state per node. Far-apart nodes with memory to spare gain
+/// more from a larger `compare_chunk` (docs/OPERATIONS.md).
 pub const fn compare_chunk(adder: Adder) -> usize {
     match adder {
         Adder::Ripple => COMPARE_CHUNK,
@@ -638,11 +636,10 @@ pub const AUTO_CHUNKS: [usize; 2] = [1 << 22, 1 << 23];
 
 /// Comparisons per chunk for nodes whose rounds take `round` ([`argus_mpc::Party::round_time`]):
 /// the adder's default below [`AUTO_CHUNK_ROUNDS`], else [`AUTO_CHUNKS`]'s, with the ripple
-/// adder; the log-depth adder's few rounds keep its default. Measured over simulated links
-/// (docs/BENCHMARKS.md, batches of 32): at 1.1 ms rounds 2^22 was no faster than 2^20 against
-/// 4000 identities and slower against 10 000 (fewer pieces overlap the products); at 2.7 ms it
-/// took 1.4–1.7 s against 1.8–1.9; from 5 ms rounds 2^23 took 1.7–1.9 s against 2.5 at 2^20,
-/// and at 20 ms 2.55 s against 6.6. Each step holds ~40 bytes per comparison more per node.
+/// adder; the log-depth adder's few rounds keep its default. The steps are where the larger
+/// chunks measured faster over a simulated link (docs/BENCHMARKS.md, "Iris over a simulated
+/// link"); below them they do not pay, and against large databases they cost (fewer pieces
+/// overlap the products). Each step holds ~40 bytes per comparison more per node.
 pub fn auto_compare_chunk(round: Duration, adder: Adder) -> usize {
     match adder {
         Adder::LogDepth => compare_chunk(adder),

@@ -41,13 +41,9 @@
 //!   accumulators combined → out
 //! ```
 //!
-//! Measured at 496 rows × 4000 × 12 800 on one core of this VM (a 16-query batch of one eye),
-//! per product: 88 ms before the shared streams, 66 ms with them (the packed queries used to be
-//! 12.7 MB, re-read from memory for every database block), 59 ms with ND 64 (was 128) and the
-//! prefetch of the next K-block, 56–60 ms with KC 640 (was 512; 256, 768 and 1024 were slower)
-//! — about 1.1 T int8 multiply-adds per second; 496 independent (not windowed) rows: ~50 ms. A
-//! tile-only loop with both operands in L1 reaches ~1.8 T. F_65519 at the Table 1 shape
-//! (64 × 2048 × 12 800): 11–12 M dot products/s against 4.2 M for VNNI.
+//! The shared streams, `ND` and `KC` were chosen by timing the service's shape (496 rotation
+//! rows × 4000 × 12 800, one core): without the streams the packed queries (12.7 MB) were
+//! re-read from memory for every database block; figures in docs/BENCHMARKS.md (Table 1).
 //!
 //! Linux only hands out the tile data state on request (`arch_prctl(ARCH_REQ_XCOMP_PERM)`), so
 //! detection asks for it once per process; a refusal leaves the level unavailable.

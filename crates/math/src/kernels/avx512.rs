@@ -173,7 +173,7 @@ level_token!(Avx512Vnni, Isa::Avx512Vnni);
 // 16 KiB) and of the packed field case (4 × 2 × 1024 u16 = 16 KiB) stays in L1 while query
 // panels stream from L2. Ring query blocks of 256 (at most 256 × 2048 × 2 B = 1 MiB of query
 // chunks, far less for overlapping rotation windows, in a 2 MiB L2) stream the database a
-// quarter as often as blocks of 64: 100 → 130 G multiply-adds/s at 496 × 10,000 × 12,800.
+// quarter as often as blocks of 64, which measured faster at the iris shape (docs/BENCHMARKS.md).
 impl_simd_kernels! {
     token: Avx512,
     isa: Isa::Avx512,
