@@ -580,3 +580,40 @@ fn mirrored_queries_agree_with_the_twin_in_every_scheme() {
         assert_eq!(run(&PlainMaskZ16, &db, &batch, &cfg), twin, "{mode:?}");
     }
 }
+
+/// The kernel planner's choice changes nothing but the time: the GR check on every candidate
+/// path of its correlations (installed one after the other) gives the plaintext answers, and
+/// `plan_kernels` plans each correlation the scheme names, installing a candidate.
+#[test]
+fn every_kernel_path_gives_the_same_galois_check() {
+    use argus_math::kernels;
+    let geometry = IrisGeometry::new(4, 32, 2, 2).unwrap();
+    let mut g = Generator::new(geometry, 33).unwrap();
+    let cfg = MatchConfig { reveal_matches: true, ..MatchConfig::default() };
+    let db: Vec<_> = (0..40).map(|_| g.random_template()).collect();
+    let batch = [g.genuine_template(&db[3]).unwrap(), g.random_template(), g.genuine_template(&db[39]).unwrap()];
+    let want: Vec<Vec<usize>> = batch.iter().map(|q| find_matches(q, &db, &cfg).unwrap()).collect();
+    let shapes = MpcLiftGr16.correlations(geometry, &cfg);
+    assert_eq!(shapes.len(), 1, "per-bit masks: code and mask correlations of one shape");
+    let trimmed = MatchConfig { mask_mode: MaskMode::Trimmed, ..cfg.clone() };
+    assert_eq!(MpcLiftGr16.correlations(geometry, &trimmed).len(), 2, "trimmed masks: half as wide");
+    assert!(MpcLiftZ16.correlations(geometry, &cfg).is_empty());
+    let shape = shapes[0];
+    let candidates = kernels::correlation_candidates(shape, batch.len());
+    assert!(candidates.len() >= 5, "{candidates:?}");
+    for path in candidates {
+        kernels::install_correlation_path(shape, batch.len(), path).unwrap();
+        assert_eq!(argus_iris::protocol::kernel_name(&MpcLiftGr16, geometry, &cfg, batch.len()), path.to_string());
+        for party in check_shared(&MpcLiftGr16, geometry, &db, &batch, &cfg) {
+            assert_eq!(party.matches[..], want[..], "{path}");
+        }
+    }
+    let options = kernels::PlanOptions { replan: true, ..Default::default() };
+    let plans = argus_iris::protocol::plan_kernels(&MpcLiftGr16, geometry, &cfg, batch.len(), &options);
+    assert_eq!(plans.len(), 1);
+    assert!(kernels::correlation_candidates(shape, batch.len()).iter().any(|&c| {
+        // The winner may be a candidate at another block size.
+        kernels::CorrelationPath { block_rows: plans[0].path.block_rows, ..c } == plans[0].path
+    }));
+    assert_eq!(kernels::correlation_path(shape, batch.len()), plans[0].path);
+}

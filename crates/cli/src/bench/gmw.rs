@@ -139,8 +139,7 @@ pub fn run_suite(a: GmwArgs) -> Result<(), String> {
         records.extend(grid(&a, &mut rng)?);
     }
     if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&records).map_err(|e| e.to_string())?;
-        std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        super::write_json(path, &records)?;
         println!("wrote {} records to {}", records.len(), path.display());
     }
     Ok(())

@@ -21,11 +21,16 @@ pub struct IrisArgs {
     #[arg(long)]
     json: Option<PathBuf>,
     /// Enrolled identities (both eyes each).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 4000)]
     db: usize,
-    /// Queries per batch.
-    #[arg(long, default_value_t = 8)]
+    /// Queries per batch (the nodes' default batch size).
+    #[arg(long, default_value_t = 32)]
     batch: usize,
+    /// The end to end's correlation kernel: `auto` (plan it: time the candidates on this host, as
+    /// a node does when it starts, and take the fastest), `unplanned` (the rule-of-thumb path) or
+    /// a path such as `packed-vnni-l5-b8` or `rows-amx-l0-b24` (see the plan's printout).
+    #[arg(long, default_value = "auto")]
+    kernel: String,
     /// Repetitions (the median is reported).
     #[arg(long, default_value_t = 3)]
     reps: usize,
@@ -137,11 +142,20 @@ struct Record {
     /// End to end: bits per code (12800 deployed, 16384 open-iris).
     #[serde(skip_serializing_if = "Option::is_none")]
     code_bits: Option<usize>,
+    /// The kernel that ran: a correlation path (`packed-vnni-l5-b8`) or `gemm-<level>`.
+    kernel: String,
 }
 
 impl Record {
     /// A Table 1 record: `products` local dot products in `seconds`, on `cores` cores.
-    fn dot(variant: &'static str, modulus_bits: u32, products: usize, seconds: f64, cores: usize) -> Record {
+    fn dot(
+        variant: &'static str,
+        modulus_bits: u32,
+        products: usize,
+        seconds: f64,
+        cores: usize,
+        kernel: String,
+    ) -> Record {
         let rate = products as f64 / seconds;
         Record {
             suite: "iris",
@@ -158,6 +172,7 @@ impl Record {
             cpu_seconds: None,
             ops_per_cpu_second: None,
             code_bits: None,
+            kernel,
         }
     }
 }
@@ -208,8 +223,7 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
         });
     }
     if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&records).map_err(|e| e.to_string())?;
-        std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        super::write_json(path, &records)?;
     }
     Ok(())
 }
@@ -235,6 +249,7 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
     };
     let (fq, fd) = (share32(mq * LEN), share32(nr * LEN));
     let err = |e: kernels::KernelError| e.to_string();
+    let gemm = format!("gemm-{}", kernels::detected());
     type Run<'a> = Box<dyn Fn() -> Result<(), String> + 'a>;
     // (variant, modulus bits, paper per core (M/s), one block of local work)
     let variants: Vec<(&str, u32, f64, Run)> = vec![
@@ -310,7 +325,7 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
             format!("{paper:.2}   ours/paper: {:.1}x", rate / 1e6 / paper)
         };
         println!("{name:<6} {:>9} {:>10.1} {:>14.2}   {paper}", mq * nr, secs * 1e3, rate / 1e6);
-        records.push(Record::dot(name, bits, mq * nr, secs, 1));
+        records.push(Record::dot(name, bits, mq * nr, secs, 1, gemm.clone()));
     }
     // GR16 again with the products split over every core (the dot-product phase of a node on its
     // own machine).
@@ -330,7 +345,7 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
             rate / 1e6,
             gr16_secs / secs
         );
-        records.push(Record::dot("GR16-all-cores", 16, mq * nr, secs, threads));
+        records.push(Record::dot("GR16-all-cores", 16, mq * nr, secs, threads, gemm.clone()));
     }
     // GR16 at the service's shape, one core: a batch of 16 queries is 16 × 31 rotation rows per
     // eye against the database, so the query side is 7.75 times as tall as above and each
@@ -338,16 +353,16 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
     kernels::set_threads(1);
     let rows = 16 * 31;
     // Times `run` (rows × nr products on one core), prints it with `what` and records it.
-    let one_core = |variant: &'static str, what: &str, run: Run| -> Result<Record, String> {
+    let one_core = |variant: &'static str, what: &str, kernel: String, run: Run| -> Result<Record, String> {
         let secs = time(&run)?;
         let rate = (rows * nr) as f64 / secs;
         println!("{:<6} {:>9} {:>10.1} {:>14.2}   {what}, 1 thread", "GR16", rows * nr, secs * 1e3, rate / 1e6);
-        Ok(Record::dot(variant, 16, rows * nr, secs, 1))
+        Ok(Record::dot(variant, 16, rows * nr, secs, 1, kernel))
     };
     let tall = Z16::new().sample_vec(&mut rng, rows * LEN);
     let w = gr_weights(&tall, LEN)?;
     let batch: Run = Box::new(|| kernels::gemm_u16(&w, &d16, LEN, &mut vec![0u16; rows * nr]).map_err(err));
-    records.push(one_core("GR16-batch496", "496 query rows (one eye of a 16-query batch)", batch)?);
+    records.push(one_core("GR16-batch496", "496 query rows (one eye of a 16-query batch)", gemm.clone(), batch)?);
     // The same products as the service lays them out: the 31 rotations of each of 16 queries are
     // windows of its weights extended by 30 columns of 64 values, rotation-major, so that the
     // tile kernel packs each query once for all its rotations.
@@ -358,14 +373,16 @@ fn dot_table(a: &IrisArgs) -> Result<Vec<Record>, String> {
     let windows: Run =
         Box::new(|| kernels::gemm_u16_rows(&wide, &starts, &d16, LEN, &mut vec![0u16; rows * nr]).map_err(err));
     let what = "the same as 31 rotation windows of 16 queries (the service's layout)";
-    records.push(one_core("GR16-windows496", what, windows)?);
+    records.push(one_core("GR16-windows496", what, gemm.clone(), windows)?);
     // The same rotations by Karatsuba's middle product (what the service runs): (3/4)^levels of
-    // the multiplies.
+    // the multiplies, on the path planned for this shape (unplanned unless an end to end or a
+    // node planned it in this process).
     let shape = kernels::Correlation { positions: 200, width, lags: rot };
+    let path = kernels::correlation_path(shape, nq);
     let karatsuba: Run =
         Box::new(|| kernels::correlate_u16(shape, None, &wide, &d16, &mut vec![0u16; rows * nr]).map_err(err));
-    let what = format!("the same by Karatsuba's middle product ({} levels)", shape.default_levels());
-    records.push(one_core("GR16-karatsuba496", &what, karatsuba)?);
+    let what = format!("the same by Karatsuba's middle product ({path})");
+    records.push(one_core("GR16-karatsuba496", &what, path.to_string(), karatsuba)?);
     kernels::set_threads(0);
     Ok(records)
 }
@@ -448,6 +465,7 @@ fn compare_tables(a: &IrisArgs, backend: Backend) -> Result<Vec<Record>, String>
                 cpu_seconds: None,
                 ops_per_cpu_second: None,
                 code_bits: None,
+                kernel: "-".into(),
             });
             k += 1;
         }
@@ -473,6 +491,7 @@ fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<[Rec
         .map_err(|e| e.to_string())?;
     let rot = geometry.cols.min(cfg.rotations.clone().count());
     let reps = a.reps.max(1);
+    let kernel = choose_kernel(a, scheme, geometry, &cfg)?;
     // The three parties share this machine's cores: a third each for their products.
     argus_math::kernels::set_threads(super::party_threads());
     let per_party = run3(backend, a.net()?, |p| {
@@ -510,9 +529,58 @@ fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<[Rec
     })
     .map_err(|e| e.to_string())?;
     let (checks, valid): (Vec<_>, Vec<_>) = per_party.into_iter().unzip();
-    let check = report(a, scheme.name(), scheme.bits(), rot, &checks);
-    let validity = report_validity(a, scheme.name(), scheme.bits(), &valid, check.seconds);
+    let check = report(a, scheme.name(), scheme.bits(), rot, &checks, &kernel);
+    let validity = report_validity(a, scheme.name(), scheme.bits(), &valid, check.seconds, &kernel);
     Ok([check, validity])
+}
+
+/// The end to end's correlation kernel as `--kernel` says: planned here (the candidates' times
+/// printed), the unplanned path, or a given one. Returns its name.
+fn choose_kernel<S: IrisScheme>(
+    a: &IrisArgs,
+    scheme: &S,
+    geometry: argus_iris::IrisGeometry,
+    cfg: &MatchConfig,
+) -> Result<String, String> {
+    use argus_math::kernels;
+    let host = kernels::host();
+    let shapes = scheme.correlations(geometry, cfg);
+    for &shape in &shapes {
+        let at = format!("{}x{}x{} at {} queries", shape.positions, shape.width, shape.lags, a.batch);
+        match a.kernel.as_str() {
+            "auto" => {
+                let options = kernels::PlanOptions { replan: true, ..Default::default() };
+                let plan = kernels::plan_correlation(shape, a.batch, &options);
+                let mut measured = plan.measured.clone();
+                measured.sort_by(|x, y| x.1.total_cmp(&y.1));
+                let unplanned = kernels::CorrelationPath::unplanned(host.isa, shape, a.batch);
+                let ms = |p: &kernels::CorrelationPath| {
+                    measured.iter().find(|m| m.0 == *p).map_or("-".into(), |m| format!("{:.1}", m.1 * 1e3))
+                };
+                eprintln!(
+                    "kernel plan for {at} on {} ({}): {} ({} ms per {} rows on one core; unplanned {unplanned}: {} ms); \
+                     fastest candidates: {}",
+                    host.cpu,
+                    host.isa,
+                    plan.path,
+                    ms(&plan.path),
+                    kernels::SAMPLE_ROWS,
+                    ms(&unplanned),
+                    measured.iter().take(6).map(|(p, t)| format!("{p} {:.1}", t * 1e3)).collect::<Vec<_>>().join(", ")
+                );
+            }
+            "unplanned" => kernels::install_correlation_path(
+                shape,
+                a.batch,
+                kernels::CorrelationPath::unplanned(host.isa, shape, a.batch),
+            )?,
+            path => {
+                let path = path.parse::<kernels::CorrelationPath>()?;
+                kernels::install_correlation_path(shape, a.batch, path)?;
+            }
+        }
+    }
+    Ok(argus_iris::protocol::kernel_name(scheme, geometry, cfg, a.batch))
 }
 
 /// Medians over the repetitions of each party's (seconds, stats, CPU seconds): the slowest
@@ -544,6 +612,7 @@ fn report_validity(
     bits: u32,
     per_party: &[Vec<(f64, argus_net::Stats, f64)>],
     check_secs: f64,
+    kernel: &str,
 ) -> Record {
     let Summary { reps, secs, cpu, bytes, rounds } = summary(per_party);
     println!(
@@ -568,6 +637,7 @@ fn report_validity(
         rounds,
         cpu_seconds: Some(cpu),
         ops_per_cpu_second: Some(a.batch as f64 / cpu),
+        kernel: kernel.to_string(),
         code_bits: Some(a.layout.geometry().bits()),
     }
 }
@@ -592,6 +662,7 @@ fn report(
     bits: u32,
     rot: usize,
     per_party: &[Vec<(f64, argus_net::Stats, f64)>],
+    kernel: &str,
 ) -> Record {
     let Summary { reps, secs, cpu, bytes, rounds } = summary(per_party);
     // One comparison: one rotation of one eye of a query against one enrolled code of that eye.
@@ -614,11 +685,12 @@ fn report(
         cpu_seconds: Some(cpu),
         ops_per_cpu_second: Some(per_cpu_second),
         code_bits: Some(a.layout.geometry().bits()),
+        kernel: kernel.to_string(),
     };
     println!(
         "e2e {} ({} masks, {}-bit codes): {} queries x {} rotations x 2 eyes x {} identities = {} comparisons in {:.3} s (median of {reps}) \
          over {}: {:.2} M comparisons/s, {:.2} M per core ({} cores for 3 parties; paper's CPU headline 1 M, target 10 M), \
-         {} bytes/party, {} rounds; CPU {:.2} core-s per batch, {:.2} M per core-second",
+         {} bytes/party, {} rounds; CPU {:.2} core-s per batch, {:.2} M per core-second; kernel {}",
         rec.variant,
         rec.masks,
         a.layout.geometry().bits(),
@@ -635,6 +707,7 @@ fn report(
         rounds,
         cpu,
         per_cpu_second / 1e6,
+        rec.kernel,
     );
     rec
 }

@@ -76,9 +76,20 @@ pub struct Record {
     pub rounds: u64,
 }
 
-/// Writes records as a JSON array.
-pub fn write_json(path: &PathBuf, records: &[Record]) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(records).map_err(|e| e.to_string())?;
+/// Writes records as a JSON array, each naming the host it was measured on: `cpu` (the CPU's
+/// model) and `isa` (the kernel level in use), next to its own fields.
+pub fn write_json<T: Serialize>(path: &PathBuf, records: &[T]) -> Result<(), String> {
+    let host = argus_math::kernels::host();
+    let mut values = Vec::with_capacity(records.len());
+    for r in records {
+        let mut v = serde_json::to_value(r).map_err(|e| e.to_string())?;
+        if let Some(fields) = v.as_object_mut() {
+            fields.insert("cpu".into(), host.cpu.clone().into());
+            fields.insert("isa".into(), host.isa.name().into());
+        }
+        values.push(v);
+    }
+    let text = serde_json::to_string_pretty(&values).map_err(|e| e.to_string())?;
     std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
 }
 

@@ -26,7 +26,7 @@ use argus_mpc::rep3::Rep3Bits;
 use argus_mpc::{MpcError, Party};
 use rand_core::{CryptoRng, RngCore};
 
-use crate::{encode_masked, IrisCode, IrisError, MaskMode, MatchConfig, Template};
+use crate::{encode_masked, IrisCode, IrisError, IrisGeometry, MaskMode, MatchConfig, Template};
 
 /// One party's shares of one eye's rows: masked code values (−1, 0, 1 mod 2^16) and mask values
 /// (0, 1), column-major ([`column_major`]), row after row, four values per ring element.
@@ -443,6 +443,25 @@ impl Piece {
     /// Targets compared: the entries, then the batch's rows.
     fn targets(&self, nq: usize) -> usize {
         self.rows.len() + if self.batch { nq } else { 0 }
+    }
+}
+
+/// The correlations of a batch check on geometry `g` (the same for both eyes): the code's and,
+/// if its shape differs (trimmed), the mask's — `cols` positions of a row's values per column,
+/// the rotation window's lags, as [`EyeQueries`] prepares them.
+pub(crate) fn correlations(g: IrisGeometry, cfg: &MatchConfig) -> Vec<Correlation> {
+    let Ok((window, _)) = super::query_window(cfg, g.cols) else { return Vec::new() };
+    let (len, cols) = (g.bits(), g.cols.max(1));
+    let mask_len = match cfg.mask_mode {
+        MaskMode::PerBit => len,
+        MaskMode::Trimmed => len / 2,
+    };
+    let code = Correlation { positions: cols, width: len / cols, lags: window.len() };
+    let mask = Correlation { width: mask_len / cols, ..code };
+    if mask == code {
+        vec![code]
+    } else {
+        vec![code, mask]
     }
 }
 

@@ -31,9 +31,12 @@ pub mod field;
 pub mod galois;
 pub mod mirror;
 pub mod plain_mask;
+mod plan;
 pub mod recovery;
 pub mod scheme;
 pub mod validity;
+
+pub use plan::{kernel_name, plan_kernels};
 
 use argus_math::{BitVec, Modulus, Ring, Z32, Z64};
 use argus_mpc::audit;

@@ -7,6 +7,7 @@
 //! [`query_kind`]), runs the batch check, and for a unique query that asked for enrolment keeps
 //! the query's unrotated row ([`IrisScheme::enrollment_of`]): one upload serves both.
 
+use argus_math::kernels::Correlation;
 use argus_math::{Ring, Z16, Z32};
 use argus_mpc::{MpcError, Party};
 use argus_net::PartyId;
@@ -156,6 +157,12 @@ pub trait IrisScheme: Sync {
     /// Share recovery, the lost party's side: its enrolment share, the sum of the two parts.
     fn recover(&self, a: &Self::Share, b: &Self::Share) -> Result<Self::Share, IrisError> {
         Self::Share::recover(a, b)
+    }
+    /// The many-lag correlations a batch check runs on this geometry (none where it has no
+    /// middle product): what a node asks the kernel planner to plan ([`super::plan_kernels`]).
+    fn correlations(&self, geometry: IrisGeometry, cfg: &MatchConfig) -> Vec<Correlation> {
+        let _ = (geometry, cfg);
+        Vec::new()
     }
     /// Whether the three parties' databases hold consistent shares of the same entries (a
     /// corrupted or wrongly recovered share would otherwise silently change results): true on all
@@ -434,6 +441,9 @@ impl IrisScheme for MpcLiftGr16 {
     type Db = galois::GrDb;
     fn name(&self) -> &'static str {
         "mpclift-GR16-shamir"
+    }
+    fn correlations(&self, geometry: IrisGeometry, cfg: &MatchConfig) -> Vec<Correlation> {
+        galois::correlations(geometry, cfg)
     }
     fn bits(&self) -> u32 {
         16

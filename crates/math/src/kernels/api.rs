@@ -4,6 +4,7 @@
 
 use super::correlate::{correlate_part, Correlation, LeafQueries, Plan, MAX_LEVELS as MAX_CORRELATION_LEVELS};
 use super::dispatch::{backend, Kernels};
+use super::planner::{correlation_path, CorrelationPath, LeafKernel};
 use super::ring128::{self, Gemm128};
 use super::threads::{split_rows, split_rows_by};
 use super::{detected, Isa, KernelError, P65519};
@@ -327,7 +328,8 @@ pub fn gemm_f65519_with(isa: Isa, a: &[u16], b: &[u16], len: usize, out: &mut [u
 /// shape.row_len()` database rows; afterwards `out[(ℓ·rows + j)·nq + q] = Σ_c ⟨signal_q[c + ℓ],
 /// row_j[c]⟩` (positions as vectors of `width` values, wrapping): lag-major, then database row,
 /// then query, so a lag's results are one run and a row's queries are side by side. `levels`:
-/// `None` for [`Correlation::default_levels_at`] the level used, 0 for the direct product.
+/// `None` for the planned path ([`correlation_path`]), else that many levels (0 for the direct
+/// product) on the unplanned path's kernel.
 ///
 /// Errors: [`KernelError::ShapeMismatch`] if a dimension is 0, if `levels` exceeds
 /// [`MAX_CORRELATION_LEVELS`], if `signals` or `taps` is not a whole number of signals or rows,
@@ -339,10 +341,10 @@ pub fn correlate_u16(
     taps: &[u16],
     out: &mut [u16],
 ) -> Result<(), KernelError> {
-    correlate_u16_with(detected(), shape, levels, signals, taps, out)
+    Correlator::new(shape, levels, signals)?.correlate(taps, out)
 }
 
-/// [`correlate_u16`] at a forced level: the best available one ≤ `isa`.
+/// [`correlate_u16`] on the unplanned path at a forced level: the best available one ≤ `isa`.
 pub fn correlate_u16_with(
     isa: Isa,
     shape: Correlation,
@@ -360,34 +362,55 @@ pub fn correlate_u16_with(
 pub struct Correlator {
     shape: Correlation,
     plan: Plan,
+    path: CorrelationPath,
     kernels: &'static dyn Kernels,
     /// `None` for no queries.
     queries: Option<LeafQueries>,
 }
 
 impl Correlator {
-    /// Prepares `signals` (as [`correlate_u16`] takes them) at the detected kernel level.
+    /// Prepares `signals` (as [`correlate_u16`] takes them) on the path planned for `shape`
+    /// ([`correlation_path`]: the installed plan, else the unplanned path at the detected
+    /// kernel level), or with `levels` Karatsuba levels on the unplanned path's kernel if given.
     ///
     /// Errors: [`KernelError::ShapeMismatch`] if a dimension is 0, if `levels` exceeds
     /// [`MAX_CORRELATION_LEVELS`], or if `signals` is not a whole number of signals.
     pub fn new(shape: Correlation, levels: Option<usize>, signals: &[u16]) -> Result<Self, KernelError> {
-        Self::new_with(detected(), shape, levels, signals)
+        let nq = signals.len() / shape.signal_len().max(1);
+        match levels {
+            None => Self::with_path(correlation_path(shape, nq), shape, signals),
+            Some(_) => Self::new_with(detected(), shape, levels, signals),
+        }
     }
 
-    /// [`Correlator::new`] at a forced level: the best available one ≤ `isa`.
+    /// Prepares `signals` on the unplanned path at a forced level (the best available one ≤
+    /// `isa`), with `levels` Karatsuba levels if given.
     pub fn new_with(isa: Isa, shape: Correlation, levels: Option<usize>, signals: &[u16]) -> Result<Self, KernelError> {
-        let dims = [("positions", shape.positions), ("width", shape.width), ("lags", shape.lags)];
-        if let Some((what, _)) = dims.iter().find(|(_, v)| *v == 0) {
-            return Err(KernelError::ShapeMismatch { what, expected: 1, got: 0 });
+        check_shape(shape)?;
+        let nq = signals.len() / shape.signal_len();
+        let mut path = CorrelationPath::unplanned(isa, shape, nq);
+        if let Some(levels) = levels {
+            path.levels = levels;
         }
-        let kernels = backend(isa);
-        let levels = levels.unwrap_or_else(|| shape.default_levels_at(kernels.isa()));
-        if levels > MAX_CORRELATION_LEVELS {
+        Self::with_path(path, shape, signals)
+    }
+
+    /// Prepares `signals` on a given path ([`correlation_candidates`](super::correlation_candidates)
+    /// lists this CPU's).
+    ///
+    /// Errors: as [`Correlator::new`], and [`KernelError::ShapeMismatch`] (`"path runs here"`)
+    /// if the CPU cannot run the path on this shape ([`CorrelationPath::runs_here`]).
+    pub fn with_path(path: CorrelationPath, shape: Correlation, signals: &[u16]) -> Result<Self, KernelError> {
+        check_shape(shape)?;
+        if path.levels > MAX_CORRELATION_LEVELS {
             return Err(KernelError::ShapeMismatch {
                 what: "levels (at most)",
                 expected: MAX_CORRELATION_LEVELS,
-                got: levels,
+                got: path.levels,
             });
+        }
+        if !path.runs_here(shape) {
+            return Err(KernelError::ShapeMismatch { what: "path runs here", expected: 1, got: 0 });
         }
         let sl = shape.signal_len();
         if !signals.len().is_multiple_of(sl) {
@@ -397,9 +420,18 @@ impl Correlator {
                 got: signals.len() % sl,
             });
         }
-        let plan = Plan::new(shape, signals.len() / sl, levels);
-        let queries = (!signals.is_empty()).then(|| LeafQueries::new(kernels, &plan, signals, sl));
-        Ok(Correlator { shape, plan, kernels, queries })
+        let (kernels, packing) = match path.leaf {
+            LeafKernel::Rows(isa) => (backend(isa), None),
+            LeafKernel::Packed(p) => (backend(p.isa()), Some(p)),
+        };
+        let plan = Plan::new(shape, signals.len() / sl, path.levels);
+        let queries = (!signals.is_empty()).then(|| LeafQueries::new(&plan, signals, sl, packing));
+        Ok(Correlator { shape, plan, path, kernels, queries })
+    }
+
+    /// The path the correlations run.
+    pub fn path(&self) -> CorrelationPath {
+        self.path
     }
 
     /// Every lag of every prepared query against the rows of `taps`, into `out` as
@@ -422,10 +454,27 @@ impl Correlator {
             return Ok(());
         }
         split_rows_by(shape.lags, nq, taps, rl, out, |b, out| {
-            correlate_part(self.kernels, &self.plan, queries, b, out);
+            correlate_part(self.kernels, &self.plan, queries, self.path.block_rows, b, out);
             true
         });
         Ok(())
+    }
+
+    /// [`Correlator::correlate`] on the calling thread only, shapes already checked (the
+    /// planner's timing).
+    pub(crate) fn correlate_one_thread(&self, taps: &[u16], out: &mut [u16]) {
+        if let Some(queries) = &self.queries {
+            correlate_part(self.kernels, &self.plan, queries, self.path.block_rows, taps, out);
+        }
+    }
+}
+
+/// No dimension of a correlation may be 0.
+fn check_shape(shape: Correlation) -> Result<(), KernelError> {
+    let dims = [("positions", shape.positions), ("width", shape.width), ("lags", shape.lags)];
+    match dims.iter().find(|(_, v)| *v == 0) {
+        Some((what, _)) => Err(KernelError::ShapeMismatch { what, expected: 1, got: 0 }),
+        None => Ok(()),
     }
 }
 

@@ -29,7 +29,7 @@
 use super::dispatch::Kernels;
 
 /// The shape of a many-lag correlation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Correlation {
     /// Tap positions per database row (for iris codes: angular columns).
     pub positions: usize,
@@ -55,24 +55,24 @@ impl Correlation {
         self.positions * self.width
     }
 
-    /// The levels [`super::correlate_u16`] uses when it is not told, on this CPU: see
-    /// [`Correlation::default_levels_at`].
+    /// The levels [`super::correlate_u16`] uses when it is not told and nothing was planned, on
+    /// this CPU: see [`Correlation::default_levels_at`].
     pub fn default_levels(&self) -> usize {
         self.default_levels_at(super::detected())
     }
 
-    /// The levels used at kernel level `isa`: as many as halve the lags while every leaf
-    /// product keeps enough tap positions — 7 with the packed kernels (AVX-512 VNNI, AVX2), 16
-    /// with the others, whose horizontal sum per dot product weighs on short products. At the
-    /// iris shape (200 columns of 64 values, 31 lags): 5 levels on the packed kernels (0.24 of
-    /// the multiplies; on AVX-512 VNNI end to end at batches of 32, 1–5 % faster than 4 since
-    /// the transform went depth first, slower before; on AVX2 (Zen 3), one thread, 32 queries
-    /// × 2000 rows alternating: 232 ms against 263 at 4 and 358 for the row kernel at 3), 3 on
-    /// the others (0.42; 4 measured 9 % slower with the row kernel). (The packed kernels need
-    /// an even width; an odd one runs the row kernel at these levels, which no iris geometry
-    /// has.)
+    /// The unplanned levels at kernel level `isa` (the planner's first guess,
+    /// [`super::plan_correlation`]): as many as halve the lags while every leaf product keeps
+    /// enough tap positions — 7 with the packed kernels (AVX-512 VNNI, AVX2), 16 with the row
+    /// kernels, whose horizontal sum per dot product weighs on short products.
     pub fn default_levels_at(&self, isa: super::Isa) -> usize {
         let min = if Packing::of(isa).is_some() { 7 } else { 16 };
+        self.levels_while(min)
+    }
+
+    /// Halvings of the lags while the lags are at least 2 and every leaf keeps `min` tap
+    /// positions (at most [`MAX_LEVELS`]).
+    pub(crate) fn levels_while(&self, min: usize) -> usize {
         let mut levels = 0;
         let (mut n, mut lags) = (self.positions, self.lags);
         while lags >= 2 && n.div_ceil(2) >= min && levels < MAX_LEVELS {
@@ -86,32 +86,24 @@ impl Correlation {
 /// Most levels accepted (3^8 leaf products is far past any saving).
 pub const MAX_LEVELS: usize = 8;
 
-/// Database rows transformed at a time: their leaf taps (`(3/2)^levels` of the rows' size, 2 MB
-/// for 24 iris rows at 3 levels) stay in cache while the leaf products read them. A multiple of
-/// the AVX-512 tile's 6 rows (the kernel pads a partial panel by repeating rows); at the iris
-/// shape 12, 18 and 24 measured 160 ms per 16 × 31 × 4000 products, 16 measured 177, 36–48 166.
-const BLOCK_ROWS: usize = 24;
+/// Database rows per block on the row kernels when nothing was planned: their leaf taps
+/// (`(3/2)^levels` of the rows' size) stay in cache while the leaf products read them. A
+/// multiple of the AVX-512 tile's 6 rows (the kernel pads a partial panel by repeating rows).
+pub(crate) const BLOCK_ROWS: usize = 24;
 
 /// Packed leaf signals up to this size are expected to stay in the last-level cache between
-/// blocks of database rows: a quarter of the 32 MB L3 of the AMD Zen 4 host the block sizes were
-/// measured on, where the benchmark's three parties share it.
+/// blocks of database rows (the unplanned guess; the planner measures block sizes).
 const SIGNALS_IN_CACHE: usize = 8 << 20;
 
-/// Database rows per block on the packed path. Every block reads all the leaves' packed signals
-/// (`signal_bytes`: 7 MB for 32 queries at the iris shape), so small blocks pay off only while
-/// those stay in the last-level cache: then one tile's rows, 8 when the leaves' query windows
-/// pair up and 16 for a lone window's 16-row tile (which 8 would leave half padding); else 128,
-/// to read them from memory once per 128 rows. Measured end to end at the iris shape on Zen 4,
-/// three parties on two cores, in alternating runs: at 32 queries (7 MB) 8 rows beat 32 in 8 of
-/// 9 pairs (+5 % median) and 16 in 4 of 5 (+2 %), and 48–64 were 6 % slower; at 16 queries 16
-/// rows beat 32 by 4 %; at 64 queries (14 MB) 8 rows were 30 % slower than 32 and 128 rows 10 %
-/// faster; at 48, 64 and 128 rows were alike and 5 % faster than 32. The AVX2 tile (one window
-/// × 4 rows) reads a window once per 4 rows, so it takes 32 rows while the signals fit: on Zen 3
-/// (512 KB of L2 per core) end to end at 32 queries, 32 rows beat 8 in 5 of 5 alternating pairs
-/// (+17 % median), and 16, 64 and 128 were alike within the host's spread.
-fn packed_block_rows(plan: &Plan, signal_bytes: usize, packing: Packing) -> usize {
+/// Database rows per block on the packed path when nothing was planned. Every block reads all
+/// the leaves' packed signals, so small blocks pay off only while those stay in the last-level
+/// cache: then one tile's rows (8 when the leaves' query windows pair up, 16 for a lone
+/// window's 16-row tile; AVX2's tile reads a window once per 4 rows, so 32), else 128, to read
+/// them from memory once per 128 rows.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn packed_block_rows(plan: &Plan, packing: Packing) -> usize {
     let windows = plan.nq.div_ceil(super::packed::GROUP) * plan.l[plan.levels()];
-    if signal_bytes > SIGNALS_IN_CACHE {
+    if plan.packed_signal_bytes() > SIGNALS_IN_CACHE {
         128
     } else if packing == Packing::Avx2 {
         32
@@ -119,6 +111,20 @@ fn packed_block_rows(plan: &Plan, signal_bytes: usize, packing: Packing) -> usiz
         8
     } else {
         16
+    }
+}
+
+/// [`packed_block_rows`] where packed kernels exist, else `fallback`.
+pub(crate) fn packed_block_rows_or(plan: &Plan, packing: Packing, fallback: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let _ = fallback;
+        packed_block_rows(plan, packing)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (plan, packing);
+        fallback
     }
 }
 
@@ -148,6 +154,13 @@ impl Plan {
     /// Query signals.
     pub(crate) fn queries(&self) -> usize {
         self.nq
+    }
+
+    /// Bytes of every leaf's packed query signals (what each block of database rows reads).
+    #[cfg(target_arch = "x86_64")]
+    fn packed_signal_bytes(&self) -> usize {
+        let leaf = super::packed::packed_len(self.nq, self.sig_positions(self.levels()), self.width);
+        2 * self.leaves() * leaf
     }
 
     fn levels(&self) -> usize {
@@ -302,9 +315,10 @@ struct Scratch {
     nodes: Vec<Vec<u16>>,
 }
 
-/// The packed leaf kernel a level runs (`packed.rs`), if any.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Packing {
+/// A packed leaf kernel (`packed.rs`): the leaf signals packed 16 queries side by side, so
+/// that one multiply-accumulate serves many dot products with no horizontal sums.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Packing {
     /// AVX-512 VNNI: `vpdpwssd`.
     Vnni,
     /// AVX2: `vpmaddwd` + `vpaddd`.
@@ -312,9 +326,8 @@ pub(crate) enum Packing {
 }
 
 impl Packing {
-    /// The packed kernel of kernel level `isa` (for even widths): AVX-512 VNNI's, or AVX2's at
-    /// the AVX2 level. The AVX-512 level without VNNI keeps the row kernel (no such CPU was at
-    /// hand to compare them on) and AMX its own tile kernel.
+    /// The unplanned packed kernel of kernel level `isa` (for even widths): AVX-512 VNNI's, or
+    /// AVX2's at the AVX2 level; the AVX-512 level without VNNI and AMX keep their row kernels.
     pub(crate) fn of(isa: super::Isa) -> Option<Packing> {
         if !cfg!(target_arch = "x86_64") {
             return None;
@@ -323,6 +336,22 @@ impl Packing {
             super::Isa::Avx512Vnni => Some(Packing::Vnni),
             super::Isa::Avx2 => Some(Packing::Avx2),
             _ => None,
+        }
+    }
+
+    /// The kernel level whose instructions the packed kernel needs.
+    pub fn isa(self) -> super::Isa {
+        match self {
+            Packing::Vnni => super::Isa::Avx512Vnni,
+            Packing::Avx2 => super::Isa::Avx2,
+        }
+    }
+
+    /// Its name in a [`super::CorrelationPath`]: `vnni` or `avx2`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Packing::Vnni => "vnni",
+            Packing::Avx2 => "avx2",
         }
     }
 }
@@ -340,10 +369,12 @@ pub(crate) enum LeafQueries {
 }
 
 impl LeafQueries {
-    pub(crate) fn new(k: &dyn Kernels, plan: &Plan, signals: &[u16], sig_len0: usize) -> LeafQueries {
+    /// The query side for leaf products on `k`'s row kernel, or on `packing`'s packed kernel
+    /// (which the caller checked the CPU has, for an even width).
+    pub(crate) fn new(plan: &Plan, signals: &[u16], sig_len0: usize, packing: Option<Packing>) -> LeafQueries {
         let (width, held) = (plan.width, plan.held_positions(0));
         #[cfg(target_arch = "x86_64")]
-        if let Some(packing) = Packing::of(k.isa()).filter(|_| width.is_multiple_of(2)) {
+        if let Some(packing) = packing {
             use super::packed::{pack_signals, GROUP};
             let mut roots = Vec::with_capacity(plan.nq.div_ceil(GROUP) * held * width * GROUP);
             for group in signals.chunks(GROUP * sig_len0) {
@@ -353,7 +384,7 @@ impl LeafQueries {
             }
             return LeafQueries::Packed(leaf_signals(plan, width * GROUP, &roots), packing);
         }
-        let _ = k;
+        let _ = packing;
         let mut roots = Vec::with_capacity(plan.nq * held * width);
         for s in signals.chunks_exact(sig_len0) {
             roots.extend_from_slice(s);
@@ -386,49 +417,79 @@ impl Plan {
 }
 
 /// The correlation of every query against the rows of `b` (a part of the database), into
-/// `out` (`[lag][row][q]`, as [`super::correlate_u16`] writes it).
+/// `out` (`[lag][row][q]`, as [`super::correlate_u16`] writes it), `block_rows` database rows
+/// at a time.
 ///
 /// Per block of database rows: the taps down to the leaves, one product per leaf, the leaves'
 /// results up to the root. The results of a node are `[lag][slab]`, `slab = nq · rows`: within
 /// it `[q][row]` as the backend's products write them, `[row][q]` as the packed kernel does.
-pub(crate) fn correlate_part(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &[u16], out: &mut [u16]) {
+pub(crate) fn correlate_part(
+    k: &dyn Kernels,
+    plan: &Plan,
+    queries: &LeafQueries,
+    block_rows: usize,
+    b: &[u16],
+    out: &mut [u16],
+) {
     // SAFETY (both): `Packed` is made only at a level whose instruction set the CPU has.
     #[cfg(target_arch = "x86_64")]
     match queries {
-        LeafQueries::Packed(_, Packing::Vnni) => return unsafe { correlate_part_avx512(k, plan, queries, b, out) },
-        LeafQueries::Packed(_, Packing::Avx2) => return unsafe { correlate_part_avx2(k, plan, queries, b, out) },
+        LeafQueries::Packed(_, Packing::Vnni) => {
+            return unsafe { correlate_part_avx512(k, plan, queries, block_rows, b, out) }
+        }
+        LeafQueries::Packed(_, Packing::Avx2) => {
+            return unsafe { correlate_part_avx2(k, plan, queries, block_rows, b, out) }
+        }
         LeafQueries::Rows(_) => {}
     }
-    correlate_part_body(k, plan, queries, b, out)
+    correlate_part_body(k, plan, queries, block_rows, b, out)
 }
 
 /// [`correlate_part_body`] compiled for AVX-512: its transforms and sums are plain loops, which
 /// the compiler then vectorises 32 values at a time instead of 8.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-unsafe fn correlate_part_avx512(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &[u16], out: &mut [u16]) {
-    correlate_part_body(k, plan, queries, b, out)
+unsafe fn correlate_part_avx512(
+    k: &dyn Kernels,
+    plan: &Plan,
+    queries: &LeafQueries,
+    block_rows: usize,
+    b: &[u16],
+    out: &mut [u16],
+) {
+    correlate_part_body(k, plan, queries, block_rows, b, out)
 }
 
 /// [`correlate_part_body`] compiled for AVX2 (16 values at a time).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn correlate_part_avx2(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &[u16], out: &mut [u16]) {
-    correlate_part_body(k, plan, queries, b, out)
+unsafe fn correlate_part_avx2(
+    k: &dyn Kernels,
+    plan: &Plan,
+    queries: &LeafQueries,
+    block_rows: usize,
+    b: &[u16],
+    out: &mut [u16],
+) {
+    correlate_part_body(k, plan, queries, block_rows, b, out)
 }
 
 #[inline(always)]
-fn correlate_part_body(k: &dyn Kernels, plan: &Plan, queries: &LeafQueries, b: &[u16], out: &mut [u16]) {
+fn correlate_part_body(
+    k: &dyn Kernels,
+    plan: &Plan,
+    queries: &LeafQueries,
+    block_rows: usize,
+    b: &[u16],
+    out: &mut [u16],
+) {
     let levels = plan.levels();
     let row_len = plan.tap_len(0);
     let rows_b = b.len() / row_len;
     let packed = matches!(queries, LeafQueries::Packed(..));
     let mut sc =
         Scratch { taps: vec![Vec::new(); levels.max(2)], nodes: vec![Vec::new(); levels], ..Scratch::default() };
-    let block_rows = match queries {
-        LeafQueries::Packed(ap, packing) => packed_block_rows(plan, std::mem::size_of_val(ap.as_slice()), *packing),
-        LeafQueries::Rows(_) => BLOCK_ROWS,
-    };
+    let block_rows = block_rows.max(1);
     for j0 in (0..rows_b).step_by(block_rows) {
         let rows = block_rows.min(rows_b - j0);
         let block = &b[j0 * row_len..(j0 + rows) * row_len];
@@ -753,23 +814,89 @@ mod tests {
         }
     }
 
-    /// Block rows at the iris shape: one tile's rows (AVX2: 32) while the packed leaf signals
-    /// fit the cache budget (16 and 32 queries: 3.5 and 7 MB), 128 past it (48 and 64 queries).
+    /// Every path this CPU can run — every level's row kernel, every packed kernel, at 0 to 5
+    /// levels and odd, small and large block sizes — gives exactly the direct correlation, so
+    /// the planner's choice changes nothing but the time.
+    fn every_path(shape: Correlation) -> Vec<super::super::CorrelationPath> {
+        use super::super::{CorrelationPath, LeafKernel};
+        let mut leaves: Vec<LeafKernel> = super::super::available().into_iter().map(LeafKernel::Rows).collect();
+        leaves.extend([Packing::Vnni, Packing::Avx2].map(LeafKernel::Packed));
+        let mut out = Vec::new();
+        for leaf in leaves {
+            for levels in 0..=5 {
+                for block_rows in [1, 7, 8, 24, 128] {
+                    let path = CorrelationPath { leaf, levels, block_rows };
+                    if path.runs_here(shape) {
+                        out.push(path);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(12))]
+        #[test]
+        fn every_path_is_exact(
+            positions in 1usize..30, width in prop_oneof![1usize..5, Just(8)], lags in 1usize..34, nq in 1usize..20,
+            rows in 1usize..140, seed in any::<u64>(),
+        ) {
+            let shape = Correlation { positions, width, lags };
+            let (a, b) = random_case(shape, nq, rows, seed);
+            let want = direct(shape, &a, &b);
+            let paths = every_path(shape);
+            prop_assert!(paths.len() >= 6 * 5, "{} paths", paths.len());
+            for path in paths {
+                let mut got = vec![0u16; want.len()];
+                super::super::Correlator::with_path(path, shape, &a).unwrap().correlate(&b, &mut got).unwrap();
+                prop_assert_eq!(&got, &want, "{} on {:?}", path, shape);
+            }
+        }
+    }
+
+    /// The planner's candidates at the iris shape are exact too (one case each, 3 queries).
+    #[test]
+    fn the_planners_candidates_are_exact_at_the_iris_shape() {
+        let shape = Correlation { positions: 200, width: 64, lags: 31 };
+        let (a, b) = random_case(shape, 3, 40, 9);
+        let want = direct(shape, &a, &b);
+        for path in super::super::correlation_candidates(shape, 3) {
+            let mut got = vec![0u16; want.len()];
+            super::super::Correlator::with_path(path, shape, &a).unwrap().correlate(&b, &mut got).unwrap();
+            assert!(got == want, "{path}");
+        }
+    }
+
+    /// A path the CPU cannot run (or a packed one on an odd width) is refused.
+    #[test]
+    fn paths_that_cannot_run_are_refused() {
+        use super::super::{CorrelationPath, LeafKernel};
+        let odd = Correlation { positions: 6, width: 3, lags: 3 };
+        let sig = vec![0u16; odd.signal_len()];
+        let packed = CorrelationPath { leaf: LeafKernel::Packed(Packing::Avx2), levels: 1, block_rows: 8 };
+        assert!(super::super::Correlator::with_path(packed, odd, &sig).is_err());
+        if super::super::isa::hardware() < super::super::Isa::Amx {
+            let amx = CorrelationPath { leaf: LeafKernel::Rows(super::super::Isa::Amx), levels: 1, block_rows: 8 };
+            let e = super::super::Correlator::with_path(amx, odd, &sig).err().unwrap();
+            assert!(e.to_string().contains("path runs here"), "{e}");
+        }
+    }
+
+    /// Unplanned block rows at the iris shape: one tile's rows (AVX2: 32) while the packed leaf
+    /// signals fit the cache budget (16 and 32 queries: 3.5 and 7 MB), 128 past it (48 and 64
+    /// queries).
+    #[cfg(target_arch = "x86_64")]
     #[test]
     fn block_rows_follow_the_signal_size() {
         let shape = Correlation { positions: 200, width: 64, lags: 31 };
         let levels = shape.default_levels_at(super::super::Isa::Avx512Vnni);
         for (nq, mb, rows) in [(16, 3.5, 16), (32, 7.0, 8), (48, 10.5, 128), (64, 14.0, 128)] {
             let plan = Plan::new(shape, nq, levels);
-            let bytes =
-                2 * plan.leaves() * super::super::packed::packed_len(nq, plan.sig_positions(levels), shape.width);
+            let bytes = plan.packed_signal_bytes();
             assert!((bytes as f64 / 1e6 - mb).abs() < 0.5, "{nq} queries: {bytes} B");
-            assert_eq!(packed_block_rows(&plan, bytes, Packing::Vnni), rows, "{nq} queries");
-            assert_eq!(
-                packed_block_rows(&plan, bytes, Packing::Avx2),
-                if rows == 128 { 128 } else { 32 },
-                "{nq} queries"
-            );
+            assert_eq!(packed_block_rows(&plan, Packing::Vnni), rows, "{nq} queries");
+            assert_eq!(packed_block_rows(&plan, Packing::Avx2), if rows == 128 { 128 } else { 32 }, "{nq} queries");
         }
     }
 

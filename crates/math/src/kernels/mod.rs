@@ -27,6 +27,7 @@ mod f65519;
 mod isa;
 mod measure;
 mod p32;
+mod planner;
 mod portable;
 mod ring128;
 mod threads;
@@ -52,10 +53,14 @@ mod simd;
 mod tests;
 
 pub use api::*;
-pub use correlate::{Correlation, MAX_LEVELS as MAX_CORRELATION_LEVELS};
+pub use correlate::{Correlation, Packing, MAX_LEVELS as MAX_CORRELATION_LEVELS};
 pub use error::KernelError;
 pub use f65519::P65519;
 pub use isa::{available, detected, Isa, ISA_ENV};
 pub use measure::{measure_plain_dot, measure_plain_dot_with, PlainDotMeasurement, PlainDotVariant, MEASURE_QUERIES};
+pub use planner::{
+    correlation_candidates, correlation_path, host, install_correlation_path, plan_correlation, CorrelationPath,
+    CorrelationPlan, Host, LeafKernel, PlanOptions, PlanSource, SAMPLE_ROWS,
+};
 pub use ring128::Gemm128;
 pub use threads::{set_threads, threads};
