@@ -61,18 +61,31 @@ fn parties_may_start_in_any_order() {
 /// Attempts out of phase, as restarted nodes make them: party 1 connects to party 0, gives up
 /// waiting for party 2 (its attempt times out at 300 ms) and dials party 0 again at about
 /// 1000 ms, while party 0 is still in its first attempt. Party 1 keeps its listener, so party 2
-/// (starting at `party2_ms`) finds it between attempts. The gaps are some 300 ms either way, so
-/// that a slow machine keeps the order.
-fn out_of_phase(party2_ms: u64) {
+/// (starting at `party2_ms`) finds it between attempts. The gaps are some 300 ms either way; the
+/// order they aim at is checked from what party 0 reports (`case`, a tracing event of its
+/// setup), and a run that missed it (a stalled machine) is repeated, at most three times.
+fn out_of_phase(party2_ms: u64, case: &str) {
+    for attempt in 1..=3 {
+        let events = out_of_phase_once(party2_ms);
+        if events.iter().any(|e| e == case) {
+            return;
+        }
+        eprintln!("attempt {attempt}: party 0 did not report {case:?} (it reported {events:?}); again");
+    }
+    panic!("the parties never came in the order the test is for: party 0 never reported {case:?}");
+}
+
+/// One run of [`out_of_phase`]: the messages of party 0's tracing events.
+fn out_of_phase_once(party2_ms: u64) -> Vec<String> {
     let pki = Pki::generate(3);
     let (mut ls, addrs) = listeners(3);
     let l2 = ls.pop().unwrap();
     let l1 = ls.pop().unwrap();
     let l0 = ls.pop().unwrap();
     let cfg = |ms| NetConfig::with_timeout(Duration::from_millis(ms));
-    let nets = std::thread::scope(|s| {
+    let (nets, events) = std::thread::scope(|s| {
         let addrs = &addrs;
-        let h0 = s.spawn(|| tcp::connect_with_listener(0, l0, addrs, &pki.identity(0), cfg(10_000)));
+        let h0 = s.spawn(|| events_during(|| tcp::connect_with_listener(0, l0, addrs, &pki.identity(0), cfg(10_000))));
         let h1 = s.spawn(|| {
             let first = tcp::connect_with_listener(1, l1.try_clone().unwrap(), addrs, &pki.identity(1), cfg(300));
             assert!(first.is_err(), "party 2 is not there yet");
@@ -81,7 +94,8 @@ fn out_of_phase(party2_ms: u64) {
         });
         std::thread::sleep(Duration::from_millis(party2_ms));
         let n2 = tcp::connect_with_listener(2, l2, addrs, &pki.identity(2), cfg(10_000));
-        [h0.join().unwrap(), h1.join().unwrap(), n2]
+        let (n0, events) = h0.join().unwrap();
+        ([n0, h1.join().unwrap(), n2], events)
     });
     let nets: Vec<Network> = nets.into_iter().map(|r| r.unwrap()).collect();
     nets[1].send(0, b"live".to_vec()).unwrap();
@@ -90,20 +104,62 @@ fn out_of_phase(party2_ms: u64) {
     assert_eq!(nets[1].recv(2).unwrap(), b"also");
     nets[0].send(2, b"too".to_vec()).unwrap();
     assert_eq!(nets[2].recv(0).unwrap(), b"too");
+    events
+}
+
+/// Runs `f` with a tracing subscriber on this thread that keeps every event's message.
+fn events_during<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
+    use std::sync::{Arc, Mutex};
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata};
+
+    struct Keep(Arc<Mutex<Vec<String>>>);
+    struct Message(Option<String>);
+    impl Visit for Message {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            if field.name() == "message" {
+                self.0 = Some(format!("{value:?}"));
+            }
+        }
+    }
+    impl tracing::Subscriber for Keep {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            let mut m = Message(None);
+            event.record(&mut m);
+            if let Some(m) = m.0 {
+                self.0.lock().unwrap().push(m);
+            }
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let out = tracing::subscriber::with_default(Keep(kept.clone()), f);
+    let events = kept.lock().unwrap().clone();
+    (out, events)
 }
 
 /// Party 1 dials again before party 2 arrives: party 0 takes the newer connection (it used to
 /// refuse "connected twice", failing both attempts).
 #[test]
 fn a_party_that_dials_again_replaces_its_earlier_connection() {
-    out_of_phase(1600);
+    out_of_phase(1600, "replacing an earlier connection");
 }
 
 /// Party 2 arrives at party 0 before party 1 dials again: party 0 notices that party 1 closed its
 /// first connection and waits for the next instead of returning a dead link.
 #[test]
 fn a_connection_its_party_abandoned_is_not_returned() {
-    out_of_phase(650);
+    out_of_phase(650, "peers closed their connections; waiting for them again");
 }
 
 /// Parties 0 and 1 connect (party 0 first) while `meanwhile` runs between their starts (what it
