@@ -9,11 +9,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use argus_client::{new_request_id, with_scheme, Client, ClientConfig, IrisSettings, Kind};
 use argus_iris::protocol::scheme::IrisScheme;
 use argus_iris::{Generator, MatchConfig, Template};
-use argus_node::client::new_request_id;
-use argus_node::config::{BatchSettings, IrisSettings};
-use argus_node::{with_scheme, Client, ClientConfig, Kind};
+use argus_node::config::BatchSettings;
 use argus_store::Op;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};

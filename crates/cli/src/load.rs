@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use argus_client::{Client, Kind};
 use argus_iris::Generator;
-use argus_node::{Client, Kind};
 use indicatif::ProgressBar;
 
 /// The most queries one load run may send (each is a task holding its shares until answered).
@@ -73,7 +73,7 @@ pub fn run_load(
     let Schedule { queries: n, period } = schedule(qps, seconds, flags)?;
     println!("\nload run: {n} check-only queries at {qps} per second for {seconds} s");
     let pb = ProgressBar::new(n as u64);
-    let rss = |s: &[argus_node::NodeStatus; 3]| s.iter().map(|n| n.rss_bytes).collect::<Vec<_>>();
+    let rss = |s: &[argus_client::NodeStatus; 3]| s.iter().map(|n| n.rss_bytes).collect::<Vec<_>>();
     let rss0 = rss(&rt.block_on(client.status()).map_err(|e| e.to_string())?);
     let mut samples = vec![rss0.clone()];
     let start = Instant::now();
@@ -103,7 +103,7 @@ pub fn run_load(
                 let c2 = c.clone();
                 let shares = tokio::task::spawn_blocking(move || c2.make_shares(&t)).await.expect("sharing")?;
                 let t0 = Instant::now();
-                let r = c.submit_shares(argus_node::client::new_request_id(), Kind::Check, shares).await;
+                let r = c.submit_shares(argus_client::new_request_id(), Kind::Check, shares).await;
                 pb.inc(1);
                 r.map(|_| t0.elapsed())
             },

@@ -46,7 +46,7 @@ fn version() -> &'static str {
             "{} (peer protocol {}, client protocol {})",
             env!("CARGO_PKG_VERSION"),
             argus_node::wire::PEER_PROTOCOL,
-            argus_node::wire::CLIENT_PROTOCOL
+            argus_client::wire::CLIENT_PROTOCOL
         )
         .into_boxed_str(),
     )
@@ -224,11 +224,11 @@ const LOAD_FLAGS: load::Flags = load::Flags { qps: "--qps", seconds: "--seconds"
 
 fn load_cmd(a: LoadArgs) -> Result<(), String> {
     load::schedule(a.qps, a.seconds, LOAD_FLAGS)?;
-    let cfg = argus_node::ClientConfig::load(&a.client).map_err(|e| e.to_string())?;
+    let cfg = argus_client::ClientConfig::load(&a.client).map_err(|e| e.to_string())?;
     let geometry = cfg.iris.layout.geometry().map_err(|e| e.to_string())?;
     let rt = service::runtime()?;
     let _guard = rt.enter();
-    let client = std::sync::Arc::new(argus_node::Client::new(cfg).map_err(|e| e.to_string())?);
+    let client = std::sync::Arc::new(argus_client::Client::new(cfg).map_err(|e| e.to_string())?);
     let mut gen = argus_iris::Generator::new(geometry, a.seed).map_err(|e| e.to_string())?;
     load::run_load(&rt, &client, &mut gen, a.qps, a.seconds, LOAD_FLAGS, None)
 }
@@ -266,8 +266,8 @@ fn main() -> ExitCode {
         Cmd::Setup(a) => service::setup(a),
         Cmd::Share(a) => service::share(a),
         Cmd::Import(a) => service::import(a),
-        Cmd::Enroll(a) => service::submit(a, argus_node::Kind::Enroll),
-        Cmd::Check(a) => service::submit(a, argus_node::Kind::Check),
+        Cmd::Enroll(a) => service::submit(a, argus_client::Kind::Enroll),
+        Cmd::Check(a) => service::submit(a, argus_client::Kind::Check),
         Cmd::Delete(a) => service::delete(a),
         Cmd::Verify(a) => return service::verify(a),
         Cmd::Status(a) => service::status(a),

@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use argus_client::{with_scheme, Client, ClientConfig, IrisSettings, Kind, NodeStatus};
 use argus_iris::Template;
-use argus_node::config::{BatchSettings, IrisSettings};
+use argus_node::config::BatchSettings;
 use argus_node::import::{check_share_file, read_share_header, ImportStep, ShareFileWriter};
-use argus_node::{with_scheme, Client, ClientConfig, Kind, NodeConfig, NodeStatus};
+use argus_node::NodeConfig;
 use clap::Args;
 
 fn err(e: impl std::fmt::Display) -> String {
@@ -92,7 +93,7 @@ impl LayoutArg {
 /// The `[iris]` settings of a new deployment: `scheme` on `layout`, the rest default; refused
 /// before anything is written if the scheme cannot run the layout.
 pub fn new_iris_settings(scheme: &str, layout: LayoutArg) -> Result<IrisSettings, String> {
-    use argus_node::config::{Layout, NamedLayout};
+    use argus_client::settings::{Layout, NamedLayout};
     let layout = Layout::Named(match layout {
         LayoutArg::Deployed => NamedLayout::Deployed,
         LayoutArg::OpenIris => NamedLayout::OpenIris,
@@ -103,7 +104,7 @@ pub fn new_iris_settings(scheme: &str, layout: LayoutArg) -> Result<IrisSettings
 }
 
 /// Parses a scheme name as the configuration file spells it.
-pub fn parse_scheme(name: &str) -> Result<argus_node::Scheme, String> {
+pub fn parse_scheme(name: &str) -> Result<argus_client::Scheme, String> {
     toml::Value::String(name.into()).try_into().map_err(|_| {
         format!("unknown scheme {name:?} (mpclift-GR16-shamir, mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3)")
     })
@@ -256,7 +257,7 @@ fn share_into(
     for (k, path) in a.templates.iter().enumerate() {
         pb.inc(1);
         let t = Template::read_file(path).map_err(|e| e.to_string())?; // names the file
-        argus_node::client::check_layout(&t, geometry).map_err(|e| in_file(path, e))?;
+        argus_client::check_layout(&t, geometry).map_err(|e| in_file(path, e))?;
         let shares = with_scheme!(cfg.iris.scheme, s => {
             use argus_iris::protocol::scheme::IrisScheme;
             let sh = s.share_enrollment(&t, match_cfg).map_err(|e| in_file(path, e))?;

@@ -11,10 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use argus_client::wire::Request;
+use argus_client::{new_request_id, Client, ClientConfig, ClientError, Kind, Outcome};
 use argus_iris::{find_matches, Generator, IrisCode, IrisGeometry, MatchConfig, Template};
-use argus_node::client::new_request_id;
-use argus_node::wire::Request;
-use argus_node::{Client, ClientConfig, Kind, NodeError};
 use argus_store::Op;
 
 const EXE: &str = env!("CARGO_BIN_EXE_argus");
@@ -149,7 +148,7 @@ impl Cluster {
     }
 
     /// Submits `t` for enrolment without waiting for the outcome.
-    fn spawn_enrol(&self, t: Template) -> tokio::task::JoinHandle<Result<argus_node::Outcome, NodeError>> {
+    fn spawn_enrol(&self, t: Template) -> tokio::task::JoinHandle<Result<Outcome, ClientError>> {
         let client = self.client.clone();
         self.rt.spawn(async move { client.submit(&t, Kind::Enroll).await })
     }
@@ -185,7 +184,7 @@ impl Cluster {
         std::fs::read_to_string(self.dir.join(format!("node{i}.log"))).unwrap_or_default()
     }
 
-    fn submit(&self, t: &Template, kind: Kind) -> Result<argus_node::Outcome, NodeError> {
+    fn submit(&self, t: &Template, kind: Kind) -> Result<Outcome, ClientError> {
         self.rt.block_on(self.client.submit(t, kind))
     }
 
@@ -642,7 +641,7 @@ fn pending_shares_on_disk_are_bounded() {
 fn a_share_sent_to_the_leader_alone_is_not_kept() {
     let c = Cluster::new("leader-alone");
     c.serving_count();
-    let mut file: argus_node::client::ClientFile =
+    let mut file: argus_client::ClientFile =
         toml::from_str(&std::fs::read_to_string(c.dir.join("client.toml")).unwrap()).unwrap();
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     (file.nodes[1], file.nodes[2], file.retries) = (dead, dead, 0);
@@ -697,7 +696,7 @@ fn a_flooding_client_gets_busy_and_the_others_keep_their_latency() {
     let unloaded = latency(&c, &calm[..7]);
 
     // The flooder: the operator's certificate (a client of its own), no retries.
-    let mut file: argus_node::client::ClientFile =
+    let mut file: argus_client::ClientFile =
         toml::from_str(&std::fs::read_to_string(c.dir.join("operator.toml")).unwrap()).unwrap();
     file.retries = 0;
     std::fs::write(c.dir.join("flood.toml"), toml::to_string(&file).unwrap()).unwrap();
@@ -718,7 +717,7 @@ fn a_flooding_client_gets_busy_and_the_others_keep_their_latency() {
                             served.fetch_add(1, Ordering::Relaxed);
                         }
                         // busy, or (its copies at the followers expiring) "retry"
-                        Err(NodeError::Refused { message, .. }) => {
+                        Err(ClientError::Refused { message, .. }) => {
                             if message.contains("busy") {
                                 busy.fetch_add(1, Ordering::Relaxed);
                             }

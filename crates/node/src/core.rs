@@ -146,7 +146,7 @@ fn send(p: &Party, to: PartyId, m: &PeerMsg) -> Result<(), End> {
 }
 
 fn recv(p: &Party, from: PartyId) -> Result<PeerMsg, End> {
-    wire::decode(&p.net().recv(from)?).map_err(End::Peer)
+    wire::decode(&p.net().recv(from)?).map_err(|e| End::Peer(e.into()))
 }
 
 fn fingerprint(bytes: &[u8]) -> u64 {
@@ -726,7 +726,7 @@ impl<S: IrisScheme> Core<S> {
             self.drain(Duration::ZERO);
             self.expire();
             let Some(bytes) = p.net().recv_within(LEADER, Duration::from_millis(5))? else { continue };
-            match wire::decode::<PeerMsg>(&bytes).map_err(End::Peer)? {
+            match wire::decode::<PeerMsg>(&bytes).map_err(|e| End::Peer(e.into()))? {
                 PeerMsg::Ping => {}
                 PeerMsg::Propose { seq, items } => {
                     if seq != self.engine.last_seq() + 1 {

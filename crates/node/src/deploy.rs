@@ -7,10 +7,10 @@
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 
+use argus_client::ClientFile;
 use argus_net::tcp::{ClientRole, Pki};
 use rand::RngCore;
 
-use crate::client::ClientFile;
 use crate::config::{BatchSettings, IrisSettings};
 use crate::{NodeConfig, NodeError};
 

@@ -1,14 +1,14 @@
-//! The iris uniqueness service (paper 000 section 6): a **node** runs one of the three parties,
-//! and a **client** shares a template, sends one share to each node and reads the answer.
+//! The iris uniqueness service (paper 000 section 6): a **node** runs one of the three parties;
+//! a **client** (`argus_client`, a crate of its own that links no store) shares a template,
+//! sends one share to each node and reads the answer.
 //!
-//! * [`config`]: the node's TOML file.
-//! * [`wire`]: client ↔ node frames and the nodes' control messages.
+//! * [`config`]: the node's TOML file (its `[iris]` settings are `argus_client::settings`).
+//! * [`wire`]: the nodes' control messages (the client ↔ node frames are `argus_client::wire`).
 //! * [`engine`]: one node's state — the scheme, the in-memory database in kernel layout, the store —
 //!   and the transitions every node applies identically (check a batch, plan a commit, apply it).
 //! * [`core`]: the node's event loop: sessions with the peers (start-up consistency check and
 //!   catch-up), batching with propose/confirm, the protocol run, commit, replies.
 //! * [`service`]: the client port (TLS with client certificates) and [`run_node`].
-//! * [`client`]: the Rust client.
 //!
 //! # Consistency
 //! Party 0 leads: it proposes each batch (sequence number and request ids); a follower answers
@@ -21,7 +21,6 @@
 //! enrolled ids and the last commit; a node that disagrees refuses to serve.
 
 pub(crate) mod batching;
-pub mod client;
 pub mod config;
 pub mod core;
 pub mod deploy;
@@ -31,12 +30,12 @@ pub mod import;
 pub mod service;
 pub mod wire;
 
-pub use client::{Client, ClientConfig};
+pub use argus_client::{with_scheme, Client, ClientConfig, ClientError};
 pub use config::{NodeConfig, Scheme};
 pub use service::run_node;
 pub use wire::{Kind, NodeStatus, Outcome};
 
-/// What can go wrong in a node or a client.
+/// What can go wrong in a node.
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
     /// A bad configuration file or value.
@@ -60,25 +59,6 @@ pub enum NodeError {
     /// This node's state differs from its peers'.
     #[error("inconsistent with peers: {0}")]
     Inconsistent(String),
-    /// A node refused a request.
-    #[error("node {node} refused: {message}")]
-    Refused {
-        /// Party index.
-        node: usize,
-        /// Its reason.
-        message: String,
-    },
-    /// A node speaks another client protocol ([`wire::CLIENT_PROTOCOL`]): another release.
-    #[error("node {node} runs another release: {message}; the client and the nodes must run releases that speak the same client protocol")]
-    OtherRelease {
-        /// Party index.
-        node: usize,
-        /// What the handshake showed.
-        message: String,
-    },
-    /// The three nodes gave different answers.
-    #[error("the nodes disagree: {0}")]
-    Disagree(String),
     /// I/O with a client or node.
     #[error("{context}: {source}")]
     Io {
@@ -87,43 +67,16 @@ pub enum NodeError {
         /// The error.
         source: std::io::Error,
     },
+    /// An error of what the nodes share with the client: the `[iris]` settings, the client
+    /// protocol's messages (say, one that does not decode).
+    #[error(transparent)]
+    Client(#[from] ClientError),
 }
 
 impl From<argus_iris::IrisError> for NodeError {
     fn from(e: argus_iris::IrisError) -> Self {
         NodeError::Input(e.to_string())
     }
-}
-
-/// Runs `$body` with `$s` bound to the scheme value of `$scheme` (a [`Scheme`]), so code generic
-/// over `IrisScheme` can be picked at run time.
-#[macro_export]
-macro_rules! with_scheme {
-    ($scheme:expr, $s:ident => $body:expr) => {{
-        use argus_iris::protocol::scheme as __sch;
-        match $scheme {
-            $crate::Scheme::MpcLiftF16 => {
-                let $s = __sch::MpcLiftF16;
-                $body
-            }
-            $crate::Scheme::MpcLiftZ16 => {
-                let $s = __sch::MpcLiftZ16;
-                $body
-            }
-            $crate::Scheme::NoLiftZ32 => {
-                let $s = __sch::NoLiftZ32;
-                $body
-            }
-            $crate::Scheme::PlainMaskZ16 => {
-                let $s = __sch::PlainMaskZ16;
-                $body
-            }
-            $crate::Scheme::MpcLiftGr16 => {
-                let $s = __sch::MpcLiftGr16;
-                $body
-            }
-        }
-    }};
 }
 
 /// Resident set size of this process in bytes (Linux; 0 elsewhere).

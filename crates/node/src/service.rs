@@ -323,7 +323,7 @@ mod tests {
     use argus_net::tcp::{party_name, Pki};
 
     use super::*;
-    use crate::client::{Client, ClientConfig};
+    use argus_client::{Client, ClientConfig};
 
     /// Three client ports of this build (`alpn`) or of a release before the client protocol
     /// (none); requests get the answer "served". Returns their addresses.

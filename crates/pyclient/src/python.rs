@@ -4,8 +4,8 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use argus_client::{Client, ClientConfig, ClientError, Kind};
 use argus_iris::{IrisCode, IrisGeometry, Template};
-use argus_node::{Client, ClientConfig, Kind, NodeError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -25,10 +25,10 @@ create_exception!(
 );
 
 /// The Python exception for a client error, with the Rust message.
-fn py_err(e: NodeError) -> PyErr {
+fn py_err(e: ClientError) -> PyErr {
     match e {
-        NodeError::Input(_) => TemplateError::new_err(e.to_string()),
-        NodeError::Refused { .. } => RefusedError::new_err(e.to_string()),
+        ClientError::Input(_) => TemplateError::new_err(e.to_string()),
+        ClientError::Refused { .. } => RefusedError::new_err(e.to_string()),
         _ => ArgusError::new_err(e.to_string()),
     }
 }
@@ -59,8 +59,8 @@ impl Outcome {
     }
 }
 
-impl From<argus_node::Outcome> for Outcome {
-    fn from(o: argus_node::Outcome) -> Self {
+impl From<argus_client::Outcome> for Outcome {
+    fn from(o: argus_client::Outcome) -> Self {
         Outcome { unique: o.unique, enrolled: o.enrolled, request_id: o.request_id, seq: o.seq }
     }
 }
@@ -132,7 +132,7 @@ impl NativeClient {
     /// Runs `fut` to its end without the GIL, waking every 100 ms so that Python can run its
     /// signal handlers: Ctrl-C raises KeyboardInterrupt here instead of after the timeout (the
     /// request is then abandoned by this client; the nodes still decide it).
-    fn wait<T: Send>(&self, py: Python<'_>, fut: impl Future<Output = Result<T, NodeError>> + Send) -> PyResult<T> {
+    fn wait<T: Send>(&self, py: Python<'_>, fut: impl Future<Output = Result<T, ClientError>> + Send) -> PyResult<T> {
         let mut fut = std::pin::pin!(fut);
         loop {
             let step = py.detach(|| {

@@ -13,7 +13,7 @@
 //! timeout_s = 300       # how long to wait for an answer (`argus setup` writes 600)
 //! retries = 8           # retries of a request that failed without changing anything (~16 s of back-off)
 //!
-//! [iris]                # as the nodes' [iris] (see `config.rs`): scheme, layout, rotations and
+//! [iris]                # as the nodes' [iris] (see `settings.rs`): scheme, layout, rotations and
 //! scheme = "mpclift-GR16-shamir"   # mask_mode must match theirs; the other keys are the nodes' business
 //! ```
 
@@ -29,16 +29,15 @@ use std::time::Duration;
 use argus_iris::protocol::scheme::IrisScheme;
 use argus_iris::{MatchConfig, Template};
 use argus_net::tcp::{self, party_name, TlsIdentity};
-use argus_store::Commit;
+use argus_records::{Commit, IdentityId};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 use tokio_rustls::TlsConnector;
 
-use crate::config::IrisSettings;
+use crate::settings::IrisSettings;
 use crate::wire::{self, Envelope, Kind, NodeStatus, Outcome, Reply, Request};
-use crate::{with_scheme, NodeError};
-use argus_store::IdentityId;
+use crate::{with_scheme, ClientError};
 
 /// A client's configuration file (`client.toml`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -93,10 +92,11 @@ pub struct ClientConfig {
 
 impl ClientConfig {
     /// Reads a client file; a relative `pki` is relative to the file.
-    pub fn load(path: &Path) -> Result<ClientConfig, NodeError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| NodeError::Config(format!("reading {}: {e}", path.display())))?;
-        let f: ClientFile = toml::from_str(&text).map_err(|e| NodeError::Config(format!("{}: {e}", path.display())))?;
+    pub fn load(path: &Path) -> Result<ClientConfig, ClientError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ClientError::Config(format!("reading {}: {e}", path.display())))?;
+        let f: ClientFile =
+            toml::from_str(&text).map_err(|e| ClientError::Config(format!("{}: {e}", path.display())))?;
         let pki = if f.pki.is_relative() { path.parent().unwrap_or(Path::new(".")).join(&f.pki) } else { f.pki };
         let paths = tcp::PemPaths::client(&pki, &f.name);
         let identity = TlsIdentity::from_pem_files(&paths.ca, &paths.cert, &paths.key)?;
@@ -131,15 +131,15 @@ pub struct Client {
     conns: [tokio::sync::Mutex<Option<Conn>>; 3],
 }
 
-fn io(context: String) -> impl FnOnce(std::io::Error) -> NodeError {
-    move |source| NodeError::Io { context, source }
+fn io(context: String) -> impl FnOnce(std::io::Error) -> ClientError {
+    move |source| ClientError::Io { context, source }
 }
 
 impl Client {
     /// A client (connections are made on first use, and again after a failure).
-    pub fn new(cfg: ClientConfig) -> Result<Client, NodeError> {
+    pub fn new(cfg: ClientConfig) -> Result<Client, ClientError> {
         if cfg.nodes.len() != 3 {
-            return Err(NodeError::Config(format!("a client needs the 3 nodes' addresses, got {}", cfg.nodes.len())));
+            return Err(ClientError::Config(format!("a client needs the 3 nodes' addresses, got {}", cfg.nodes.len())));
         }
         let (_, tls) = tcp::tls_configs(&cfg.identity)?;
         let mut tls = (*tls).clone();
@@ -149,7 +149,7 @@ impl Client {
         Ok(Client { cfg, match_cfg, connector: TlsConnector::from(tls), conns: Default::default() })
     }
 
-    async fn connect(&self, node: usize) -> Result<Conn, NodeError> {
+    async fn connect(&self, node: usize) -> Result<Conn, ClientError> {
         let addr = self.cfg.nodes[node];
         let tcp =
             tokio::net::TcpStream::connect(addr).await.map_err(io(format!("connecting to node {node} at {addr}")))?;
@@ -157,7 +157,7 @@ impl Client {
         let name = rustls::pki_types::ServerName::try_from(party_name(node)).expect("valid name");
         let tls = self.connector.connect(name, tcp).await.map_err(|e| {
             if wire::no_common_protocol(&e) {
-                NodeError::OtherRelease {
+                ClientError::OtherRelease {
                     node,
                     message: format!("it speaks none of this client's protocols ({})", wire::CLIENT_PROTOCOL),
                 }
@@ -166,7 +166,7 @@ impl Client {
             }
         })?;
         if tls.get_ref().1.alpn_protocol() != Some(wire::CLIENT_PROTOCOL.as_bytes()) {
-            return Err(NodeError::OtherRelease {
+            return Err(ClientError::OtherRelease {
                 node,
                 message: format!(
                     "it chose no client protocol, as releases before {p} do (this client speaks {p})",
@@ -209,7 +209,7 @@ impl Client {
     }
 
     /// Sends one request to one node and waits for its reply.
-    async fn call(&self, node: usize, req: &Request) -> Result<Reply, NodeError> {
+    async fn call(&self, node: usize, req: &Request) -> Result<Reply, ClientError> {
         let conn = {
             let mut slot = self.conns[node].lock().await;
             match slot.as_ref() {
@@ -223,7 +223,7 @@ impl Client {
         };
         let tag = conn.next_tag.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        let lost = || NodeError::Io {
+        let lost = || ClientError::Io {
             context: format!("node {node}"),
             source: std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "connection lost"),
         };
@@ -246,7 +246,7 @@ impl Client {
                 if let Some(p) = conn.pending.lock().unwrap().as_mut() {
                     p.remove(&tag);
                 }
-                Err(NodeError::Io {
+                Err(ClientError::Io {
                     context: format!("node {node}"),
                     source: std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer in time"),
                 })
@@ -257,15 +257,15 @@ impl Client {
     /// One attempt of [`Client::send_all`]: the three replies, or an error and whether it is
     /// retryable. A node's error answer ends the attempt at once; a connection failure waits for
     /// the other nodes, whose answer (say, a refusal) says more.
-    async fn attempt(&self, reqs: &[Request; 3]) -> Result<[Reply; 3], (NodeError, bool)> {
+    async fn attempt(&self, reqs: &[Request; 3]) -> Result<[Reply; 3], (ClientError, bool)> {
         let mut calls = [0, 1, 2].map(|node| Box::pin(self.call(node, &reqs[node])));
-        let mut done: [Option<Result<Reply, NodeError>>; 3] = [None, None, None];
+        let mut done: [Option<Result<Reply, ClientError>>; 3] = [None, None, None];
         std::future::poll_fn(|cx| {
             for (node, (call, slot)) in calls.iter_mut().zip(done.iter_mut()).enumerate() {
                 if slot.is_none() {
                     if let Poll::Ready(r) = call.as_mut().poll(cx) {
                         if let Ok(Reply::Error { message, retry }) = r {
-                            return Poll::Ready(Err((NodeError::Refused { node, message }, retry)));
+                            return Poll::Ready(Err((ClientError::Refused { node, message }, retry)));
                         }
                         *slot = Some(r);
                     }
@@ -281,7 +281,7 @@ impl Client {
         // A node of another release will not speak this client's protocol on a retry either.
         let [a, b, c] = done.map(|r| {
             r.expect("all three answered").map_err(|e| {
-                let retry = !matches!(e, NodeError::OtherRelease { .. });
+                let retry = !matches!(e, ClientError::OtherRelease { .. });
                 (e, retry)
             })
         });
@@ -294,7 +294,7 @@ impl Client {
     /// A node's error answer ends an attempt without waiting for the other nodes: a busy leader
     /// answers at once, while the followers would answer only when the request's batch runs or
     /// their copy expires. Their copies stay queued, and the retry (same id, same bytes) joins them.
-    pub async fn send_all(&self, reqs: [Request; 3]) -> Result<[Reply; 3], NodeError> {
+    pub async fn send_all(&self, reqs: [Request; 3]) -> Result<[Reply; 3], ClientError> {
         let mut attempt = 0;
         loop {
             match self.attempt(&reqs).await {
@@ -310,7 +310,7 @@ impl Client {
     }
 
     /// Shares `t` as a query (all rotations, both eyes), one encoded share per node.
-    pub fn make_shares(&self, t: &Template) -> Result<[Vec<u8>; 3], NodeError> {
+    pub fn make_shares(&self, t: &Template) -> Result<[Vec<u8>; 3], ClientError> {
         check_layout(t, self.cfg.iris.layout.geometry()?)?;
         with_scheme!(self.cfg.iris.scheme, s => {
             let [a, b, c] = s.share_query(t, &self.match_cfg)?;
@@ -319,14 +319,14 @@ impl Client {
     }
 
     /// Checks (and with [`Kind::Enroll`] enrols if unique) a template.
-    pub async fn submit(&self, t: &Template, kind: Kind) -> Result<Outcome, NodeError> {
+    pub async fn submit(&self, t: &Template, kind: Kind) -> Result<Outcome, ClientError> {
         let shares = self.make_shares(t)?;
         self.submit_shares(new_request_id(), kind, shares).await
     }
 
     /// Re-authentication (1:1): whether `t` is enrolled identity `id` (both eyes under the nodes'
     /// eye rule), compared with that identity alone; only yes or no is revealed.
-    pub async fn verify(&self, t: &Template, id: IdentityId) -> Result<bool, NodeError> {
+    pub async fn verify(&self, t: &Template, id: IdentityId) -> Result<bool, ClientError> {
         Ok(!self.submit(t, Kind::Verify(id)).await?.unique)
     }
 
@@ -337,7 +337,7 @@ impl Client {
         request_id: String,
         kind: Kind,
         shares: [Vec<u8>; 3],
-    ) -> Result<Outcome, NodeError> {
+    ) -> Result<Outcome, ClientError> {
         let reqs = shares.map(|share| Request::Submit { request_id: request_id.clone(), kind, share });
         let replies = self.send_all(reqs).await?;
         let outcomes: Vec<Outcome> = replies
@@ -345,17 +345,17 @@ impl Client {
             .enumerate()
             .map(|(node, r)| match r {
                 Reply::Outcome(o) => Ok(o),
-                other => Err(NodeError::Protocol(format!("node {node} answered a submission with {other:?}"))),
+                other => Err(ClientError::Protocol(format!("node {node} answered a submission with {other:?}"))),
             })
             .collect::<Result<_, _>>()?;
         if outcomes.iter().any(|o| *o != outcomes[0]) {
-            return Err(NodeError::Disagree(format!("{outcomes:?}")));
+            return Err(ClientError::Disagree(format!("{outcomes:?}")));
         }
         Ok(outcomes.into_iter().next().expect("three outcomes"))
     }
 
     /// Deletes identity `id`; returns whether it was enrolled.
-    pub async fn delete(&self, id: u64) -> Result<bool, NodeError> {
+    pub async fn delete(&self, id: u64) -> Result<bool, ClientError> {
         let request_id = new_request_id();
         let req = Request::Delete { request_id, id };
         let replies = self.send_all([req.clone(), req.clone(), req]).await?;
@@ -363,23 +363,23 @@ impl Client {
             .into_iter()
             .map(|r| match r {
                 Reply::Deleted { existed, .. } => Ok(existed),
-                other => Err(NodeError::Protocol(format!("unexpected answer to a deletion: {other:?}"))),
+                other => Err(ClientError::Protocol(format!("unexpected answer to a deletion: {other:?}"))),
             })
             .collect::<Result<_, _>>()?;
         if existed.iter().any(|e| *e != existed[0]) {
-            return Err(NodeError::Disagree(format!("deletion of {id}: {existed:?}")));
+            return Err(ClientError::Disagree(format!("deletion of {id}: {existed:?}")));
         }
         Ok(existed[0])
     }
 
     /// Node `node`'s status, asked once (no retry): for monitoring, where an unreachable node is
     /// the answer.
-    pub async fn node_status(&self, node: usize) -> Result<NodeStatus, NodeError> {
+    pub async fn node_status(&self, node: usize) -> Result<NodeStatus, ClientError> {
         status_of(node, self.call(node, &Request::Status).await?)
     }
 
     /// The three nodes' status.
-    pub async fn status(&self) -> Result<[NodeStatus; 3], NodeError> {
+    pub async fn status(&self) -> Result<[NodeStatus; 3], ClientError> {
         let replies = self.send_all([Request::Status, Request::Status, Request::Status]).await?;
         let s: Vec<NodeStatus> =
             replies.into_iter().enumerate().map(|(node, r)| status_of(node, r)).collect::<Result<_, _>>()?;
@@ -387,21 +387,21 @@ impl Client {
     }
 
     /// The commit log of node `node` after `after` (public: request ids, outcomes, identity ids).
-    pub async fn commits(&self, node: usize, after: u64) -> Result<Vec<Commit>, NodeError> {
+    pub async fn commits(&self, node: usize, after: u64) -> Result<Vec<Commit>, ClientError> {
         match self.call(node, &Request::Commits { after }).await? {
             Reply::Commits(c) => Ok(c),
-            Reply::Error { message, .. } => Err(NodeError::Refused { node, message }),
-            other => Err(NodeError::Protocol(format!("unexpected answer to commits: {other:?}"))),
+            Reply::Error { message, .. } => Err(ClientError::Refused { node, message }),
+            other => Err(ClientError::Protocol(format!("unexpected answer to commits: {other:?}"))),
         }
     }
 }
 
 /// Refuses a template whose eyes are not in the service's layout `geometry`: shared anyway, its
 /// shares would be refused by the nodes, or by `argus import` long after `argus share`.
-pub fn check_layout(t: &Template, geometry: argus_iris::IrisGeometry) -> Result<(), NodeError> {
+pub fn check_layout(t: &Template, geometry: argus_iris::IrisGeometry) -> Result<(), ClientError> {
     if t.left.geometry() != geometry || t.right.geometry() != geometry {
         let eye = if t.left.geometry() != geometry { &t.left } else { &t.right };
-        return Err(NodeError::Input(format!(
+        return Err(ClientError::Input(format!(
             "the template's layout {} does not match the service's {} (the [iris] layout of the configuration)",
             eye.geometry().describe(),
             geometry.describe()
@@ -411,11 +411,11 @@ pub fn check_layout(t: &Template, geometry: argus_iris::IrisGeometry) -> Result<
 }
 
 /// Node `node`'s answer to a status request.
-fn status_of(node: usize, r: Reply) -> Result<NodeStatus, NodeError> {
+fn status_of(node: usize, r: Reply) -> Result<NodeStatus, ClientError> {
     match r {
         Reply::Status(s) => Ok(s),
-        Reply::Error { message, .. } => Err(NodeError::Refused { node, message }),
-        other => Err(NodeError::Protocol(format!("unexpected answer to status: {other:?}"))),
+        Reply::Error { message, .. } => Err(ClientError::Refused { node, message }),
+        other => Err(ClientError::Protocol(format!("unexpected answer to status: {other:?}"))),
     }
 }
 
