@@ -215,6 +215,9 @@ pub struct CorrelationPlan {
 /// Database rows every candidate is timed on: several blocks of every block size tried.
 pub const SAMPLE_ROWS: usize = 256;
 
+/// Candidates (the fastest at their first block size) whose other block sizes are tried.
+const BLOCK_TUNED: usize = 3;
+
 /// Timed rounds per candidate after a warm-up (the best one counts).
 const ROUNDS: usize = 2;
 
@@ -298,7 +301,7 @@ pub fn correlation_path(shape: Correlation, nq: usize) -> CorrelationPath {
 /// cache file if there is one (unless `options.replan`), else every [`correlation_candidates`]
 /// timed on random data on the calling thread — a warm-up call, then two interleaved
 /// rounds, until `options.budget` is spent (the unplanned path is always timed) — then the
-/// fastest one's kernel and levels at other block sizes; the fastest time of all wins.
+/// fastest three's kernels and levels at other block sizes; the fastest time of all wins.
 ///
 /// One plan at a time per process: parties of one process wait for the first one's.
 pub fn plan_correlation(shape: Correlation, nq: usize, options: &PlanOptions) -> CorrelationPlan {
@@ -391,16 +394,23 @@ fn measure(shape: Correlation, nq: usize, budget: Duration) -> Vec<(CorrelationP
     };
     let mut measured = Vec::new();
     timed(correlation_candidates(shape, nq), &mut measured);
-    let best = measured.iter().min_by(|x, y| x.1.total_cmp(&y.1)).map(|m| m.0);
-    if let Some(best) = best.filter(|_| start.elapsed() < budget) {
-        let others = block_candidates(best.leaf)
-            .iter()
-            .map(|&block_rows| CorrelationPath { block_rows, ..best })
-            .filter(|p| !measured.iter().any(|(q, _)| q == p))
-            .collect::<Vec<_>>();
-        // The best one again, so that the block sizes race it in the same rounds.
+    // Block sizes for the fastest few (a kernel and level slower at the rule-of-thumb block size
+    // may be the fastest at another), each raced against its own first time in the same rounds.
+    let mut best: Vec<(CorrelationPath, f64)> = measured.clone();
+    best.sort_by(|x, y| x.1.total_cmp(&y.1));
+    let mut others = Vec::new();
+    for &(path, _) in best.iter().take(BLOCK_TUNED) {
+        others.push(path);
+        for &block_rows in block_candidates(path.leaf) {
+            let p = CorrelationPath { block_rows, ..path };
+            if !measured.iter().any(|(q, _)| *q == p) && !others.contains(&p) {
+                others.push(p);
+            }
+        }
+    }
+    if start.elapsed() < budget {
         let mut again = Vec::new();
-        timed([vec![best], others].concat(), &mut again);
+        timed(others, &mut again);
         for (p, t) in again {
             match measured.iter_mut().find(|(q, _)| *q == p) {
                 Some(m) => m.1 = m.1.min(t),
