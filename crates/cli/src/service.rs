@@ -490,7 +490,8 @@ fn status_line(n: &NodeStatus) -> String {
     format!(
         "node {}: {} identities (ids digest {hex}…), last batch {}, scheme {} ({:.1} B per code bit), \
          shares in memory {:.1} MB ({} per identity), RSS {:.1} MB, sent to peers {:.1} MB, \
-         {} waiting ({} refused busy, {} queries refused for too few valid bits, {} for invalid shares, {} as mirror attacks), {}",
+         {} waiting ({} refused busy, {} queries refused for too few valid bits, {} for invalid shares, {} as mirror attacks), \
+         kernel {} on {} ({}), {}",
         n.id,
         n.summary.count,
         n.summary.last_seq,
@@ -505,6 +506,9 @@ fn status_line(n: &NodeStatus) -> String {
         n.refused_short,
         n.refused_invalid,
         n.refused_mirror,
+        n.kernel,
+        n.cpu,
+        n.isa,
         if n.serving { "serving" } else { "not serving: connecting to its peers, catching up or recovering" },
     )
 }

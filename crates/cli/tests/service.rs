@@ -202,10 +202,25 @@ impl Cluster {
         }
     }
 
-    /// All three nodes agree on (count, digest, last batch, next id); returns the count.
+    /// All three nodes agree on (count, digest, last batch, next id); returns the count. Each
+    /// names the kernel it planned (a correlation path of the default scheme) and its host.
     fn consistent_count(&self) -> u64 {
         let s = self.rt.block_on(self.client.status()).unwrap();
         assert!(s.iter().all(|n| n.summary == s[0].summary), "{s:?}");
+        for n in &s {
+            let planned = n.kernel.parse::<argus_math::kernels::CorrelationPath>().is_ok();
+            assert!(planned || n.kernel.starts_with("gemm-"), "kernel {:?}", n.kernel);
+            if planned {
+                // Remembered next to the configuration (each node measured on its own, so the
+                // line is the last one's choice).
+                let plans = std::fs::read_to_string(self.dir.join("kernel-plans.txt")).unwrap_or_default();
+                let remembered = plans.lines().filter_map(|l| l.split_once('\t'));
+                assert!(remembered.clone().count() == 1, "{plans}");
+                assert!(remembered.clone().all(|(_, p)| p.parse::<argus_math::kernels::CorrelationPath>().is_ok()));
+            }
+            let host = argus_math::kernels::host();
+            assert_eq!((n.cpu.as_str(), n.isa.as_str()), (host.cpu.as_str(), host.isa.name()));
+        }
         s[0].summary.count
     }
 }

@@ -20,7 +20,9 @@ use crate::ClientError;
 /// `argus-client/4` (2026-11-29): a query share carries its unrotated row and masked code bits
 /// alone (the nodes make the rotations and check the shares); invalid shares and mirror attacks
 /// are refused and counted in the status.
-pub const CLIENT_PROTOCOL: &str = "argus-client/4";
+/// `argus-client/5` (2026-11-29): the status names the kernel the node planned, its CPU and
+/// kernel level.
+pub const CLIENT_PROTOCOL: &str = "argus-client/5";
 
 /// The ALPN list of a client or node that speaks [`CLIENT_PROTOCOL`].
 pub fn client_alpn() -> Vec<Vec<u8>> {
@@ -149,6 +151,13 @@ pub struct NodeStatus {
     /// Whether the node is in a session with both peers (connected, consistent, taking batches);
     /// false while it connects or catches up.
     pub serving: bool,
+    /// The kernel its batch checks run, as the planner chose it on this host (e.g.
+    /// `packed-vnni-l5-b32`; `gemm-<level>` for schemes without a middle product).
+    pub kernel: String,
+    /// The host's CPU model.
+    pub cpu: String,
+    /// The kernel level in use (`amx`, `avx512vnni`, `avx512`, `avx2`, `portable`).
+    pub isa: String,
 }
 
 impl NodeStatus {

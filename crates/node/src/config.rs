@@ -29,6 +29,9 @@
 //! share_timeout_ms = 3000   # how long a request waits for its share to reach all three nodes
 //! peer_timeout_s = 120      # a silent peer fails the batch after this long
 //! threads = 0       # threads of each matrix product; 0: every core (a node on its own machine)
+//! kernel = "auto"   # the correlation kernel: planned at start by timing the candidates on this
+//!                   # host ("auto", remembered in kernel-plans.txt next to this file), "unplanned",
+//!                   # or a path such as "packed-vnni-l5-b32" (`argus bench iris` lists them)
 //!
 //! [limits]          # what one client, and all together, may hold at this node's client port
 //! connections = 1024            # open client connections (TLS handshakes included)
@@ -74,6 +77,11 @@ pub struct BatchSettings {
     /// core (a node on its own machine); a local deployment of three nodes on one machine gives
     /// each a third of the cores.
     pub threads: usize,
+    /// The batch check's correlation kernel: `auto` (planned when the node starts, by timing
+    /// the candidate paths on this host for a moment; the choice is remembered in
+    /// [`NodeConfig::kernel_cache`]), `unplanned` (the rule-of-thumb path), or a path such as
+    /// `packed-vnni-l5-b32` or `rows-amx-l0-b256`.
+    pub kernel: String,
 }
 
 impl Default for BatchSettings {
@@ -85,6 +93,7 @@ impl Default for BatchSettings {
             share_timeout_ms: 3000,
             peer_timeout_s: 120,
             threads: 0,
+            kernel: "auto".into(),
         }
     }
 }
@@ -160,7 +169,14 @@ pub struct NodeConfig {
     /// (`argus node --audit`; never read from the file).
     #[serde(skip)]
     pub audit: bool,
+    /// Where the kernel planner remembers its choices for this host (`kernel-plans.txt` next to
+    /// the configuration file; never read from the file). `None`: planned at every start.
+    #[serde(skip)]
+    pub kernel_cache: Option<PathBuf>,
 }
+
+/// The kernel planner's cache, next to a node's configuration file.
+pub const KERNEL_CACHE: &str = "kernel-plans.txt";
 
 fn default_pki() -> PathBuf {
     PathBuf::from("pki")
@@ -181,6 +197,7 @@ impl NodeConfig {
         if cfg.pki.is_relative() {
             cfg.pki = base.join(&cfg.pki);
         }
+        cfg.kernel_cache = Some(base.join(KERNEL_CACHE));
         if !cfg.store.contains("://") {
             let file = cfg.store.strip_prefix("sqlite:").unwrap_or(&cfg.store);
             if Path::new(file).is_relative() {
@@ -233,6 +250,11 @@ impl NodeConfig {
                 "address {a} appears twice among peers and listen: every node needs its own peer address, and clients another"
             )));
         }
+        if !matches!(self.batch.kernel.as_str(), "auto" | "unplanned") {
+            self.batch.kernel.parse::<argus_math::kernels::CorrelationPath>().map_err(|e| {
+                NodeError::Config(format!("batch.kernel: {e}; or \"auto\" (planned at start), \"unplanned\""))
+            })?;
+        }
         if self.batch.share_timeout_ms == 0 || self.batch.peer_timeout_s == 0 {
             return Err(NodeError::Config(
                 "batch.share_timeout_ms and batch.peer_timeout_s must be positive: 0 would fail every request".into(),
@@ -271,6 +293,7 @@ mod tests {
             limits: Limits::default(),
             recover: false,
             audit: false,
+            kernel_cache: None,
         }
     }
 
@@ -338,6 +361,14 @@ mod tests {
             let e = config(batch).validate().unwrap_err().to_string();
             assert!(e.contains("must be positive"), "{e}");
         }
+        for ok in ["auto", "unplanned", "packed-vnni-l5-b32", "rows-amx-l0-b256"] {
+            config(BatchSettings { kernel: ok.into(), ..BatchSettings::default() }).validate().unwrap();
+        }
+        let e = config(BatchSettings { kernel: "fastest".into(), ..BatchSettings::default() })
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("batch.kernel: not a correlation path: \"fastest\"") && e.contains("\"auto\""), "{e}");
     }
 
     /// Layouts read by name or as a table; a wrong one is refused with the accepted forms, a

@@ -1238,6 +1238,14 @@ impl<S: IrisScheme> Core<S> {
             refused_invalid: self.refused_invalid,
             refused_mirror: self.refused_mirror,
             serving: self.serving,
+            kernel: argus_iris::protocol::kernel_name(
+                &self.engine.scheme,
+                self.engine.geometry(),
+                &self.engine.cfg,
+                self.cfg.batch.max,
+            ),
+            cpu: argus_math::kernels::host().cpu,
+            isa: argus_math::kernels::host().isa.to_string(),
         })
     }
 

@@ -116,6 +116,7 @@ pub fn write_local(
         limits: Default::default(),
         recover: false,
         audit: false,
+        kernel_cache: None,
     });
     let node_configs: [PathBuf; 3] = std::array::from_fn(|i| dir.join(format!("party{i}.toml")));
     for (cfg, path) in nodes.iter().zip(&node_configs) {

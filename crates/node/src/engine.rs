@@ -34,6 +34,7 @@ pub struct Engine<S: IrisScheme> {
     /// Matching configuration.
     pub cfg: MatchConfig,
     len: usize,
+    geometry: IrisGeometry,
     query: ShareKind,
     db: S::Db,
     ids: Vec<IdentityId>,
@@ -57,6 +58,7 @@ impl<S: IrisScheme> Engine<S> {
         let s = store.summary()?;
         Ok(Engine {
             query,
+            geometry,
             db: scheme.new_db(len),
             scheme,
             cfg,
@@ -153,8 +155,15 @@ impl<S: IrisScheme> Engine<S> {
 
     /// What a client whose query [`invalid`](Self::invalid) found invalid is told.
     pub fn invalid_reason(&self) -> String {
-        "the shares are not those of a valid template (a code value outside -1..1 or a mask value outside          0..1, rows that disagree, or the nodes' shares made from different templates); nothing of it was          checked or stored: share the template again with an argus client"
+        "the shares are not those of a valid template (a code value outside -1..1 or a mask value outside \
+         0..1, rows that disagree, or the nodes' shares made from different templates); nothing of it was \
+         checked or stored: share the template again with an argus client"
             .into()
+    }
+
+    /// The codes' geometry.
+    pub fn geometry(&self) -> IrisGeometry {
+        self.geometry
     }
 
     /// Per query, whether its mirror image ([`argus_iris::Template::mirrored`]) matches nothing

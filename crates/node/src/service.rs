@@ -15,6 +15,8 @@ use crate::engine::Engine;
 use crate::gate::{Gate, Permit};
 use crate::wire::{self, Envelope, Reply, Request};
 use crate::{with_scheme, NodeConfig, NodeError};
+use argus_iris::protocol::scheme::IrisScheme;
+use argus_iris::{IrisGeometry, MatchConfig};
 
 /// How long a stopping node's client port may take to deliver its last replies.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
@@ -75,12 +77,59 @@ pub fn run_node(cfg: NodeConfig, stop: Arc<AtomicBool>) -> Result<(), NodeError>
     let match_cfg = cfg.iris.match_config()?;
     argus_math::kernels::set_threads(cfg.batch.threads);
     let result = with_scheme!(cfg.iris.scheme, s => {
+        choose_kernels(&cfg, &s, geometry, &match_cfg)?;
         let engine = Engine::new(s, match_cfg, geometry, store)?;
         Core::new(cfg, engine, rx, stop, board).run()
     });
     // A moment for the client port to deliver the last replies (the stopped node's "retry").
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     result
+}
+
+/// The batch check's kernels as `batch.kernel` says: planned (the candidates timed on this host
+/// for a moment, or the choice remembered in `kernel_cache`), unplanned, or a given path, for
+/// batches of `batch.max` queries. Logs the choice and the host.
+fn choose_kernels<S: IrisScheme>(
+    cfg: &NodeConfig,
+    scheme: &S,
+    geometry: IrisGeometry,
+    match_cfg: &MatchConfig,
+) -> Result<(), NodeError> {
+    use argus_math::kernels::{self, CorrelationPath, PlanOptions};
+    let (host, batch) = (kernels::host(), cfg.batch.max);
+    for shape in scheme.correlations(geometry, match_cfg) {
+        let forced = match cfg.batch.kernel.as_str() {
+            "auto" => None,
+            "unplanned" => Some(CorrelationPath::unplanned(host.isa, shape, batch)),
+            path => Some(path.parse::<CorrelationPath>().map_err(NodeError::Config)?),
+        };
+        if let Some(path) = forced {
+            kernels::install_correlation_path(shape, batch, path)
+                .map_err(|e| NodeError::Config(format!("batch.kernel: {e}")))?;
+            continue;
+        }
+        let options = PlanOptions { cache: cfg.kernel_cache.clone(), ..PlanOptions::default() };
+        let plan = kernels::plan_correlation(shape, batch, &options);
+        if let Some(e) = &plan.cache_error {
+            tracing::warn!(node = cfg.id, "{e}: the kernel plan holds until the node stops");
+        }
+        tracing::info!(
+            node = cfg.id,
+            kernel = %plan.path,
+            source = ?plan.source,
+            candidates = plan.measured.len(),
+            shape = format!("{}x{}x{}", shape.positions, shape.width, shape.lags),
+            "kernel planned"
+        );
+    }
+    tracing::info!(
+        node = cfg.id,
+        kernel = argus_iris::protocol::kernel_name(scheme, geometry, match_cfg, batch),
+        cpu = host.cpu,
+        isa = %host.isa,
+        "kernels"
+    );
+    Ok(())
 }
 
 /// The client port's TLS: the node's server side, choosing [`wire::CLIENT_PROTOCOL`].
