@@ -572,6 +572,10 @@ fn shares_of_different_templates_are_refused_and_block_nobody() {
     assert_eq!(c.rt.block_on(fine).unwrap().unwrap().enrolled, Some(0));
     let again = c.rt.block_on(c.client.submit_shares(id, Kind::Enroll, mixed)).unwrap_err().to_string();
     assert!(again.contains("not those of a valid template"), "a retry gets the recorded refusal: {again}");
+    // The case the test is for: the two were one batch, whose commit refuses one and enrols the other.
+    let log = c.rt.block_on(c.operator.commits(0, 0)).unwrap();
+    let batch = log.iter().find(|b| b.ops.iter().any(|op| matches!(op, Op::Refused { .. }))).expect("a refusal");
+    assert!(batch.ops.iter().any(|op| matches!(op, Op::Outcome { enrolled: Some(0), .. })), "{log:?}");
     let s = c.rt.block_on(c.client.status()).unwrap();
     assert!(s.iter().all(|n| n.refused_invalid == 1 && n.refused_short == 0 && n.summary.count == 1), "{s:?}");
     for _ in 0..6 {

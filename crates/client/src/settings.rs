@@ -342,13 +342,20 @@ impl IrisSettings {
                 MaskSetting::Trimmed => MaskMode::Trimmed,
             },
             reveal_matches: self.reveal_matches,
+            min_valid,
+        })
+    }
+
+    /// The MPC check's tuning these settings name (`adder`, and `compare_chunk`'s starting value:
+    /// the adder's default for `auto`, until the nodes measure their round time).
+    pub fn tuning(&self) -> argus_iris::protocol::Tuning {
+        argus_iris::protocol::Tuning {
             adder: match self.adder {
                 AdderSetting::Ripple => Adder::Ripple,
                 AdderSetting::LogDepth => Adder::LogDepth,
             },
             compare_chunk: self.compare_chunk.initial(),
-            min_valid,
-        })
+        }
     }
 
     /// Whether the scheme can run this layout with these settings: one synthetic template is

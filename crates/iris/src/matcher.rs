@@ -318,18 +318,6 @@ pub struct MatchConfig {
     /// batch) it matched — to the nodes' operators, never to the client (default: off; only
     /// "unique or not" is revealed). The plaintext matcher ignores it.
     pub reveal_matches: bool,
-    /// The binary adder of the MPC check's comparisons (replicated sharing): ripple carry, the
-    /// default (fewest bytes, one round per bit: for a LAN), or log depth (Kogge-Stone: a 30-bit
-    /// comparison in 6 rounds instead of 29, for about 1.6 times the check's bytes: for links
-    /// whose round trips cost more than the bytes). It never changes a result; the plaintext
-    /// matcher ignores it.
-    pub adder: argus_mpc::rep3::Adder,
-    /// Comparisons per chunk of the MPC check's comparison phase; 0 (the default) picks
-    /// [`crate::protocol::compare_chunk`] for the adder. The phase holds each chunk's
-    /// intermediate values at once (~40 bytes per comparison and party with the ripple adder,
-    /// ~90 with log depth) and runs its rounds once per chunk, so larger chunks trade memory for
-    /// rounds: for nodes far apart. It never changes a result; the plaintext matcher ignores it.
-    pub compare_chunk: usize,
     /// The least fraction of an eye's code bits that must be valid (unmasked, after the mask
     /// mode) for a query to be checked at all (default 1/4); a query with an eye below it is
     /// refused ([`MatchConfig::too_few_valid_bits`]): an all-masked template would otherwise
@@ -345,23 +333,12 @@ impl Default for MatchConfig {
             rule: EyeRule::And,
             mask_mode: MaskMode::PerBit,
             reveal_matches: false,
-            adder: argus_mpc::rep3::Adder::Ripple,
-            compare_chunk: 0,
             min_valid: Threshold { num: 1, den: 4 },
         }
     }
 }
 
 impl MatchConfig {
-    /// Comparisons per chunk for a comparison phase that uses `adder`: [`Self::compare_chunk`],
-    /// or where that is 0 the adder's default ([`crate::protocol::compare_chunk`]).
-    pub fn comparisons_per_chunk(&self, adder: argus_mpc::rep3::Adder) -> usize {
-        match self.compare_chunk {
-            0 => crate::protocol::compare_chunk(adder),
-            n => n,
-        }
-    }
-
     /// The fewest valid code bits an eye of `len` bits must keep: `⌈min_valid · len⌉`.
     pub fn min_valid_bits(&self, len: usize) -> u64 {
         let (num, den) = (u128::from(self.min_valid.num()), u128::from(self.min_valid.den()));

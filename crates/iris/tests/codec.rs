@@ -701,7 +701,8 @@ fn end_to_end<S: Open>(s: &S) {
         assert_eq!(s.db_bytes(&removed), s.db_bytes(&reference));
         assert_eq!(s.db_bytes(&removed), 5 * per_entry);
         let mine: Vec<S::Share> = queries.iter().map(|q| q[id].clone()).collect();
-        Ok([&full, &from_query, &removed, &reference].map(|d| s.check(p, &mine, d, &cfg, true).map(|c| c.unique)))
+        Ok([&full, &from_query, &removed, &reference]
+            .map(|d| s.check(p, &mine, d, &cfg, &argus_iris::protocol::Tuning::default(), true).map(|c| c.unique)))
     })
     .unwrap();
     for party in out {

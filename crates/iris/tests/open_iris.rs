@@ -51,7 +51,7 @@ fn argus_decides_as_open_iris_on_its_own_serialized_templates() {
             scheme.push(&mut d, &e[p.id()])?;
         }
         let mine: Vec<_> = shared.iter().map(|q| q[p.id()].clone()).collect();
-        scheme.check(p, &mine, &d, &cfg, false)
+        scheme.check(p, &mine, &d, &cfg, &argus_iris::protocol::Tuning::default(), false)
     })
     .unwrap();
     for party in out {

@@ -3,7 +3,7 @@
 //! both eye rules.
 
 use argus_iris::protocol::scheme::{IrisScheme, MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
-use argus_iris::protocol::{is_enrolled, share_enrollment, share_query, SharedDb};
+use argus_iris::protocol::{is_enrolled, share_enrollment, share_query, SharedDb, Tuning};
 use argus_iris::{
     find_matches, EyeRule, Generator, IrisCode, IrisGeometry, MaskMode, MatchConfig, Template, Threshold,
 };
@@ -64,8 +64,9 @@ fn check_shared<S: IrisScheme>(
     db: &[Template],
     batch: &[Template],
     cfg: &MatchConfig,
+    tuning: &Tuning,
 ) -> Vec<argus_iris::protocol::Checked> {
-    check_shared_rounds(scheme, geometry, db, batch, cfg).into_iter().map(|(c, _)| c).collect()
+    check_shared_rounds(scheme, geometry, db, batch, cfg, tuning).into_iter().map(|(c, _)| c).collect()
 }
 
 /// [`check_shared`] with each party's rounds.
@@ -75,6 +76,7 @@ fn check_shared_rounds<S: IrisScheme>(
     db: &[Template],
     batch: &[Template],
     cfg: &MatchConfig,
+    tuning: &Tuning,
 ) -> Vec<(argus_iris::protocol::Checked, u64)> {
     let enrolled: Vec<_> = db.iter().map(|t| scheme.share_enrollment(t, cfg).unwrap()).collect();
     let qs: Vec<_> = batch.iter().map(|t| scheme.share_query(t, cfg).unwrap()).collect();
@@ -85,7 +87,7 @@ fn check_shared_rounds<S: IrisScheme>(
         }
         let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
         let before = p.stats().rounds;
-        let checked = scheme.check(p, &mine, &sdb, cfg, true)?;
+        let checked = scheme.check(p, &mine, &sdb, cfg, tuning, true)?;
         Ok((checked, p.stats().rounds - before))
     })
     .unwrap()
@@ -104,9 +106,8 @@ fn agree<S: IrisScheme>(scheme: &S, db: &[Template], batch: &[Template], modes: 
         adders.iter().map(move |&(adder, compare_chunk)| (m, mode, adder, compare_chunk))
     });
     for (m, (rule, mask_mode), adder, compare_chunk) in runs {
-        let cfg =
-            MatchConfig { rule, mask_mode, reveal_matches: m == 0, adder, compare_chunk, ..MatchConfig::default() };
-        let out = check_shared(scheme, geometry, db, batch, &cfg);
+        let cfg = MatchConfig { rule, mask_mode, reveal_matches: m == 0, ..MatchConfig::default() };
+        let out = check_shared(scheme, geometry, db, batch, &cfg, &Tuning { adder, compare_chunk });
         let want: Vec<bool> = (0..batch.len())
             .map(|i| {
                 find_matches(&batch[i], db, &cfg).unwrap().is_empty()
@@ -217,7 +218,7 @@ fn unique_by<S: IrisScheme>(
     batch: &[Template],
     cfg: &MatchConfig,
 ) -> Vec<Vec<bool>> {
-    check_shared(scheme, geometry, db, batch, cfg).into_iter().map(|c| c.unique).collect()
+    check_shared(scheme, geometry, db, batch, cfg, &Tuning::default()).into_iter().map(|c| c.unique).collect()
 }
 
 /// Where the 16-bit schemes stop: mask products of 2^15 (codes of 2^15 bits, per-bit masks) do
@@ -279,7 +280,7 @@ fn batches_resolve_duplicates_among_themselves() {
                 sdb.push(&e[p.id()])?;
             }
             let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
-            check_batch(p, &mine, &sdb, &cfg, true)
+            check_batch(p, &mine, &sdb, &cfg, &Tuning::default(), true)
         })
         .unwrap();
         // Plaintext twin: unique iff no match in the database nor with an earlier query.
@@ -307,7 +308,13 @@ fn galois_check_costs_what_mpclift_z16_costs() {
     let db: Vec<_> = (0..5).map(|_| g.random_template()).collect();
     let batch = [g.genuine_template(&db[2]).unwrap(), g.random_template()];
     let cfg = MatchConfig::default();
-    fn cost<S: IrisScheme>(s: &S, db: &[Template], batch: &[Template], cfg: &MatchConfig) -> Vec<(u64, u64)> {
+    fn cost<S: IrisScheme>(
+        s: &S,
+        db: &[Template],
+        batch: &[Template],
+        cfg: &MatchConfig,
+        adder: Adder,
+    ) -> Vec<(u64, u64)> {
         let enrolled: Vec<_> = db.iter().map(|t| s.share_enrollment(t, cfg).unwrap()).collect();
         let qs: Vec<_> = batch.iter().map(|t| s.share_query(t, cfg).unwrap()).collect();
         run3(Backend::Memory, NetConfig::default(), |p| {
@@ -317,17 +324,19 @@ fn galois_check_costs_what_mpclift_z16_costs() {
             }
             let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
             let before = p.stats();
-            s.check(p, &mine, &d, cfg, true)?;
+            s.check(p, &mine, &d, cfg, &Tuning { adder, compare_chunk: 0 }, true)?;
             let used = p.stats() - before;
             Ok((used.bytes_sent, used.rounds))
         })
         .unwrap()
     }
-    assert_eq!(cost(&MpcLiftGr16, &db, &batch, &cfg), cost(&MpcLiftZ16, &db, &batch, &cfg));
+    let ripple = Adder::Ripple;
+    assert_eq!(cost(&MpcLiftGr16, &db, &batch, &cfg, ripple), cost(&MpcLiftZ16, &db, &batch, &cfg, ripple));
     // Revealing the matches opens the nq·(s + nq) per-target bits: one more round, that many bits.
     let reveal = MatchConfig { reveal_matches: true, ..cfg.clone() };
     let bits = (batch.len() * (db.len() + batch.len())).div_ceil(8) as u64;
-    let (plain, revealing) = (cost(&MpcLiftGr16, &db, &batch, &cfg), cost(&MpcLiftGr16, &db, &batch, &reveal));
+    let (plain, revealing) =
+        (cost(&MpcLiftGr16, &db, &batch, &cfg, ripple), cost(&MpcLiftGr16, &db, &batch, &reveal, ripple));
     for (a, b) in plain.iter().zip(&revealing) {
         assert_eq!((b.0, b.1), (a.0 + bits, a.1 + 1));
     }
@@ -336,8 +345,7 @@ fn galois_check_costs_what_mpclift_z16_costs() {
     // Kogge-Stone's 1 + ⌈log2(k − 1)⌉ rounds instead of k − 1, for more AND gates.
     let k = argus_iris::protocol::comparison_bits(&Z16::new(), 512, &cfg).unwrap() as u64;
     assert_eq!(k, 27);
-    let log_depth = MatchConfig { adder: Adder::LogDepth, ..cfg.clone() };
-    for (a, b) in plain.iter().zip(&cost(&MpcLiftGr16, &db, &batch, &log_depth)) {
+    for (a, b) in plain.iter().zip(&cost(&MpcLiftGr16, &db, &batch, &cfg, Adder::LogDepth)) {
         assert!(b.0 > a.0 && a.1 - b.1 == (k - 1) - (1 + (k - 2).ilog2() as u64 + 1), "{a:?} {b:?}");
     }
 }
@@ -364,10 +372,11 @@ fn galois_pipeline_agrees_with_plaintext() {
 fn galois_pipeline_agrees_with_plaintext_with(adder: Adder, compare_chunk: usize) -> u64 {
     let geometry = IrisGeometry::new(4, 32, 2, 2).unwrap();
     let mut g = Generator::new(geometry, 21).unwrap();
-    let cfg = MatchConfig { reveal_matches: true, adder, compare_chunk, ..MatchConfig::default() };
+    let cfg = MatchConfig { reveal_matches: true, ..MatchConfig::default() };
+    let tuning = Tuning { adder, compare_chunk };
     let rot = cfg.rotations.clone().count();
     let nq = 7;
-    let chunk = cfg.comparisons_per_chunk(adder);
+    let chunk = tuning.comparisons_per_chunk(adder);
     let size = chunk / (rot * nq) + 1;
     assert!(rot * nq * (size + nq) >= chunk, "an eye fills a comparison chunk");
     let db: Vec<_> = (0..size).map(|_| g.random_template()).collect();
@@ -382,7 +391,7 @@ fn galois_pipeline_agrees_with_plaintext_with(adder: Adder, compare_chunk: usize
         g.genuine_template(&db[size - 1]).unwrap(),
     ];
     let (out, rounds): (Vec<_>, Vec<u64>) =
-        check_shared_rounds(&MpcLiftGr16, geometry, &db, &batch, &cfg).into_iter().unzip();
+        check_shared_rounds(&MpcLiftGr16, geometry, &db, &batch, &cfg, &tuning).into_iter().unzip();
     for (i, q) in batch.iter().enumerate() {
         let mut want = find_matches(q, &db, &cfg).unwrap();
         want.extend(find_matches(q, &batch[..i], &cfg).unwrap().into_iter().map(|j| size + j));
@@ -397,8 +406,8 @@ fn galois_pipeline_agrees_with_plaintext_with(adder: Adder, compare_chunk: usize
         return rounds;
     }
     // The same batch at the default chunk size (both eyes in one phase here): fewer rounds.
-    let default = MatchConfig { compare_chunk: 0, ..cfg.clone() };
-    let fewer = check_shared_rounds(&MpcLiftGr16, geometry, &db, &batch, &default);
+    let default = Tuning { compare_chunk: 0, ..tuning };
+    let fewer = check_shared_rounds(&MpcLiftGr16, geometry, &db, &batch, &cfg, &default);
     assert_eq!(fewer[0].0.unique, out[0].unique);
     let default_rounds = fewer.iter().map(|c| c.1).max().unwrap();
     assert!(default_rounds < rounds, "{adder:?}: {default_rounds} rounds in one phase, {rounds} in chunks of 4096");
@@ -449,7 +458,7 @@ fn the_threshold_is_strict_and_exact_in_every_scheme() {
     let plain: Vec<bool> = batch.iter().map(|q| find_matches(q, &db, &cfg).unwrap().is_empty()).collect();
     assert_eq!(plain, want, "the plaintext twin");
     fn run<S: IrisScheme>(s: &S, db: &[Template], batch: &[Template], cfg: &MatchConfig, want: &[bool]) {
-        for party in check_shared(s, IrisGeometry::DEPLOYED, db, batch, cfg) {
+        for party in check_shared(s, IrisGeometry::DEPLOYED, db, batch, cfg, &Tuning::default()) {
             assert_eq!(party.unique, want, "{}", s.name());
         }
     }
@@ -498,7 +507,7 @@ fn queries_with_too_few_valid_bits_are_short_in_every_scheme() {
                 let out = run3(Backend::Memory, NetConfig::default(), |p| {
                     let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
                     let before = p.stats().rounds;
-                    let short = s.short_masks(p, &mine, IrisGeometry::DEPLOYED.bits(), cfg)?;
+                    let short = s.short_masks(p, &mine, IrisGeometry::DEPLOYED.bits(), cfg, &Tuning::default())?;
                     Ok((short, p.stats().rounds - before))
                 })
                 .unwrap();
@@ -526,7 +535,13 @@ fn queries_with_too_few_valid_bits_are_short_in_every_scheme() {
     let (a, b) = (PlainMaskZ16.share_query(&short, &cfg).unwrap(), PlainMaskZ16.share_query(&full, &cfg).unwrap());
     let mixed = [a[0].clone(), b[1].clone(), b[2].clone()];
     let out = run3(Backend::Memory, NetConfig::default(), |p| {
-        PlainMaskZ16.short_masks(p, std::slice::from_ref(&mixed[p.id()]), IrisGeometry::DEPLOYED.bits(), &cfg)
+        PlainMaskZ16.short_masks(
+            p,
+            std::slice::from_ref(&mixed[p.id()]),
+            IrisGeometry::DEPLOYED.bits(),
+            &cfg,
+            &Tuning::default(),
+        )
     })
     .unwrap();
     assert_eq!(out, vec![vec![true]; 3]);
@@ -555,8 +570,8 @@ fn mirrored_queries_agree_with_the_twin_in_every_scheme() {
             let mine: Vec<_> = qs.iter().map(|q| q[p.id()].clone()).collect();
             let mirrored = s.mirrored(p, &mine, geometry)?;
             let cfg = MatchConfig { reveal_matches: false, ..cfg.clone() };
-            let as_is = s.check(p, &mine, &d, &cfg, false)?.unique;
-            let mirror = s.check(p, &mirrored, &d, &cfg, false)?.unique;
+            let as_is = s.check(p, &mine, &d, &cfg, &Tuning::default(), false)?.unique;
+            let mirror = s.check(p, &mirrored, &d, &cfg, &Tuning::default(), false)?.unique;
             Ok(as_is.into_iter().zip(mirror).collect::<Vec<_>>())
         })
         .unwrap();
@@ -604,7 +619,7 @@ fn every_kernel_path_gives_the_same_galois_check() {
     for path in candidates {
         kernels::install_correlation_path(shape, batch.len(), path).unwrap();
         assert_eq!(argus_iris::protocol::kernel_name(&MpcLiftGr16, geometry, &cfg, batch.len()), path.to_string());
-        for party in check_shared(&MpcLiftGr16, geometry, &db, &batch, &cfg) {
+        for party in check_shared(&MpcLiftGr16, geometry, &db, &batch, &cfg, &Tuning::default()) {
             assert_eq!(party.matches[..], want[..], "{path}");
         }
     }

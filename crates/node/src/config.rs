@@ -400,10 +400,10 @@ mod tests {
     #[test]
     fn the_adder_is_configurable() {
         let mut c = config(BatchSettings::default());
-        assert_eq!(c.iris.match_config().unwrap().adder, Adder::Ripple);
+        assert_eq!(c.iris.tuning().adder, Adder::Ripple);
         assert!(c.to_toml().contains("adder = \"ripple\""), "{}", c.to_toml());
         c.iris = toml::from_str("adder = \"log-depth\"").unwrap();
-        assert_eq!(c.iris.match_config().unwrap().adder, Adder::LogDepth);
+        assert_eq!(c.iris.tuning().adder, Adder::LogDepth);
         assert_eq!(c.iris.threshold, 0.345, "other keys keep their defaults");
         let e = toml::from_str::<IrisSettings>("adder = \"fast\"").unwrap_err().to_string();
         assert!(e.contains("ripple") && e.contains("log-depth"), "{e}");
@@ -419,14 +419,14 @@ mod tests {
         let mut c = config(BatchSettings::default());
         assert_eq!(c.iris.compare_chunk, CompareChunk::Auto);
         assert!(c.to_toml().contains("compare_chunk = \"auto\""), "{}", c.to_toml());
-        let m = c.iris.match_config().unwrap();
+        let m = c.iris.tuning();
         assert_eq!((m.compare_chunk, m.comparisons_per_chunk(Adder::Ripple)), (0, 1 << 20));
         assert_eq!(m.comparisons_per_chunk(Adder::LogDepth), 1 << 21);
         c.iris = toml::from_str("compare_chunk = 0").unwrap();
-        assert_eq!((c.iris.compare_chunk, c.iris.match_config().unwrap().compare_chunk), (CompareChunk::Count(0), 0));
+        assert_eq!((c.iris.compare_chunk, c.iris.tuning().compare_chunk), (CompareChunk::Count(0), 0));
         for ok in [1 << 10, 4194304, 1 << 26] {
             c.iris = toml::from_str(&format!("compare_chunk = {ok}")).unwrap();
-            let m = c.iris.match_config().unwrap();
+            let m = c.iris.tuning();
             assert_eq!((m.compare_chunk, m.comparisons_per_chunk(Adder::LogDepth)), (ok, ok));
             assert!(c.validate().is_ok());
             assert_eq!(ok.to_string().parse(), Ok(CompareChunk::Count(ok)));

@@ -439,14 +439,14 @@ impl<S: IrisScheme> Core<S> {
             return Ok(());
         }
         let (round, chunk) =
-            argus_iris::protocol::choose_compare_chunk(p, self.engine.cfg.adder).map_err(|e| End::Peer(e.into()))?;
+            argus_iris::protocol::choose_compare_chunk(p, self.engine.tuning.adder).map_err(|e| End::Peer(e.into()))?;
         let (node, round_ms) = (self.cfg.id, round.as_secs_f64() * 1e3);
-        if first || chunk != self.engine.cfg.compare_chunk {
+        if first || chunk != self.engine.tuning.compare_chunk {
             tracing::info!(node, round_ms, compare_chunk = chunk, "rounds measured; comparisons per chunk chosen");
         } else {
             tracing::debug!(node, round_ms, compare_chunk = chunk, "rounds measured again; comparisons per chunk kept");
         }
-        self.engine.cfg.compare_chunk = chunk;
+        self.engine.tuning.compare_chunk = chunk;
         Ok(())
     }
 

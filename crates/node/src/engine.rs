@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use argus_iris::protocol::scheme::{query_kind, IrisScheme, ShareKind};
-use argus_iris::protocol::Checked;
+use argus_iris::protocol::{Checked, Tuning};
 use argus_iris::{IrisGeometry, MatchConfig};
 use argus_mpc::{MpcError, Party};
 use argus_net::PartyId;
@@ -33,6 +33,9 @@ pub struct Engine<S: IrisScheme> {
     pub scheme: S,
     /// Matching configuration.
     pub cfg: MatchConfig,
+    /// How the MPC check runs (its comparison chunk is re-chosen by the core with
+    /// `compare_chunk = "auto"`).
+    pub tuning: Tuning,
     len: usize,
     geometry: IrisGeometry,
     query: ShareKind,
@@ -50,6 +53,7 @@ impl<S: IrisScheme> Engine<S> {
     pub fn new(
         scheme: S,
         cfg: MatchConfig,
+        tuning: Tuning,
         geometry: IrisGeometry,
         mut store: Box<dyn Store>,
     ) -> Result<Self, NodeError> {
@@ -62,6 +66,7 @@ impl<S: IrisScheme> Engine<S> {
             db: scheme.new_db(len),
             scheme,
             cfg,
+            tuning,
             len,
             ids: Vec::new(),
             loaded: false,
@@ -144,7 +149,7 @@ impl<S: IrisScheme> Engine<S> {
     /// Runs the protocol on a batch of queries; `dedup`: a query that matches an earlier query of
     /// the batch is not unique (for enrolments).
     pub fn check(&self, p: &mut Party, queries: &[S::Share], dedup: bool) -> Result<Checked, MpcError> {
-        self.scheme.check(p, queries, &self.db, &self.cfg, dedup)
+        self.scheme.check(p, queries, &self.db, &self.cfg, &self.tuning, dedup)
     }
 
     /// Per query, whether its shares are not those of a valid template ([`IrisScheme::invalid`]):
@@ -175,7 +180,7 @@ impl<S: IrisScheme> Engine<S> {
         };
         let mirrored = self.scheme.mirrored(p, queries, geometry)?;
         let cfg = MatchConfig { reveal_matches: false, ..self.cfg.clone() };
-        Ok(self.scheme.check(p, &mirrored, &self.db, &cfg, false)?.unique)
+        Ok(self.scheme.check(p, &mirrored, &self.db, &cfg, &self.tuning, false)?.unique)
     }
 
     /// What a client whose query was found a mirror attack is told.
@@ -188,7 +193,7 @@ impl<S: IrisScheme> Engine<S> {
     /// Per query, whether an eye's mask leaves too few valid bits ([`IrisScheme::short_masks`]):
     /// one bit revealed per query.
     pub fn short_masks(&self, p: &mut Party, queries: &[S::Share]) -> Result<Vec<bool>, MpcError> {
-        self.scheme.short_masks(p, queries, self.len, &self.cfg)
+        self.scheme.short_masks(p, queries, self.len, &self.cfg, &self.tuning)
     }
 
     /// What a client whose query [`short_masks`](Self::short_masks) found short is told.
@@ -291,7 +296,7 @@ impl<S: IrisScheme> Engine<S> {
         let mut one = self.scheme.new_db(self.len);
         self.scheme.push(&mut one, &share)?;
         let cfg = MatchConfig { reveal_matches: false, ..self.cfg.clone() };
-        let checked = self.scheme.check(p, std::slice::from_ref(query), &one, &cfg, false)?;
+        let checked = self.scheme.check(p, std::slice::from_ref(query), &one, &cfg, &self.tuning, false)?;
         Ok(!checked.unique[0])
     }
 

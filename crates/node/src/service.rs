@@ -78,7 +78,7 @@ pub fn run_node(cfg: NodeConfig, stop: Arc<AtomicBool>) -> Result<(), NodeError>
     argus_math::kernels::set_threads(cfg.batch.threads);
     let result = with_scheme!(cfg.iris.scheme, s => {
         choose_kernels(&cfg, &s, geometry, &match_cfg)?;
-        let engine = Engine::new(s, match_cfg, geometry, store)?;
+        let engine = Engine::new(s, match_cfg, cfg.iris.tuning(), geometry, store)?;
         Core::new(cfg, engine, rx, stop, board).run()
     });
     // A moment for the client port to deliver the last replies (the stopped node's "retry").

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use argus_iris::protocol::scheme::{IrisScheme, MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
+use argus_iris::protocol::Tuning;
 use argus_iris::{Generator, MaskMode, MatchConfig};
 use argus_mpc::local::{run3, Backend};
 use argus_mpc::rep3::Adder;
@@ -179,7 +180,12 @@ impl Record {
 
 fn config(a: &IrisArgs) -> MatchConfig {
     let mask_mode = if a.trimmed { MaskMode::Trimmed } else { MaskMode::PerBit };
-    MatchConfig { mask_mode, adder: a.adder(), compare_chunk: a.compare_chunk.initial(), ..MatchConfig::default() }
+    MatchConfig { mask_mode, ..MatchConfig::default() }
+}
+
+/// The MPC check's tuning the flags name.
+fn tuning(a: &IrisArgs) -> Tuning {
+    Tuning { adder: a.adder(), compare_chunk: a.compare_chunk.initial() }
 }
 
 /// The end-to-end schemes `--schemes` accepts.
@@ -501,15 +507,15 @@ fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<[Rec
         }
         let mine: Vec<_> = queries.iter().map(|q| q[p.id()].clone()).collect();
         // As a node does when it connects, before (and not counted in) the batches.
-        let mut cfg = cfg.clone();
+        let mut tuning = tuning(a);
         if a.compare_chunk == CompareChunk::Auto {
             let round;
-            (round, cfg.compare_chunk) = argus_iris::protocol::choose_compare_chunk(p, cfg.adder)?;
+            (round, tuning.compare_chunk) = argus_iris::protocol::choose_compare_chunk(p, tuning.adder)?;
             if p.id() == 0 {
                 eprintln!(
                     "compare_chunk auto: rounds of {:.2} ms, {} comparisons per chunk",
                     round.as_secs_f64() * 1e3,
-                    cfg.compare_chunk
+                    tuning.compare_chunk
                 );
             }
         }
@@ -522,7 +528,7 @@ fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<[Rec
                 return Err(argus_mpc::MpcError::InvalidParameter("a valid query was found invalid".into()));
             }
             let (before, t0, cpu0) = (p.stats(), Instant::now(), process_cpu_seconds());
-            scheme.check(p, &mine, &db, &cfg, true)?;
+            scheme.check(p, &mine, &db, &cfg, &tuning, true)?;
             out.push((t0.elapsed().as_secs_f64(), p.stats() - before, process_cpu_seconds() - cpu0));
         }
         Ok((out, valid))

@@ -262,6 +262,7 @@ pub fn check_batch(
     queries: &[FieldTemplateShare],
     db: &FieldDb,
     cfg: &MatchConfig,
+    tuning: &super::Tuning,
     dedup: bool,
 ) -> Result<super::Checked, MpcError> {
     let nq = queries.len();
@@ -312,7 +313,7 @@ pub fn check_batch(
     }
 
     // The MSBs mod p always ripple: chunks of the ripple adder's size unless configured.
-    let chunk = cfg.comparisons_per_chunk(Adder::Ripple);
+    let chunk = tuning.comparisons_per_chunk(Adder::Ripple);
     let hits = super::in_chunks(p, &dots, &mls, chunk, |p, dots, mls| {
         // Degree 2 -> additive -> replicated mod p, both products in one round.
         let n = dots.len();

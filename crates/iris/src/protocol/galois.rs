@@ -298,6 +298,7 @@ pub fn check_batch(
     queries: &[GrTemplateShare],
     db: &GrDb,
     cfg: &MatchConfig,
+    tuning: &super::Tuning,
     dedup: bool,
 ) -> Result<super::Checked, MpcError> {
     let nq = queries.len();
@@ -332,22 +333,23 @@ pub fn check_batch(
     // pieces: each eye's database rows in `split` parts. Each piece's comparison phase (rounds of
     // little work each, then waiting on the peers) runs while a second thread computes the next
     // piece's products, so this party's cores stay busy; only the last piece's comparison runs
-    // alone (two pieces per eye instead of one: 0.96–1.09× end to end over 11 alternating pairs,
-    // median 1.035×). Smaller batches, where both eyes fit one comparison chunk, run them in one
+    // alone. Smaller batches, where both eyes fit one comparison chunk, run them in one
     // phase (so a phase never holds more than a chunk). Splitting by rotations instead was
     // slower: every piece streams the whole database through the kernel again.
     let shape = (rot, r0, cols);
     let eyes = [EyeQueries::new(p.id(), queries, 0, shape)?, EyeQueries::new(p.id(), queries, 1, shape)?];
     let ring = Z16::new();
+    let plan = super::ComparisonPlan::new(argus_math::Ring::modulus(&ring), len, cfg, factor)
+        .map_err(MpcError::InvalidParameter)?;
     let compare = |p: &mut Party, chunks: EyeChunks| -> Result<Rep3Bits, MpcError> {
         let hits = chunks
             .into_iter()
-            .map(|(d, m)| super::compare(p, &ring, d, m, factor, cfg, len))
+            .map(|(d, m)| super::compare(p, &ring, d, m, plan, tuning.adder))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Rep3Bits::concat(&hits.iter().collect::<Vec<_>>()))
     };
     let whole = Piece { eye: 0, rows: 0..s, batch: true };
-    let chunk = cfg.comparisons_per_chunk(cfg.adder);
+    let chunk = tuning.comparisons_per_chunk(tuning.adder);
     if 2 * rot * nq * (s + nq) <= chunk {
         // Both eyes fit one comparison chunk: one phase (half the rounds).
         let mut left = eyes[0].products(queries, db, &whole, chunk)?;
@@ -400,6 +402,7 @@ pub fn short_masks(
     queries: &[GrTemplateShare],
     len: usize,
     cfg: &MatchConfig,
+    tuning: &super::Tuning,
 ) -> Result<Vec<bool>, MpcError> {
     let Some(first) = queries.first() else { return Ok(Vec::new()) };
     let factor = super::mask_factor(len, first.entry[0].mask.len())?;
@@ -407,11 +410,11 @@ pub fn short_masks(
     let counts = (0..2)
         .flat_map(|e| queries.iter().map(move |q| gr::sum_share(id, &q.entry[e].mask)))
         .collect::<Result<Vec<u16>, _>>()?;
-    let short = super::short_of_counts(p, &Z16::new(), counts, factor, cfg.min_valid_bits(len), cfg.adder)?;
+    let short = super::short_of_counts(p, &Z16::new(), counts, factor, cfg.min_valid_bits(len), tuning.adder)?;
     super::reveal_short(p, &short, queries.len())
 }
 
-/// Most pieces an eye's check is split into (see [`check_batch`]; 4 measured no better than 2).
+/// Most pieces an eye's check is split into (see [`check_batch`]).
 const PIECES_PER_EYE: usize = 2;
 
 /// Pieces per eye for `rows` comparisons per target (rotations × queries), `s` entries and `nq`
@@ -537,7 +540,7 @@ impl EyeQueries {
 }
 
 /// One eye's `(dots, mls)` in comparison order, cut into chunks of at most
-/// [`MatchConfig::comparisons_per_chunk`] comparisons (each chunk goes through the comparison
+/// [`Tuning::comparisons_per_chunk`](super::Tuning::comparisons_per_chunk) comparisons (each chunk goes through the comparison
 /// phase on its own, which takes the vectors over without copying them).
 type EyeChunks = Vec<(Vec<u16>, Vec<u16>)>;
 

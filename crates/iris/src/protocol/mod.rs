@@ -420,12 +420,13 @@ fn rotation_major<R: Ring>(parts: Vec<&Rep3<R>>, rot: usize, len: usize) -> Resu
 /// batch are not both enrolled; a query that matches an earlier, itself refused, query of the
 /// batch is refused too — the conservative choice). Rounds do not depend on the batch or
 /// database size, except that the comparison phase runs once per chunk of comparisons
-/// ([`MatchConfig::comparisons_per_chunk`]).
+/// ([`Tuning::comparisons_per_chunk`]).
 pub fn check_batch<R: Ring>(
     p: &mut Party,
     queries: &[TemplateShare<R>],
     db: &SharedDb<R>,
     cfg: &MatchConfig,
+    tuning: &Tuning,
     dedup: bool,
 ) -> Result<Checked, MpcError> {
     let nq = queries.len();
@@ -473,9 +474,45 @@ pub fn check_batch<R: Ring>(
             mls.extend_from_slice(&ml_b[row * nq..(row + 1) * nq]);
         }
     }
-    let chunk = cfg.comparisons_per_chunk(cfg.adder);
-    let hits = in_chunks(p, &dots, &mls, chunk, |p, d, m| compare(p, ring, d.to_vec(), m.to_vec(), factor, cfg, len))?;
+    let chunk = tuning.comparisons_per_chunk(tuning.adder);
+    let plan = ComparisonPlan::new(ring.modulus(), len, cfg, factor).map_err(MpcError::InvalidParameter)?;
+    let hits =
+        in_chunks(p, &dots, &mls, chunk, |p, d, m| compare(p, ring, d.to_vec(), m.to_vec(), plan, tuning.adder))?;
     resolve(p, &hits, rot, nq, s, cfg, dedup, Order::QueryTarget)
+}
+
+/// How the MPC check runs — never what it answers, which is the plaintext model's
+/// ([`MatchConfig`], shared with the reference matcher): the comparisons' adder and how many
+/// comparisons go through the comparison phase at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tuning {
+    /// The binary adder of the comparisons (replicated sharing): ripple carry, the default
+    /// (fewest bytes, one round per bit: for a LAN), or log depth (Kogge-Stone: a 30-bit
+    /// comparison in 6 rounds instead of 29, for about 1.6 times the check's bytes: for links
+    /// whose round trips cost more than the bytes). Comparisons mod a prime always ripple.
+    pub adder: Adder,
+    /// Comparisons per chunk of the comparison phase; 0 (the default) picks [`compare_chunk`]
+    /// for the adder. The phase holds each chunk's intermediate values at once (~40 bytes per
+    /// comparison and party with the ripple adder, ~90 with log depth) and runs its rounds once
+    /// per chunk, so larger chunks trade memory for rounds: for nodes far apart.
+    pub compare_chunk: usize,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning { adder: Adder::Ripple, compare_chunk: 0 }
+    }
+}
+
+impl Tuning {
+    /// Comparisons per chunk for a comparison phase that uses `adder`: [`Self::compare_chunk`],
+    /// or where that is 0 the adder's default ([`compare_chunk`]).
+    pub fn comparisons_per_chunk(&self, adder: Adder) -> usize {
+        match self.compare_chunk {
+            0 => compare_chunk(adder),
+            n => n,
+        }
+    }
 }
 
 /// The coverage step (refusing queries whose masks leave too few valid bits), shared by the
@@ -510,6 +547,7 @@ pub fn short_masks<R: Ring>(
     queries: &[TemplateShare<R>],
     len: usize,
     cfg: &MatchConfig,
+    tuning: &Tuning,
 ) -> Result<Vec<bool>, MpcError> {
     let Some(first) = queries.first() else { return Ok(Vec::new()) };
     let ring = first.left.mask.ring().clone();
@@ -522,7 +560,7 @@ pub fn short_masks<R: Ring>(
             counts.push(row.a.iter().fold(ring.zero(), |acc, &x| ring.add(acc, x)));
         }
     }
-    let short = short_of_counts(p, &ring, counts, factor, cfg.min_valid_bits(len), cfg.adder)?;
+    let short = short_of_counts(p, &ring, counts, factor, cfg.min_valid_bits(len), tuning.adder)?;
     reveal_short(p, &short, queries.len())
 }
 
@@ -618,7 +656,7 @@ pub(crate) fn resolve(
 /// Larger chunks are no faster with the parties on one machine (docs/BENCHMARKS.md).
 pub const COMPARE_CHUNK: usize = 1 << 20;
 
-/// The default comparisons per chunk for `adder` (where [`MatchConfig::compare_chunk`] is 0):
+/// The default comparisons per chunk for `adder` (where [`Tuning::compare_chunk`] is 0):
 /// [`COMPARE_CHUNK`] with the ripple adder, twice that with the log-depth one. That adder is for
 /// nodes far apart, where the rounds cost more than the cache, so it takes fewer and larger
 /// chunks, for ~180 MB of comparison state per node. Far-apart nodes with memory to spare gain
@@ -701,27 +739,25 @@ pub(crate) fn compare<R: Ring>(
     ring: &R,
     dots: Vec<R::El>,
     mls: Vec<R::El>,
-    factor: i128,
-    cfg: &MatchConfig,
-    len: usize,
+    plan: ComparisonPlan,
+    adder: Adder,
 ) -> Result<Rep3Bits, MpcError> {
-    let (a, b_bits, bits) =
-        match ComparisonPlan::new(ring.modulus(), len, cfg, factor).map_err(MpcError::InvalidParameter)? {
-            ComparisonPlan::NoLift { a, b } => {
-                let (a, b) = (ring.from_i128(a), ring.from_i128(b));
-                let v = mls.iter().zip(&dots).map(|(&m, &d)| ring.sub(ring.mul(a, m), ring.mul(b, d))).collect();
-                let v = rep3::reshare_for(p, ring, v, ReshareFor::Msb)?;
-                return rep3::msb_two_operand(p, &v, cfg.adder);
-            }
-            ComparisonPlan::MpcLift { a, b_bits, bits } => (a, b_bits, bits),
-        };
+    let (a, b_bits, bits) = match plan {
+        ComparisonPlan::NoLift { a, b } => {
+            let (a, b) = (ring.from_i128(a), ring.from_i128(b));
+            let v = mls.iter().zip(&dots).map(|(&m, &d)| ring.sub(ring.mul(a, m), ring.mul(b, d))).collect();
+            let v = rep3::reshare_for(p, ring, v, ReshareFor::Msb)?;
+            return rep3::msb_two_operand(p, &v, adder);
+        }
+        ComparisonPlan::MpcLift { a, b_bits, bits } => (a, b_bits, bits),
+    };
     // `dot` only enters the MSB (through ConstLift, per component); `ml` goes through the carry
     // count first.
     let [dot, ml]: [Rep3<R>; 2] =
         rep3::reshare_parts_for(p, ring, vec![dots, mls], &[ReshareFor::Msb, ReshareFor::CarryCountThenMsb])?
             .try_into()
             .expect("one per part");
-    mpclift_msb(p, &dot, &ml, a as u64, b_bits, bits, cfg.adder)
+    mpclift_msb(p, &dot, &ml, a as u64, b_bits, bits, adder)
 }
 
 /// Lemma 2's terms `(a, b)` without their common power of two `2^t` (keeping `b` even), and `t`.
@@ -835,7 +871,7 @@ pub fn is_enrolled<R: Ring>(
     db: &SharedDb<R>,
     cfg: &MatchConfig,
 ) -> Result<bool, MpcError> {
-    Ok(!check_batch(p, std::slice::from_ref(q), db, cfg, false)?.unique[0])
+    Ok(!check_batch(p, std::slice::from_ref(q), db, cfg, &Tuning::default(), false)?.unique[0])
 }
 
 #[cfg(test)]
@@ -872,7 +908,8 @@ mod tests {
             let mls: Vec<u16> = (0..n).map(|i| if p.id() == 0 { 2000 + (i as u16 * 37) % 500 } else { 0 }).collect();
             let run = |p: &mut Party, chunk| {
                 let bits = in_chunks(p, &dots, &mls, chunk, |p, d, m| {
-                    compare(p, &ring, d.to_vec(), m.to_vec(), 1, &cfg, len)
+                    let plan = ComparisonPlan::new(ring.modulus(), len, &cfg, 1).map_err(MpcError::InvalidParameter)?;
+                    compare(p, &ring, d.to_vec(), m.to_vec(), plan, Adder::Ripple)
                 })?;
                 rep3::reveal_bits(p, &bits)
             };
@@ -995,14 +1032,15 @@ mod reduced_terms_tests {
             let n = pairs.len();
             let want: Vec<bool> = pairs.iter().map(|&(ml, dot)| a * ml - b * dot < 0).collect();
             for adder in [Adder::Ripple, Adder::LogDepth] {
-                let cfg = MatchConfig { adder, ..cfg.clone() };
                 let out = run3(Backend::Memory, NetConfig::default(), |p| {
                     let (dots, mls): (Vec<u16>, Vec<u16>) = pairs
                         .iter()
                         .map(|&(ml, dot)| if p.id() == 0 { (dot as i16 as u16, ml as u16) } else { (0, 0) })
                         .unzip();
                     let before = p.stats();
-                    let bits = compare(p, &Z16::new(), dots, mls, 1, &cfg, len)?;
+                    let plan =
+                        ComparisonPlan::new(Z16::new().modulus(), len, &cfg, 1).map_err(MpcError::InvalidParameter)?;
+                    let bits = compare(p, &Z16::new(), dots, mls, plan, adder)?;
                     let rounds = (p.stats() - before).rounds;
                     Ok((rep3::reveal_bits(p, &bits)?, rounds))
                 })

@@ -246,6 +246,7 @@ pub fn check_batch(
     queries: &[PlainMaskShare],
     db: &PlainMaskDb,
     cfg: &MatchConfig,
+    tuning: &super::Tuning,
     dedup: bool,
 ) -> Result<super::Checked, MpcError> {
     let nq = queries.len();
@@ -288,10 +289,10 @@ pub fn check_batch(
             }
         }
     }
-    let hits = super::in_chunks(p, &dots, &cs, cfg.comparisons_per_chunk(cfg.adder), |p, dots, cs| {
+    let hits = super::in_chunks(p, &dots, &cs, tuning.comparisons_per_chunk(tuning.adder), |p, dots, cs| {
         let v = cs.iter().zip(dots).map(|(&c, &dot)| ring.sub(c, dot)).collect();
         let v = rep3::reshare_for(p, &ring, v, rep3::ReshareFor::Msb)?;
-        rep3::msb_two_operand(p, &v, cfg.adder)
+        rep3::msb_two_operand(p, &v, tuning.adder)
     })?;
     super::resolve(p, &hits, rot, nq, s, cfg, dedup, super::Order::QueryTarget)
 }

@@ -15,7 +15,7 @@ use argus_prg::{Prg, Seed};
 use rand::rngs::OsRng;
 
 use super::recovery::{Auditable, Recoverable};
-use super::{codec, field, galois, mirror, plain_mask, validity, Checked, SharedDb, TemplateShare};
+use super::{codec, field, galois, mirror, plain_mask, validity, Checked, SharedDb, TemplateShare, Tuning};
 use crate::{IrisError, IrisGeometry, MatchConfig, Template};
 
 /// What a share is expected to hold (checked by [`IrisScheme::decode`]).
@@ -92,6 +92,7 @@ pub trait IrisScheme: Sync {
         q: &[Self::Share],
         db: &Self::Db,
         cfg: &MatchConfig,
+        tuning: &Tuning,
         dedup: bool,
     ) -> Result<Checked, MpcError>;
     /// Per query, whether its shares are not those of a valid template of `len`-bit codes (values
@@ -113,6 +114,7 @@ pub trait IrisScheme: Sync {
         q: &[Self::Share],
         len: usize,
         cfg: &MatchConfig,
+        tuning: &Tuning,
     ) -> Result<Vec<bool>, MpcError>;
     /// Serialises a share (query or enrolment) for the wire and the store: a small versioned
     /// header (format version, scheme tag, rows, unrotated row, code and mask values per row),
@@ -214,9 +216,10 @@ macro_rules! rep3_scheme {
                 q: &[Self::Share],
                 db: &Self::Db,
                 cfg: &MatchConfig,
+                tuning: &Tuning,
                 dedup: bool,
             ) -> Result<Checked, MpcError> {
-                super::check_batch(p, q, db, cfg, dedup)
+                super::check_batch(p, q, db, cfg, tuning, dedup)
             }
             fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
                 validity::invalid_rep3(p, q, len)
@@ -235,8 +238,9 @@ macro_rules! rep3_scheme {
                 q: &[Self::Share],
                 len: usize,
                 cfg: &MatchConfig,
+                tuning: &Tuning,
             ) -> Result<Vec<bool>, MpcError> {
-                super::short_masks(p, q, len, cfg)
+                super::short_masks(p, q, len, cfg, tuning)
             }
             fn encode(&self, s: &Self::Share) -> Vec<u8> {
                 codec::encode_rep3($tag, s)
@@ -311,9 +315,10 @@ impl IrisScheme for MpcLiftF16 {
         q: &[Self::Share],
         db: &Self::Db,
         cfg: &MatchConfig,
+        tuning: &Tuning,
         dedup: bool,
     ) -> Result<Checked, MpcError> {
-        field::check_batch(p, q, db, cfg, dedup)
+        field::check_batch(p, q, db, cfg, tuning, dedup)
     }
     fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
         validity::invalid_field(p, q, len)
@@ -332,6 +337,7 @@ impl IrisScheme for MpcLiftF16 {
         q: &[Self::Share],
         len: usize,
         cfg: &MatchConfig,
+        _tuning: &Tuning,
     ) -> Result<Vec<bool>, MpcError> {
         field::short_masks(p, q, len, cfg)
     }
@@ -385,9 +391,10 @@ impl IrisScheme for PlainMaskZ16 {
         q: &[Self::Share],
         db: &Self::Db,
         cfg: &MatchConfig,
+        tuning: &Tuning,
         dedup: bool,
     ) -> Result<Checked, MpcError> {
-        plain_mask::check_batch(p, q, db, cfg, dedup)
+        plain_mask::check_batch(p, q, db, cfg, tuning, dedup)
     }
     fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
         validity::invalid_plain_mask(p, q, len)
@@ -406,6 +413,7 @@ impl IrisScheme for PlainMaskZ16 {
         q: &[Self::Share],
         len: usize,
         cfg: &MatchConfig,
+        _tuning: &Tuning,
     ) -> Result<Vec<bool>, MpcError> {
         plain_mask::short_masks(p, q, len, cfg)
     }
@@ -466,9 +474,10 @@ impl IrisScheme for MpcLiftGr16 {
         q: &[Self::Share],
         db: &Self::Db,
         cfg: &MatchConfig,
+        tuning: &Tuning,
         dedup: bool,
     ) -> Result<Checked, MpcError> {
-        galois::check_batch(p, q, db, cfg, dedup)
+        galois::check_batch(p, q, db, cfg, tuning, dedup)
     }
     fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
         validity::invalid_gr(p, q, len)
@@ -482,8 +491,9 @@ impl IrisScheme for MpcLiftGr16 {
         q: &[Self::Share],
         len: usize,
         cfg: &MatchConfig,
+        tuning: &Tuning,
     ) -> Result<Vec<bool>, MpcError> {
-        galois::short_masks(p, q, len, cfg)
+        galois::short_masks(p, q, len, cfg, tuning)
     }
     fn encode(&self, s: &Self::Share) -> Vec<u8> {
         codec::encode_gr(s)
