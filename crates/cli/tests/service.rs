@@ -211,12 +211,11 @@ impl Cluster {
             let planned = n.kernel.parse::<argus_math::kernels::CorrelationPath>().is_ok();
             assert!(planned || n.kernel.starts_with("gemm-"), "kernel {:?}", n.kernel);
             if planned {
-                // Remembered next to the configuration (each node measured on its own, so the
-                // line is the last one's choice).
+                // Planned by the first node to start, remembered next to the configuration, and
+                // found there by the others (they wait for its lock).
                 let plans = std::fs::read_to_string(self.dir.join("kernel-plans.txt")).unwrap_or_default();
-                let remembered = plans.lines().filter_map(|l| l.split_once('\t'));
-                assert!(remembered.clone().count() == 1, "{plans}");
-                assert!(remembered.clone().all(|(_, p)| p.parse::<argus_math::kernels::CorrelationPath>().is_ok()));
+                let remembered: Vec<_> = plans.lines().filter_map(|l| l.split_once('\t')).collect();
+                assert!(remembered.len() == 1 && remembered[0].1 == n.kernel, "{plans}");
             }
             let host = argus_math::kernels::host();
             assert_eq!((n.cpu.as_str(), n.isa.as_str()), (host.cpu.as_str(), host.isa.name()));

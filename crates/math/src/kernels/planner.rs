@@ -328,6 +328,9 @@ pub fn plan_correlation(shape: Correlation, nq: usize, options: &PlanOptions) ->
     }
     let key = cache_key(&host, shape, nq);
     let mut cache_error = None;
+    // Processes sharing the cache (the three nodes of a local deployment) plan one at a time,
+    // so that each measures on a quiet machine and the later ones find its choice.
+    let _lock = options.cache.as_deref().map(|f| CacheLock::take(f, options.budget));
     if let (Some(file), false) = (&options.cache, options.replan) {
         match read_cache(file) {
             Ok(lines) => {
@@ -419,6 +422,43 @@ fn measure(shape: Correlation, nq: usize, budget: Duration) -> Vec<(CorrelationP
         }
     }
     measured
+}
+
+/// A lock file beside the cache (`<cache>.lock`), held while planning and removed when dropped.
+struct CacheLock(Option<PathBuf>);
+
+impl CacheLock {
+    /// Waits for the lock while another process holds it: at most as long as a plan takes
+    /// (`budget` twice, and some seconds), after which the lock is taken as left behind by a
+    /// process that died. Without a writable directory it plans unlocked.
+    fn take(cache: &Path, budget: Duration) -> CacheLock {
+        let lock = cache.with_extension("lock");
+        if let Some(dir) = lock.parent().filter(|d| !d.as_os_str().is_empty()) {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let give_up = Instant::now() + 2 * budget + Duration::from_secs(5);
+        loop {
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) {
+                Ok(_) => return CacheLock(Some(lock)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && Instant::now() < give_up => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    // Left behind: take it over (it is removed when this plan is done).
+                    return CacheLock(Some(lock));
+                }
+                Err(_) => return CacheLock(None),
+            }
+        }
+    }
+}
+
+impl Drop for CacheLock {
+    fn drop(&mut self) {
+        if let Some(lock) = &self.0 {
+            let _ = std::fs::remove_file(lock);
+        }
+    }
 }
 
 /// The cache line's key: what makes a plan valid (the planner's own version, the build, the CPU,
@@ -516,6 +556,40 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[&key], p.path.to_string());
         std::fs::remove_dir_all(file.parent().unwrap()).unwrap();
+    }
+
+    /// A plan waits for another process's lock on the cache and then finds that process's
+    /// choice instead of measuring; a lock left behind stops nobody for long.
+    #[test]
+    fn plans_wait_for_the_cache_lock() {
+        let shape = Correlation { positions: 22, width: 6, lags: 5 };
+        let dir = std::env::temp_dir().join(format!("argus-plan-lock-{}", std::process::id()));
+        let file = dir.join("plans");
+        let options = PlanOptions { cache: Some(file.clone()), budget: Duration::from_millis(200), replan: false };
+        forget(shape);
+        let lock = CacheLock::take(&file, options.budget);
+        assert!(file.with_extension("lock").exists());
+        let theirs = CorrelationPath::unplanned(detected(), shape, 2);
+        let waiter = std::thread::spawn({
+            let options = options.clone();
+            move || plan_correlation(shape, 2, &options)
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        // "The other process" writes its choice, then lets go.
+        write_cache(&file, &cache_key(&host(), shape, 2), &theirs.to_string()).unwrap();
+        drop(lock);
+        let plan = waiter.join().unwrap();
+        assert_eq!((plan.source, plan.path), (PlanSource::Cache, theirs));
+        assert!(!file.with_extension("lock").exists(), "released");
+        // A lock nobody releases: taken over after the wait.
+        forget(shape);
+        std::fs::write(file.with_extension("lock"), b"").unwrap();
+        let t = Instant::now();
+        let plan = plan_correlation(shape, 2, &options);
+        assert_eq!(plan.source, PlanSource::Cache);
+        assert!(t.elapsed() >= 2 * options.budget, "waited {:?}", t.elapsed());
+        assert!(!file.with_extension("lock").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// With no budget only the unplanned path is timed, and it is chosen.
