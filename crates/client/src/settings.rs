@@ -131,7 +131,7 @@ pub enum RuleSetting {
     Or,
 }
 
-/// The binary adder of the comparisons (see [`MatchConfig::adder`]).
+/// The binary adder of the comparisons (see [`Tuning::adder`](argus_iris::protocol::Tuning::adder)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum AdderSetting {

@@ -212,6 +212,9 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
     {
         return Err(format!("unknown scheme {o:?} (use {}, or the nodes' names)", E2E_SCHEMES.join(", ")));
     }
+    if !matches!(a.kernel.as_str(), "auto" | "unplanned") {
+        a.kernel.parse::<argus_math::kernels::CorrelationPath>()?;
+    }
     let known: Vec<_> = super::compare::variants().iter().map(|k| k.name).collect();
     if let Some(v) = a.variants.iter().find(|v| !known.contains(&v.as_str())) {
         return Err(format!("unknown comparison variant {v:?} (use {})", known.join(", ")));
