@@ -369,8 +369,8 @@ pub(crate) enum LeafQueries {
 }
 
 impl LeafQueries {
-    /// The query side for leaf products on `k`'s row kernel, or on `packing`'s packed kernel
-    /// (which the caller checked the CPU has, for an even width).
+    /// The query side for leaf products on a row kernel (`packing` `None`), or on `packing`'s
+    /// packed kernel (which the caller checked the CPU has, for an even width).
     pub(crate) fn new(plan: &Plan, signals: &[u16], sig_len0: usize, packing: Option<Packing>) -> LeafQueries {
         let (width, held) = (plan.width, plan.held_positions(0));
         #[cfg(target_arch = "x86_64")]

@@ -55,6 +55,14 @@ impl CorrelationPath {
         CorrelationPath { leaf, levels, block_rows: default_block_rows(leaf, shape, nq, levels) }
     }
 
+    /// The kernel level whose instructions the path needs.
+    pub fn level(&self) -> Isa {
+        match self.leaf {
+            LeafKernel::Rows(isa) => isa,
+            LeafKernel::Packed(p) => p.isa(),
+        }
+    }
+
     /// Whether this CPU can run the path on `shape` (kernel level, even width for packing,
     /// levels and block size in range).
     pub fn runs_here(&self, shape: Correlation) -> bool {
@@ -279,8 +287,13 @@ fn installed() -> &'static Installed {
 ///
 /// Errors: the CPU cannot run `path` on `shape` ([`CorrelationPath::runs_here`]).
 pub fn install_correlation_path(shape: Correlation, nq: usize, path: CorrelationPath) -> Result<(), String> {
-    if !path.runs_here(shape) {
-        return Err(format!("kernel path {path} cannot run here (CPU {}, level {})", host().cpu, detected()));
+    if !path.runs_here(shape) || path.level() > detected() {
+        let capped = if path.level() > detected() && path.runs_here(shape) {
+            format!(", capped by {}", super::ISA_ENV)
+        } else {
+            String::new()
+        };
+        return Err(format!("kernel path {path} cannot run here (CPU {}, level {}{capped})", host().cpu, detected()));
     }
     installed().lock().unwrap_or_else(|e| e.into_inner()).insert((shape, detected()), (nq.max(1), path));
     Ok(())
