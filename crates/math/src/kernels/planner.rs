@@ -437,30 +437,34 @@ fn measure(shape: Correlation, nq: usize, budget: Duration) -> Vec<(CorrelationP
     measured
 }
 
-/// A lock file beside the cache (`<cache>.lock`), held while planning and removed when dropped.
-struct CacheLock(Option<PathBuf>);
+/// An advisory lock on a file beside the cache (`<cache>.lock`), held while planning; released
+/// when dropped, or by the system when its process dies (so a node killed while planning leaves
+/// nothing that stops the next one).
+struct CacheLock {
+    /// The locked file (`None`: planning unlocked).
+    held: Option<std::fs::File>,
+}
 
 impl CacheLock {
     /// Waits for the lock while another process holds it: at most as long as a plan takes
-    /// (`budget` twice, and some seconds), after which the lock is taken as left behind by a
-    /// process that died. Without a writable directory it plans unlocked.
+    /// (`budget` twice, and some seconds), after which, or where the file cannot be locked, it
+    /// plans unlocked.
     fn take(cache: &Path, budget: Duration) -> CacheLock {
         let lock = cache.with_extension("lock");
         if let Some(dir) = lock.parent().filter(|d| !d.as_os_str().is_empty()) {
             let _ = std::fs::create_dir_all(dir);
         }
+        let Ok(file) = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock) else {
+            return CacheLock { held: None };
+        };
         let give_up = Instant::now() + 2 * budget + Duration::from_secs(5);
         loop {
-            match std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) {
-                Ok(_) => return CacheLock(Some(lock)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && Instant::now() < give_up => {
+            match file.try_lock() {
+                Ok(()) => return CacheLock { held: Some(file) },
+                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < give_up => {
                     std::thread::sleep(Duration::from_millis(50));
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    // Left behind: take it over (it is removed when this plan is done).
-                    return CacheLock(Some(lock));
-                }
-                Err(_) => return CacheLock(None),
+                Err(_) => return CacheLock { held: None },
             }
         }
     }
@@ -468,8 +472,8 @@ impl CacheLock {
 
 impl Drop for CacheLock {
     fn drop(&mut self) {
-        if let Some(lock) = &self.0 {
-            let _ = std::fs::remove_file(lock);
+        if let Some(file) = &self.held {
+            let _ = file.unlock(); // closing the file would release it too
         }
     }
 }
@@ -572,7 +576,7 @@ mod tests {
     }
 
     /// A plan waits for another process's lock on the cache and then finds that process's
-    /// choice instead of measuring; a lock left behind stops nobody for long.
+    /// choice instead of measuring; a holder that never lets go stops nobody for long.
     #[test]
     fn plans_wait_for_the_cache_lock() {
         let shape = Correlation { positions: 22, width: 6, lags: 5 };
@@ -580,28 +584,27 @@ mod tests {
         let file = dir.join("plans");
         let options = PlanOptions { cache: Some(file.clone()), budget: Duration::from_millis(200), replan: false };
         forget(shape);
+        // "The other process": its own open file, so its lock excludes ours.
         let lock = CacheLock::take(&file, options.budget);
-        assert!(file.with_extension("lock").exists());
+        assert!(lock.held.is_some());
         let theirs = CorrelationPath::unplanned(detected(), shape, 2);
         let waiter = std::thread::spawn({
             let options = options.clone();
             move || plan_correlation(shape, 2, &options)
         });
         std::thread::sleep(Duration::from_millis(100));
-        // "The other process" writes its choice, then lets go.
         write_cache(&file, &cache_key(&host(), shape, 2), &theirs.to_string()).unwrap();
         drop(lock);
         let plan = waiter.join().unwrap();
         assert_eq!((plan.source, plan.path), (PlanSource::Cache, theirs));
-        assert!(!file.with_extension("lock").exists(), "released");
-        // A lock nobody releases: taken over after the wait.
+        // A holder that never lets go: waited for a while, then planned without it.
         forget(shape);
-        std::fs::write(file.with_extension("lock"), b"").unwrap();
+        let held = CacheLock::take(&file, options.budget);
         let t = Instant::now();
         let plan = plan_correlation(shape, 2, &options);
         assert_eq!(plan.source, PlanSource::Cache);
         assert!(t.elapsed() >= 2 * options.budget, "waited {:?}", t.elapsed());
-        assert!(!file.with_extension("lock").exists());
+        drop(held);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
