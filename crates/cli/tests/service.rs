@@ -77,6 +77,18 @@ impl Cluster {
     /// A running cluster that `argus setup` made with `args`; the deployed layout becomes the
     /// small test codes, any other stays.
     fn with_setup(name: &str, args: &[&str], reveal: bool) -> Cluster {
+        Cluster::with_setup_edited(name, args, reveal, |s| s)
+    }
+
+    /// A running cluster on the default scheme whose leader waits up to 1 s to fill a batch:
+    /// for tests whose case is two requests in one batch (they assert it from the commit log),
+    /// which the default 150 ms may miss on a loaded machine.
+    fn waiting(name: &str) -> Cluster {
+        Cluster::with_setup_edited(name, &[], false, |s| s.replace("wait_ms = 150", "wait_ms = 1000"))
+    }
+
+    /// As [`Cluster::with_setup`], with `edit` applied to the node configurations last.
+    fn with_setup_edited(name: &str, args: &[&str], reveal: bool, edit: impl Fn(String) -> String) -> Cluster {
         let dir = std::env::temp_dir().join(format!("argus-service-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let out = Command::new(EXE).args(["setup", "--dir"]).arg(&dir).args(args).output().unwrap();
@@ -92,6 +104,7 @@ impl Cluster {
                         if reveal { "reveal_matches = true" } else { "reveal_matches = false" },
                     )
             });
+            rewrite(&dir.join(f), &edit);
         }
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let (client, operator) = {
@@ -514,7 +527,7 @@ fn a_full_leader_refuses_and_clients_retry() {
 /// gets the same refusal, the status counts it, and the other query of its batch is enrolled.
 #[test]
 fn a_template_with_too_few_valid_bits_is_refused_and_its_batch_goes_on() {
-    let c = Cluster::new("short-masks");
+    let c = Cluster::waiting("short-masks");
     let mut gen = generator(31);
     let geometry = IrisGeometry::new(4, 32, 2, 2).unwrap();
     let t = gen.random_template();
@@ -555,7 +568,7 @@ fn a_template_with_too_few_valid_bits_is_refused_and_its_batch_goes_on() {
 /// the validity check it was enrolled, and afterwards every fresh template was "not unique".)
 #[test]
 fn shares_of_different_templates_are_refused_and_block_nobody() {
-    let c = Cluster::new("mixed-shares");
+    let c = Cluster::waiting("mixed-shares");
     let mut gen = generator(37);
     let [x0, _, _] = c.client.make_shares(&gen.random_template()).unwrap();
     let [_, y1, y2] = c.client.make_shares(&gen.random_template()).unwrap();
@@ -589,7 +602,7 @@ fn shares_of_different_templates_are_refused_and_block_nobody() {
 /// false` it enrols.
 #[test]
 fn a_mirror_attack_is_refused_and_counted() {
-    let mut c = Cluster::new("mirror");
+    let mut c = Cluster::waiting("mirror");
     let mut gen = generator(43);
     let cfg = MatchConfig { rotations: -15..=15, ..MatchConfig::default() };
     let t = gen.random_template();
@@ -610,7 +623,7 @@ fn a_mirror_attack_is_refused_and_counted() {
         (id.clone(), c.rt.spawn(async move { client.submit_shares(id, Kind::Enroll, shares).await }))
     };
     let (dup_id, dup) = send(&t);
-    std::thread::sleep(Duration::from_millis(30)); // within the leader's 150 ms wait, after the duplicate
+    std::thread::sleep(Duration::from_millis(30)); // within the leader's 1 s wait, after the duplicate
     let (attack_id, again) = send(&attack);
     assert_eq!(c.rt.block_on(dup).unwrap().unwrap().enrolled, None);
     let e = c.rt.block_on(again).unwrap().unwrap_err().to_string();
@@ -629,12 +642,12 @@ fn a_mirror_attack_is_refused_and_counted() {
 }
 
 /// The enrolment shares on disk are bounded (`limits.pending_shares = 1`): two enrolments sent
-/// together reach the leader within its wait for a batch (150 ms); the first's share is stored,
+/// together reach the leader within its wait for a batch (1 s here); the first's share is stored,
 /// the second is refused as busy before anything of it is stored there, and its client's retry
 /// enrols it after the first's batch.
 #[test]
 fn pending_shares_on_disk_are_bounded() {
-    let mut c = Cluster::new("pending-bound");
+    let mut c = Cluster::waiting("pending-bound");
     c.restart_edited(|s| s.replace("pending_shares = 4096", "pending_shares = 1"), None);
     let mut gen = generator(29);
     assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(0));

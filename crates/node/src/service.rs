@@ -95,24 +95,16 @@ fn choose_kernels<S: IrisScheme>(
     geometry: IrisGeometry,
     match_cfg: &MatchConfig,
 ) -> Result<(), NodeError> {
-    use argus_math::kernels::{self, CorrelationPath, PlanOptions};
+    use argus_math::kernels::{self, PlanOptions};
     let (host, batch) = (kernels::host(), cfg.batch.max);
-    for shape in scheme.correlations(geometry, match_cfg) {
-        let forced = match cfg.batch.kernel.as_str() {
-            "auto" => None,
-            "unplanned" => Some(CorrelationPath::unplanned(host.isa, shape, batch)),
-            path => Some(path.parse::<CorrelationPath>().map_err(NodeError::Config)?),
-        };
-        if let Some(path) = forced {
-            kernels::install_correlation_path(shape, batch, path)
-                .map_err(|e| NodeError::Config(format!("batch.kernel: {e}")))?;
-            continue;
-        }
-        let options = PlanOptions { cache: cfg.kernel_cache.clone(), ..PlanOptions::default() };
-        let plan = kernels::plan_correlation(shape, batch, &options);
+    let options = PlanOptions { cache: cfg.kernel_cache.clone(), ..PlanOptions::default() };
+    let plans = argus_iris::protocol::choose_kernels(scheme, geometry, match_cfg, batch, &cfg.batch.kernel, &options)
+        .map_err(|e| NodeError::Config(format!("batch.kernel: {e}")))?;
+    for plan in plans {
         if let Some(e) = &plan.cache_error {
             tracing::warn!(node = cfg.id, "{e}: the kernel plan holds until the node stops");
         }
+        let shape = plan.shape;
         tracing::info!(
             node = cfg.id,
             kernel = %plan.path,

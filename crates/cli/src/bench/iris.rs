@@ -553,41 +553,28 @@ fn choose_kernel<S: IrisScheme>(
 ) -> Result<String, String> {
     use argus_math::kernels;
     let host = kernels::host();
-    let shapes = scheme.correlations(geometry, cfg);
-    for &shape in &shapes {
+    let options = kernels::PlanOptions { replan: true, ..Default::default() };
+    let plans = argus_iris::protocol::choose_kernels(scheme, geometry, cfg, a.batch, &a.kernel, &options)?;
+    for plan in plans {
+        let shape = plan.shape;
         let at = format!("{}x{}x{} at {} queries", shape.positions, shape.width, shape.lags, a.batch);
-        match a.kernel.as_str() {
-            "auto" => {
-                let options = kernels::PlanOptions { replan: true, ..Default::default() };
-                let plan = kernels::plan_correlation(shape, a.batch, &options);
-                let mut measured = plan.measured.clone();
-                measured.sort_by(|x, y| x.1.total_cmp(&y.1));
-                let unplanned = kernels::CorrelationPath::unplanned(host.isa, shape, a.batch);
-                let ms = |p: &kernels::CorrelationPath| {
-                    measured.iter().find(|m| m.0 == *p).map_or("-".into(), |m| format!("{:.1}", m.1 * 1e3))
-                };
-                eprintln!(
-                    "kernel plan for {at} on {} ({}): {} ({} ms per {} rows on one core; unplanned {unplanned}: {} ms); \
-                     fastest candidates: {}",
-                    host.cpu,
-                    host.isa,
-                    plan.path,
-                    ms(&plan.path),
-                    kernels::SAMPLE_ROWS,
-                    ms(&unplanned),
-                    measured.iter().take(6).map(|(p, t)| format!("{p} {:.1}", t * 1e3)).collect::<Vec<_>>().join(", ")
-                );
-            }
-            "unplanned" => kernels::install_correlation_path(
-                shape,
-                a.batch,
-                kernels::CorrelationPath::unplanned(host.isa, shape, a.batch),
-            )?,
-            path => {
-                let path = path.parse::<kernels::CorrelationPath>()?;
-                kernels::install_correlation_path(shape, a.batch, path)?;
-            }
-        }
+        let mut measured = plan.measured.clone();
+        measured.sort_by(|x, y| x.1.total_cmp(&y.1));
+        let unplanned = kernels::CorrelationPath::unplanned(host.isa, shape, a.batch);
+        let ms = |p: &kernels::CorrelationPath| {
+            measured.iter().find(|m| m.0 == *p).map_or("-".into(), |m| format!("{:.1}", m.1 * 1e3))
+        };
+        eprintln!(
+            "kernel plan for {at} on {} ({}): {} ({} ms per {} rows on one core; unplanned {unplanned}: {} ms); \
+             fastest candidates: {}",
+            host.cpu,
+            host.isa,
+            plan.path,
+            ms(&plan.path),
+            kernels::SAMPLE_ROWS,
+            ms(&unplanned),
+            measured.iter().take(6).map(|(p, t)| format!("{p} {:.1}", t * 1e3)).collect::<Vec<_>>().join(", ")
+        );
     }
     Ok(argus_iris::protocol::kernel_name(scheme, geometry, cfg, a.batch))
 }

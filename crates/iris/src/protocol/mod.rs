@@ -36,7 +36,7 @@ pub mod recovery;
 pub mod scheme;
 pub mod validity;
 
-pub use plan::{kernel_name, plan_kernels};
+pub use plan::{choose_kernels, kernel_name, plan_kernels};
 
 use argus_math::{BitVec, Modulus, Ring, Z32, Z64};
 use argus_mpc::audit;

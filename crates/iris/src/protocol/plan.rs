@@ -2,7 +2,7 @@
 //! ([`argus_math::kernels::plan_correlation`]) when a node starts and before `argus bench`
 //! measures, and named in `argus status` and the bench's records.
 
-use argus_math::kernels::{self, CorrelationPlan, PlanOptions};
+use argus_math::kernels::{self, CorrelationPath, CorrelationPlan, PlanOptions};
 
 use super::scheme::IrisScheme;
 use crate::{IrisGeometry, MatchConfig};
@@ -22,6 +22,33 @@ pub fn plan_kernels<S: IrisScheme + ?Sized>(
         .into_iter()
         .map(|shape| kernels::plan_correlation(shape, batch, options))
         .collect()
+}
+
+/// The kernels of `scheme`'s batch checks as a node's `batch.kernel` or the bench's `--kernel`
+/// says: `auto` plans them ([`plan_kernels`]; the plans are returned), `unplanned` installs the
+/// rule-of-thumb path, anything else is a path to install as given (nothing returned).
+///
+/// Errors: a malformed path, or one this CPU cannot run (or `ARGUS_ISA` excludes).
+pub fn choose_kernels<S: IrisScheme + ?Sized>(
+    scheme: &S,
+    geometry: IrisGeometry,
+    cfg: &MatchConfig,
+    batch: usize,
+    setting: &str,
+    options: &PlanOptions,
+) -> Result<Vec<CorrelationPlan>, String> {
+    if setting == "auto" {
+        return Ok(plan_kernels(scheme, geometry, cfg, batch, options));
+    }
+    let forced = setting.parse::<CorrelationPath>();
+    for shape in scheme.correlations(geometry, cfg) {
+        let path = match setting {
+            "unplanned" => CorrelationPath::unplanned(kernels::detected(), shape, batch),
+            _ => forced.clone()?,
+        };
+        kernels::install_correlation_path(shape, batch, path)?;
+    }
+    Ok(Vec::new())
 }
 
 /// The kernel `scheme`'s batch checks run now, by name: each correlation's path (as planned, or
