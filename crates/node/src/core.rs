@@ -1224,6 +1224,7 @@ impl<S: IrisScheme> Core<S> {
     }
 
     fn status(&mut self) -> Result<NodeStatus, NodeError> {
+        let host = argus_math::kernels::host();
         Ok(NodeStatus {
             id: self.cfg.id,
             scheme: self.engine.scheme.name().to_string(),
@@ -1244,8 +1245,8 @@ impl<S: IrisScheme> Core<S> {
                 &self.engine.cfg,
                 self.cfg.batch.max,
             ),
-            cpu: argus_math::kernels::host().cpu,
-            isa: argus_math::kernels::host().isa.to_string(),
+            cpu: host.cpu,
+            isa: host.isa.to_string(),
         })
     }
 

@@ -104,10 +104,10 @@ pub(crate) fn fastest_of(candidates: &mut [&mut dyn FnMut()], rounds: usize) -> 
 }
 
 /// Marsaglia's xorshift64: plenty for benchmark data, and no `rand` dependency.
-struct XorShift(u64);
+pub(crate) struct XorShift(pub(crate) u64);
 
 impl XorShift {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;

@@ -371,17 +371,8 @@ pub fn plan_correlation(shape: Correlation, nq: usize, options: &PlanOptions) ->
 /// The timing of [`plan_correlation`]: every candidate's best seconds.
 fn measure(shape: Correlation, nq: usize, budget: Duration) -> Vec<(CorrelationPath, f64)> {
     let start = Instant::now();
-    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-    let mut random = |n: usize| -> Vec<u16> {
-        (0..n)
-            .map(|_| {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                rng as u16
-            })
-            .collect()
-    };
+    let mut rng = super::measure::XorShift(0x9E37_79B9_7F4A_7C15);
+    let mut random = |n: usize| -> Vec<u16> { (0..n).map(|_| rng.next() as u16).collect() };
     let signals = random(nq * shape.signal_len());
     let taps = random(SAMPLE_ROWS * shape.row_len());
     let mut out = vec![0u16; shape.lags * nq * SAMPLE_ROWS];
