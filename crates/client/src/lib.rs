@@ -76,7 +76,7 @@ impl From<argus_iris::IrisError> for ClientError {
 #[macro_export]
 macro_rules! with_scheme {
     ($scheme:expr, $s:ident => $body:expr) => {{
-        use argus_iris::protocol::scheme as __sch;
+        use argus_iris::protocol::schemes as __sch;
         match $scheme {
             $crate::Scheme::MpcLiftF16 => {
                 let $s = __sch::MpcLiftF16;

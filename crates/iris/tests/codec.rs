@@ -2,13 +2,12 @@
 //! taken from a query share, removal from the databases, and share recovery — for all five schemes.
 
 use argus_iris::protocol::codec::{HEADER_LEN, TAG_MPCLIFT_GR16, TAG_MPCLIFT_Z16};
-use argus_iris::protocol::field::FieldTemplateShare;
-use argus_iris::protocol::galois::GrTemplateShare;
-use argus_iris::protocol::plain_mask::PlainMaskShare;
-use argus_iris::protocol::scheme::{
-    query_kind, IrisScheme, MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16, ShareKind,
-};
-use argus_iris::protocol::TemplateShare;
+use argus_iris::protocol::scheme::{query_kind, IrisScheme, ShareKind};
+use argus_iris::protocol::schemes::f16::FieldTemplateShare;
+use argus_iris::protocol::schemes::gr16::GrTemplateShare;
+use argus_iris::protocol::schemes::plain_mask::PlainMaskShare;
+use argus_iris::protocol::schemes::rep3::TemplateShare;
+use argus_iris::protocol::schemes::{MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
 use argus_iris::{find_matches, Generator, IrisError, IrisGeometry, MaskMode, MatchConfig, Template};
 use argus_math::{Modulus, Ring, F65519, Z16, Z32};
 use argus_mpc::local::{run3, Backend};

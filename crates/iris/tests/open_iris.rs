@@ -5,7 +5,8 @@
 //! MPC check (the default scheme, matches revealed) decide every query against every enrolled
 //! identity exactly as open-iris does.
 
-use argus_iris::protocol::scheme::{IrisScheme, MpcLiftGr16};
+use argus_iris::protocol::scheme::IrisScheme;
+use argus_iris::protocol::schemes::MpcLiftGr16;
 use argus_iris::{find_matches, IrisCode, MatchConfig, Template};
 use argus_mpc::local::{run3, Backend};
 use argus_net::NetConfig;

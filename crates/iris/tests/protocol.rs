@@ -2,8 +2,10 @@
 //! genuine re-captures (rotated, noisy) are found, new identities and impostors are not, under
 //! both eye rules.
 
-use argus_iris::protocol::scheme::{IrisScheme, MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
-use argus_iris::protocol::{is_enrolled, share_enrollment, share_query, SharedDb, Tuning};
+use argus_iris::protocol::scheme::{Database, IrisScheme};
+use argus_iris::protocol::schemes::rep3::{is_enrolled, share_enrollment, share_query, SharedDb};
+use argus_iris::protocol::schemes::{MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
+use argus_iris::protocol::Tuning;
 use argus_iris::{
     find_matches, EyeRule, Generator, IrisCode, IrisGeometry, MaskMode, MatchConfig, Template, Threshold,
 };
@@ -138,7 +140,7 @@ fn agree<S: IrisScheme>(scheme: &S, db: &[Template], batch: &[Template], modes: 
 /// The Shamir database holds 2 bytes per stored bit (codes, and masks or trimmed masks).
 #[test]
 fn field_database_holds_two_bytes_per_bit() {
-    use argus_iris::protocol::field;
+    use argus_iris::protocol::schemes::f16 as field;
     let geometry = IrisGeometry::DEPLOYED;
     let t = Generator::new(geometry, 2).unwrap().random_template();
     for (mode, mask_bits) in [(MaskMode::PerBit, geometry.bits()), (MaskMode::Trimmed, geometry.bits() / 2)] {
@@ -256,7 +258,7 @@ fn a_ring_too_small_for_the_comparison_is_refused() {
 /// earlier queries of the batch, so two captures of one new person are not both enrolled.
 #[test]
 fn batches_resolve_duplicates_among_themselves() {
-    use argus_iris::protocol::check_batch;
+    use argus_iris::protocol::schemes::rep3::check_batch;
     let geometry = IrisGeometry::DEPLOYED;
     let mut g = Generator::new(geometry, 8).unwrap();
     let db: Vec<_> = (0..6).map(|_| g.random_template()).collect();

@@ -2,13 +2,12 @@
 //! queries pass, and a query whose values are out of range, whose rows disagree or whose
 //! parties' shares are not of one template is found, alone, on all three parties alike.
 
-use argus_iris::protocol::field::FieldTemplateShare;
-use argus_iris::protocol::galois::GrTemplateShare;
-use argus_iris::protocol::plain_mask::PlainMaskShare;
-use argus_iris::protocol::scheme::{
-    query_kind, IrisScheme, MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16,
-};
-use argus_iris::protocol::TemplateShare;
+use argus_iris::protocol::scheme::{query_kind, IrisScheme};
+use argus_iris::protocol::schemes::f16::FieldTemplateShare;
+use argus_iris::protocol::schemes::gr16::GrTemplateShare;
+use argus_iris::protocol::schemes::plain_mask::PlainMaskShare;
+use argus_iris::protocol::schemes::rep3::TemplateShare;
+use argus_iris::protocol::schemes::{MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
 use argus_iris::{Generator, IrisCode, IrisGeometry, MaskMode, MatchConfig, Template};
 use argus_math::galois as gr;
 use argus_math::{BitVec, Ring, F65519};
@@ -65,8 +64,8 @@ fn rep3_shift<R: Ring>(q: &mut [TemplateShare<R>; 3], row: Row, j: usize, d: u64
 
 impl<S> Tamper for S
 where
-    S: IrisScheme<Share = TemplateShare<<S as argus_iris::protocol::scheme::RingOf>::R>>
-        + argus_iris::protocol::scheme::RingOf,
+    S: IrisScheme<Share = TemplateShare<<S as argus_iris::protocol::schemes::rep3::RingOf>::R>>
+        + argus_iris::protocol::schemes::rep3::RingOf,
 {
     fn shift(&self, q: &mut [Self::Share; 3], row: Row, j: usize, d: u64) {
         rep3_shift(q, row, j, d);

@@ -407,7 +407,7 @@ pub const PROGRESS_EVERY: u64 = 1000;
 mod tests {
     use super::*;
     use crate::config::{IrisSettings, Layout};
-    use argus_iris::protocol::scheme::MpcLiftGr16;
+    use argus_iris::protocol::schemes::MpcLiftGr16;
     use argus_iris::Generator;
 
     fn settings() -> IrisSettings {

@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use argus_iris::protocol::scheme::{IrisScheme, MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
+use argus_iris::protocol::scheme::IrisScheme;
+use argus_iris::protocol::schemes::{MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
 use argus_iris::protocol::Tuning;
 use argus_iris::{Generator, MaskMode, MatchConfig};
 use argus_mpc::local::{run3, Backend};

@@ -2,20 +2,18 @@
 //!
 //! A client shares a *query* (every rotation of the window, both eyes — or, for GR, the unrotated
 //! row from which the nodes make the rotations) and sends one share per
-//! node as bytes ([`IrisScheme::encode`], format in [`codec`]); a node parses and
+//! node as bytes ([`IrisScheme::encode`], format in [`codec`](super::codec)); a node parses and
 //! validates them ([`IrisScheme::decode`] with the [`ShareKind`] it expects, e.g. from
 //! [`query_kind`]), runs the batch check, and for a unique query that asked for enrolment keeps
 //! the query's unrotated row ([`IrisScheme::enrollment_of`]): one upload serves both.
 
 use argus_math::kernels::Correlation;
-use argus_math::{Ring, Z16, Z32};
 use argus_mpc::{MpcError, Party};
 use argus_net::PartyId;
 use argus_prg::{Prg, Seed};
-use rand::rngs::OsRng;
 
 use super::recovery::{Auditable, Recoverable};
-use super::{codec, field, galois, mirror, plain_mask, validity, Checked, SharedDb, TemplateShare, Tuning};
+use super::{Checked, Tuning};
 use crate::{IrisError, IrisGeometry, MatchConfig, Template};
 
 /// What a share is expected to hold (checked by [`IrisScheme::decode`]).
@@ -69,7 +67,7 @@ pub trait IrisScheme: Sync {
     /// One party's share of a template.
     type Share: Clone + Send + Sync + Recoverable;
     /// One party's database.
-    type Db: Send + Auditable;
+    type Db: Database<Share = Self::Share>;
     /// Short name, e.g. `mpclift-F16-shamir`.
     fn name(&self) -> &'static str;
     /// Bits of the sharing ring or field.
@@ -81,7 +79,9 @@ pub trait IrisScheme: Sync {
     /// An empty database for codes of `len` bits.
     fn new_db(&self, len: usize) -> Self::Db;
     /// Appends an enrolled share.
-    fn push(&self, db: &mut Self::Db, s: &Self::Share) -> Result<(), MpcError>;
+    fn push(&self, db: &mut Self::Db, s: &Self::Share) -> Result<(), MpcError> {
+        db.push(s)
+    }
     /// Checks a batch: `true` for each query that is unique (and, with `cfg.reveal_matches`, what
     /// it matched: [`Checked`]). With `dedup` a query that matches an
     /// earlier query of the batch is not unique either (enrolments: two captures of one person in
@@ -119,7 +119,7 @@ pub trait IrisScheme: Sync {
     /// Serialises a share (query or enrolment) for the wire and the store: a small versioned
     /// header (format version, scheme tag, rows, unrotated row, code and mask values per row),
     /// then the share values packed little-endian at the ring's width (public masks as packed
-    /// bits). The layout is in [`codec`].
+    /// bits). The layout is in [`codec`](super::codec).
     fn encode(&self, s: &Self::Share) -> Vec<u8>;
     /// Parses and validates bytes from an untrusted client or the store: the scheme tag is this
     /// scheme's, rows and unrotated row are those of `expect`, every length is exactly what codes
@@ -135,11 +135,17 @@ pub trait IrisScheme: Sync {
     fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError>;
     /// Removes entry `index` of the database in place, keeping the order of the others (the row
     /// order is canonical — ascending identity id — on every node, so no swap-remove).
-    fn remove(&self, db: &mut Self::Db, index: usize) -> Result<(), MpcError>;
+    fn remove(&self, db: &mut Self::Db, index: usize) -> Result<(), MpcError> {
+        db.remove(index)
+    }
     /// Entries in the database.
-    fn db_len(&self, db: &Self::Db) -> usize;
+    fn db_len(&self, db: &Self::Db) -> usize {
+        db.len()
+    }
     /// Bytes of share data the database holds in memory (codes and masks, both eyes).
-    fn db_bytes(&self, db: &Self::Db) -> usize;
+    fn db_bytes(&self, db: &Self::Db) -> usize {
+        db.share_bytes()
+    }
     /// Bytes of one party's database share per code bit, codes only (masks come on top): 2.0 for
     /// Shamir F_65519, two components × the element width for replicated sharing (4.0 for Z_2^16).
     fn share_bytes_per_code_bit(&self) -> f64;
@@ -175,347 +181,22 @@ pub trait IrisScheme: Sync {
     }
 }
 
-/// Secret masks over replicated Z_2^16 (MPCLift-Z).
-pub struct MpcLiftZ16;
-/// Secret masks over replicated Z_2^32 (NoLift-Z).
-pub struct NoLiftZ32;
-/// Secret masks over Shamir F_65519 (MPCLift-F): 2 bytes of share per code bit.
-pub struct MpcLiftF16;
-/// Public masks, secret codes over replicated Z_2^16 (Alg. 2).
-pub struct PlainMaskZ16;
-/// Secret masks over Shamir GR(2^16, 4), the deployed system's sharing (MPCLift-GR): 2 bytes of
-/// share per code bit and one 16-bit multiply per bit of a secret dot product.
-pub struct MpcLiftGr16;
-
-macro_rules! rep3_scheme {
-    ($t:ty, $ring:expr, $name:literal, $bits:literal, $tag:expr) => {
-        impl IrisScheme for $t {
-            type Share = TemplateShare<<$t as RingOf>::R>;
-            type Db = SharedDb<<$t as RingOf>::R>;
-            fn name(&self) -> &'static str {
-                $name
-            }
-            fn bits(&self) -> u32 {
-                $bits
-            }
-            fn share_enrollment(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
-                super::share_enrollment(&$ring, t, cfg, &mut OsRng)
-            }
-            fn share_query(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
-                super::share_query(&$ring, t, cfg, &mut OsRng)
-            }
-            fn new_db(&self, len: usize) -> Self::Db {
-                SharedDb::new($ring, len)
-            }
-            fn push(&self, db: &mut Self::Db, s: &Self::Share) -> Result<(), MpcError> {
-                db.push(s)
-            }
-            fn check(
-                &self,
-                p: &mut Party,
-                q: &[Self::Share],
-                db: &Self::Db,
-                cfg: &MatchConfig,
-                tuning: &Tuning,
-                dedup: bool,
-            ) -> Result<Checked, MpcError> {
-                super::check_batch(p, q, db, cfg, tuning, dedup)
-            }
-            fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
-                validity::invalid_rep3(p, q, len)
-            }
-            fn mirrored(
-                &self,
-                _p: &mut Party,
-                q: &[Self::Share],
-                geometry: IrisGeometry,
-            ) -> Result<Vec<Self::Share>, MpcError> {
-                Ok(mirror::mirrored_rep3(q, geometry))
-            }
-            fn short_masks(
-                &self,
-                p: &mut Party,
-                q: &[Self::Share],
-                len: usize,
-                cfg: &MatchConfig,
-                tuning: &Tuning,
-            ) -> Result<Vec<bool>, MpcError> {
-                super::short_masks(p, q, len, cfg, tuning)
-            }
-            fn encode(&self, s: &Self::Share) -> Vec<u8> {
-                codec::encode_rep3($tag, s)
-            }
-            fn decode(
-                &self,
-                bytes: &[u8],
-                len: usize,
-                cfg: &MatchConfig,
-                expect: ShareKind,
-            ) -> Result<Self::Share, IrisError> {
-                codec::decode_rep3(&$ring, $tag, bytes, len, cfg, expect)
-            }
-            fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError> {
-                codec::enrollment_of_rep3(q)
-            }
-            fn remove(&self, db: &mut Self::Db, index: usize) -> Result<(), MpcError> {
-                db.remove(index)
-            }
-            fn db_len(&self, db: &Self::Db) -> usize {
-                db.len()
-            }
-            fn db_bytes(&self, db: &Self::Db) -> usize {
-                db.share_bytes()
-            }
-            fn share_bytes_per_code_bit(&self) -> f64 {
-                // Two components (pre-processed: x_i + x_{i-1} and x_{i-1}) of one element each.
-                2.0 * $ring.byte_len() as f64
-            }
-        }
-    };
-}
-
-/// The ring of a replicated scheme.
-pub trait RingOf {
-    /// The ring.
-    type R: argus_math::Ring;
-}
-impl RingOf for MpcLiftZ16 {
-    type R = Z16;
-}
-impl RingOf for NoLiftZ32 {
-    type R = Z32;
-}
-rep3_scheme!(MpcLiftZ16, Z16::new(), "mpclift-Z16-rep3", 16, codec::TAG_MPCLIFT_Z16);
-rep3_scheme!(NoLiftZ32, Z32::new(), "nolift-Z32-rep3", 32, codec::TAG_NOLIFT_Z32);
-
-impl IrisScheme for MpcLiftF16 {
-    type Share = field::FieldTemplateShare;
-    type Db = field::FieldDb;
-    fn name(&self) -> &'static str {
-        "mpclift-F16-shamir"
+/// One party's database of a scheme: its enrolled shares, in the layout its batch check's kernels
+/// want, row after row in ascending identity id (the same order on every node). What
+/// [`IrisScheme`]'s `push`, `remove`, `db_len`, `db_bytes` and `audit` do to it.
+pub trait Database: Send + Auditable {
+    /// The share an entry is made from (an enrolment share: one row per eye).
+    type Share;
+    /// Appends an enrolled share.
+    fn push(&mut self, s: &Self::Share) -> Result<(), MpcError>;
+    /// Removes entry `index` in place, keeping the order of the others (no swap-remove).
+    fn remove(&mut self, index: usize) -> Result<(), MpcError>;
+    /// Enrolled entries.
+    fn len(&self) -> usize;
+    /// Whether nothing is enrolled.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
     }
-    fn bits(&self) -> u32 {
-        16
-    }
-    fn share_enrollment(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
-        field::share_enrollment(t, cfg, &mut OsRng)
-    }
-    fn share_query(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
-        field::share_query(t, cfg, &mut OsRng)
-    }
-    fn new_db(&self, len: usize) -> Self::Db {
-        field::FieldDb::new(len)
-    }
-    fn push(&self, db: &mut Self::Db, s: &Self::Share) -> Result<(), MpcError> {
-        db.push(s)
-    }
-    fn check(
-        &self,
-        p: &mut Party,
-        q: &[Self::Share],
-        db: &Self::Db,
-        cfg: &MatchConfig,
-        tuning: &Tuning,
-        dedup: bool,
-    ) -> Result<Checked, MpcError> {
-        field::check_batch(p, q, db, cfg, tuning, dedup)
-    }
-    fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
-        validity::invalid_field(p, q, len)
-    }
-    fn mirrored(
-        &self,
-        _p: &mut Party,
-        q: &[Self::Share],
-        geometry: IrisGeometry,
-    ) -> Result<Vec<Self::Share>, MpcError> {
-        Ok(mirror::mirrored_field(q, geometry))
-    }
-    fn short_masks(
-        &self,
-        p: &mut Party,
-        q: &[Self::Share],
-        len: usize,
-        cfg: &MatchConfig,
-        _tuning: &Tuning,
-    ) -> Result<Vec<bool>, MpcError> {
-        field::short_masks(p, q, len, cfg)
-    }
-    fn encode(&self, s: &Self::Share) -> Vec<u8> {
-        codec::encode_field(s)
-    }
-    fn decode(&self, bytes: &[u8], len: usize, cfg: &MatchConfig, expect: ShareKind) -> Result<Self::Share, IrisError> {
-        codec::decode_field(bytes, len, cfg, expect)
-    }
-    fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError> {
-        codec::enrollment_of_field(q)
-    }
-    fn remove(&self, db: &mut Self::Db, index: usize) -> Result<(), MpcError> {
-        db.remove(index)
-    }
-    fn db_len(&self, db: &Self::Db) -> usize {
-        db.len()
-    }
-    fn db_bytes(&self, db: &Self::Db) -> usize {
-        db.share_bytes()
-    }
-    fn share_bytes_per_code_bit(&self) -> f64 {
-        2.0
-    }
-}
-
-impl IrisScheme for PlainMaskZ16 {
-    type Share = plain_mask::PlainMaskShare;
-    type Db = plain_mask::PlainMaskDb;
-    fn name(&self) -> &'static str {
-        "plain-mask-Z16-rep3"
-    }
-    fn bits(&self) -> u32 {
-        16
-    }
-    fn share_enrollment(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
-        plain_mask::share_enrollment(t, cfg, &mut OsRng)
-    }
-    fn share_query(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
-        plain_mask::share_query(t, cfg, &mut OsRng)
-    }
-    fn new_db(&self, len: usize) -> Self::Db {
-        plain_mask::PlainMaskDb::new(len)
-    }
-    fn push(&self, db: &mut Self::Db, s: &Self::Share) -> Result<(), MpcError> {
-        db.push(s)
-    }
-    fn check(
-        &self,
-        p: &mut Party,
-        q: &[Self::Share],
-        db: &Self::Db,
-        cfg: &MatchConfig,
-        tuning: &Tuning,
-        dedup: bool,
-    ) -> Result<Checked, MpcError> {
-        plain_mask::check_batch(p, q, db, cfg, tuning, dedup)
-    }
-    fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
-        validity::invalid_plain_mask(p, q, len)
-    }
-    fn mirrored(
-        &self,
-        _p: &mut Party,
-        q: &[Self::Share],
-        geometry: IrisGeometry,
-    ) -> Result<Vec<Self::Share>, MpcError> {
-        mirror::mirrored_plain_mask(q, geometry)
-    }
-    fn short_masks(
-        &self,
-        p: &mut Party,
-        q: &[Self::Share],
-        len: usize,
-        cfg: &MatchConfig,
-        _tuning: &Tuning,
-    ) -> Result<Vec<bool>, MpcError> {
-        plain_mask::short_masks(p, q, len, cfg)
-    }
-    fn encode(&self, s: &Self::Share) -> Vec<u8> {
-        codec::encode_plain_mask(s)
-    }
-    /// As the trait says; the public masks are stored expanded (one bit per code bit) in both
-    /// mask modes, so `cfg.mask_mode` does not change the expected lengths.
-    fn decode(&self, bytes: &[u8], len: usize, cfg: &MatchConfig, expect: ShareKind) -> Result<Self::Share, IrisError> {
-        codec::decode_plain_mask(bytes, len, cfg, expect)
-    }
-    fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError> {
-        codec::enrollment_of_plain_mask(q)
-    }
-    fn remove(&self, db: &mut Self::Db, index: usize) -> Result<(), MpcError> {
-        db.remove(index)
-    }
-    fn db_len(&self, db: &Self::Db) -> usize {
-        db.len()
-    }
-    fn db_bytes(&self, db: &Self::Db) -> usize {
-        db.share_bytes()
-    }
-    /// Codes only, like the other schemes: two 2-byte components; the public masks add 1 bit per
-    /// code bit (packed).
-    fn share_bytes_per_code_bit(&self) -> f64 {
-        4.0
-    }
-}
-
-impl IrisScheme for MpcLiftGr16 {
-    type Share = galois::GrTemplateShare;
-    type Db = galois::GrDb;
-    fn name(&self) -> &'static str {
-        "mpclift-GR16-shamir"
-    }
-    fn correlations(&self, geometry: IrisGeometry, cfg: &MatchConfig) -> Vec<Correlation> {
-        galois::correlations(geometry, cfg)
-    }
-    fn bits(&self) -> u32 {
-        16
-    }
-    fn share_enrollment(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
-        galois::share_enrollment(t, cfg, &mut OsRng)
-    }
-    fn share_query(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
-        galois::share_query(t, cfg, &mut OsRng)
-    }
-    fn new_db(&self, len: usize) -> Self::Db {
-        galois::GrDb::new(len)
-    }
-    fn push(&self, db: &mut Self::Db, s: &Self::Share) -> Result<(), MpcError> {
-        db.push(s)
-    }
-    fn check(
-        &self,
-        p: &mut Party,
-        q: &[Self::Share],
-        db: &Self::Db,
-        cfg: &MatchConfig,
-        tuning: &Tuning,
-        dedup: bool,
-    ) -> Result<Checked, MpcError> {
-        galois::check_batch(p, q, db, cfg, tuning, dedup)
-    }
-    fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
-        validity::invalid_gr(p, q, len)
-    }
-    fn mirrored(&self, p: &mut Party, q: &[Self::Share], geometry: IrisGeometry) -> Result<Vec<Self::Share>, MpcError> {
-        mirror::mirrored_gr(p, q, geometry)
-    }
-    fn short_masks(
-        &self,
-        p: &mut Party,
-        q: &[Self::Share],
-        len: usize,
-        cfg: &MatchConfig,
-        tuning: &Tuning,
-    ) -> Result<Vec<bool>, MpcError> {
-        galois::short_masks(p, q, len, cfg, tuning)
-    }
-    fn encode(&self, s: &Self::Share) -> Vec<u8> {
-        codec::encode_gr(s)
-    }
-    /// As the trait says, except that a query carries its unrotated row twice — in the query
-    /// basis and monomially — and no rotations: the nodes make those (module [`galois`]).
-    fn decode(&self, bytes: &[u8], len: usize, cfg: &MatchConfig, expect: ShareKind) -> Result<Self::Share, IrisError> {
-        codec::decode_gr(bytes, len, cfg, expect)
-    }
-    fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError> {
-        codec::enrollment_of_gr(q)
-    }
-    fn remove(&self, db: &mut Self::Db, index: usize) -> Result<(), MpcError> {
-        db.remove(index)
-    }
-    fn db_len(&self, db: &Self::Db) -> usize {
-        db.len()
-    }
-    fn db_bytes(&self, db: &Self::Db) -> usize {
-        db.share_bytes()
-    }
-    fn share_bytes_per_code_bit(&self) -> f64 {
-        2.0
-    }
+    /// Bytes of share data held in memory (codes and masks, both eyes).
+    fn share_bytes(&self) -> usize;
 }

@@ -4,12 +4,21 @@
 //! replicated shares mod p (one element per product), `ml` lifted to Z_{p·2^16} (`u64` elements) in MPC (Alg. 15),
 //! `b·dot` by ConstLift (b = 2^16, Alg. 13), and the MSB of `a·ml − b·dot` mod p·2^16.
 
+mod codec;
+mod mirror;
+mod recovery;
+mod validity;
+
 use argus_math::{Ring, Zt64, F65519};
 use argus_mpc::rep3::{self, Adder, Rep3};
 use argus_mpc::shamir::{self, Degree, Shamir};
 use argus_mpc::{MpcError, Party};
+use rand::rngs::OsRng;
 use rand_core::{CryptoRng, RngCore};
 
+use crate::protocol::compare::{in_chunks, reduced_terms, resolve, reveal_short, Checked, Order, Tuning};
+use crate::protocol::scheme::{Database, IrisScheme, ShareKind};
+use crate::protocol::{factor_of, mask_factor, mask_row, masked_bits, no_entry, query_window, rotated_rows};
 use crate::{encode_masked, IrisCode, IrisError, IrisGeometry, MaskMode, MatchConfig, Template};
 
 /// One party's Shamir shares of one eye: masked code rows (−1, 0, 1 mod p) and mask rows (0, 1).
@@ -34,13 +43,13 @@ pub struct FieldTemplateShare {
     /// Which row is the unrotated code.
     pub unrotated: usize,
     /// A query's masked code bits of the unrotated row, left and right (empty for an enrolment;
-    /// [`super::validity`]).
+    /// [`validity`](crate::protocol::validity)).
     pub bits: Vec<Shamir<F65519>>,
 }
 
 /// The lifted ring Z_{p·2^m}, `m` and `a` (times the mask factor) of the terms `(a, 2^m)` of
 /// the threshold's dyadic stand-in ([`crate::Threshold::dyadic_for`], exact for every
-/// `ml ≤ len`; reduced by [`super::reduced_terms`]), and the check that the ring's MSB is the
+/// `ml ≤ len`; reduced by [`reduced_terms`]), and the check that the ring's MSB is the
 /// sign of every `a·ml − 2^m·dot` of codes of `len` bits (their exact range,
 /// [`crate::comparison_range`]). Under the default threshold m = 20.
 pub(crate) fn lifted_ring(len: usize, cfg: &MatchConfig) -> Result<(Zt64, u32, i128), IrisError> {
@@ -48,9 +57,9 @@ pub(crate) fn lifted_ring(len: usize, cfg: &MatchConfig) -> Result<(Zt64, u32, i
     let dyadic = th
         .dyadic_for(len as u64)
         .ok_or_else(|| IrisError::Unsupported(format!("threshold {th} has no dyadic stand-in for {len} bits")))?;
-    let factor = super::factor_of(cfg.mask_mode);
+    let factor = factor_of(cfg.mask_mode);
     let (a, b) = crate::mpc_comparison_terms(dyadic);
-    let (a, b, _) = super::reduced_terms(a * factor, b);
+    let (a, b, _) = reduced_terms(a * factor, b);
     let m = b.trailing_zeros();
     let t = (m <= 48)
         .then(|| Zt64::new((F65519::P as u128) << m).ok())
@@ -73,7 +82,7 @@ fn share_rows<G: RngCore + CryptoRng>(
     let f = F65519;
     let rows = |c: &IrisCode| {
         let code: Vec<u16> = encode_masked(c).into_iter().map(|v| f.from_i128(v as i128)).collect();
-        let mask: Vec<u16> = super::mask_row(c, mode).into_iter().map(u16::from).collect();
+        let mask: Vec<u16> = mask_row(c, mode).into_iter().map(u16::from).collect();
         (code, mask)
     };
     let (lc, lm) = rows(left);
@@ -112,9 +121,9 @@ pub fn share_query<G: RngCore + CryptoRng>(
 ) -> Result<[FieldTemplateShare; 3], IrisError> {
     let g = t.left.geometry();
     lifted_ring(g.bits(), cfg)?;
-    let (window, unrotated) = super::query_window(cfg, g.cols)?;
+    let (window, unrotated) = query_window(cfg, g.cols)?;
     let (l, r) = (cfg.mask_mode.apply(&t.left), cfg.mask_mode.apply(&t.right));
-    let bits = |c: &IrisCode, rng: &mut G| share(super::masked_bits(c).into_iter().map(u16::from).collect(), rng);
+    let bits = |c: &IrisCode, rng: &mut G| share(masked_bits(c).into_iter().map(u16::from).collect(), rng);
     let (bl, br) = (bits(&l, rng)?, bits(&r, rng)?);
     let rows = share_rows(&l, &r, cfg.mask_mode, rng)?;
     let mut i = 0;
@@ -126,7 +135,7 @@ pub fn share_query<G: RngCore + CryptoRng>(
 }
 
 /// A query share from its unrotated row `s` (as on the wire) and its masked code bits: every row
-/// of the window made by rotating the shares ([`super::rotated_rows`]).
+/// of the window made by rotating the shares (`rotated_rows`).
 pub(crate) fn with_rotations(
     s: FieldTemplateShare,
     g: IrisGeometry,
@@ -135,8 +144,7 @@ pub(crate) fn with_rotations(
     bits: Vec<Shamir<F65519>>,
 ) -> FieldTemplateShare {
     let rot = |x: &Shamir<F65519>| {
-        Shamir::from_parts(F65519, Degree::One, super::rotated_rows(x.shares(), g, rows, unrotated))
-            .expect("degree-1 shares")
+        Shamir::from_parts(F65519, Degree::One, rotated_rows(x.shares(), g, rows, unrotated)).expect("degree-1 shares")
     };
     let eye = |e: &FieldEyeShare| FieldEyeShare { code: rot(&e.code), mask: rot(&e.mask) };
     FieldTemplateShare { left: eye(&s.left), right: eye(&s.right), rows, unrotated, bits }
@@ -152,43 +160,29 @@ pub struct FieldDb {
     rows: [Shamir<F65519>; 4],
 }
 
-impl super::recovery::Auditable for FieldDb {
-    fn audit(&self, p: &mut Party, seed: &argus_prg::Seed) -> Result<bool, MpcError> {
-        let mut c = argus_mpc::audit::Combination::new(F65519, 1, seed);
-        for row in &self.rows {
-            c.absorb(row.shares());
-        }
-        argus_mpc::audit::shamir_consistent(p, &c)
-    }
-}
-
 impl FieldDb {
     /// An empty database for codes of `len` bits.
     pub fn new(len: usize) -> Self {
         FieldDb { code_len: len, count: 0, rows: std::array::from_fn(|_| Shamir::zeros(F65519, Degree::One, 0)) }
-    }
-    /// Enrolled entries.
-    pub fn len(&self) -> usize {
-        self.count
-    }
-    /// Whether nothing is enrolled.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
     }
     /// Bytes of shares held per enrolled identity (both eyes, codes and masks).
     pub fn bytes_per_identity(&self) -> usize {
         let mask_len = self.rows[1].len().checked_div(self.count).unwrap_or(self.code_len);
         2 * 2 * (self.code_len + mask_len)
     }
+}
+
+impl Database for FieldDb {
+    type Share = FieldTemplateShare;
     /// Appends an enrolled template's share.
-    pub fn push(&mut self, t: &FieldTemplateShare) -> Result<(), MpcError> {
+    fn push(&mut self, t: &FieldTemplateShare) -> Result<(), MpcError> {
         if t.rows != 1 || t.left.code.len() != self.code_len {
             return Err(MpcError::InvalidParameter(format!(
                 "an enrolment share has 1 row of {} values",
                 self.code_len
             )));
         }
-        super::mask_factor(self.code_len, t.left.mask.len())?;
+        mask_factor(self.code_len, t.left.mask.len())?;
         if self.count > 0 && t.left.mask.len() != self.rows[1].len() / self.count {
             return Err(MpcError::InvalidParameter("all entries must use the same mask mode".into()));
         }
@@ -200,9 +194,9 @@ impl FieldDb {
     }
     /// Removes entry `index`, keeping the order of the others: its rows are drained out of each
     /// of the four share vectors in place.
-    pub fn remove(&mut self, index: usize) -> Result<(), MpcError> {
+    fn remove(&mut self, index: usize) -> Result<(), MpcError> {
         if index >= self.count {
-            return Err(super::no_entry(index, self.count));
+            return Err(no_entry(index, self.count));
         }
         for v in &mut self.rows {
             let width = v.len() / self.count;
@@ -213,8 +207,11 @@ impl FieldDb {
         self.count -= 1;
         Ok(())
     }
+    fn len(&self) -> usize {
+        self.count
+    }
     /// Bytes of share data held in memory (codes and masks of both eyes).
-    pub fn share_bytes(&self) -> usize {
+    fn share_bytes(&self) -> usize {
         self.rows.iter().map(|v| v.len() * std::mem::size_of::<u16>()).sum()
     }
 }
@@ -229,7 +226,7 @@ fn rotation_major(parts: Vec<&Shamir<F65519>>, rot: usize, len: usize) -> Result
     Shamir::concat(&pieces.iter().collect::<Vec<_>>())
 }
 
-/// [`super::short_masks`] over Shamir shares in F_65519: a count's degree-1 share is the sum of
+/// [`IrisScheme::short_masks`] over Shamir shares in F_65519: a count's degree-1 share is the sum of
 /// the unrotated row's, `factor·count − min` goes to replicated shares and its MSB mod p says
 /// whether it is negative (`|v| ≤ len < p/2`).
 pub fn short_masks(
@@ -241,7 +238,7 @@ pub fn short_masks(
     let Some(first) = queries.first() else { return Ok(Vec::new()) };
     let f = F65519;
     let mlen = first.left.mask.len() / first.rows.max(1);
-    let factor = f.from_i128(super::mask_factor(len, mlen)?);
+    let factor = f.from_i128(mask_factor(len, mlen)?);
     let min = f.from_u128(u128::from(cfg.min_valid_bits(len)));
     let mut v = Vec::with_capacity(2 * queries.len());
     for e in 0..2 {
@@ -253,18 +250,18 @@ pub fn short_masks(
     }
     let v = shamir::to_rep3(p, &Shamir::from_parts(f, Degree::One, v)?)?;
     let short = shamir::msb_p(p, &v)?;
-    super::reveal_short(p, &short, queries.len())
+    reveal_short(p, &short, queries.len())
 }
 
-/// [`super::check_batch`] over Shamir shares in F_65519 (MPCLift-F).
+/// [`IrisScheme::check`] over Shamir shares in F_65519 (MPCLift-F).
 pub fn check_batch(
     p: &mut Party,
     queries: &[FieldTemplateShare],
     db: &FieldDb,
     cfg: &MatchConfig,
-    tuning: &super::Tuning,
+    tuning: &Tuning,
     dedup: bool,
-) -> Result<super::Checked, MpcError> {
+) -> Result<Checked, MpcError> {
     let nq = queries.len();
     if nq == 0 {
         return Ok(Default::default());
@@ -276,7 +273,7 @@ pub fn check_batch(
     }
     let (t, m, a) = lifted_ring(len, cfg).map_err(|e| MpcError::InvalidParameter(e.to_string()))?;
     let mlen = queries[0].left.mask.len() / rot.max(1);
-    if super::mask_factor(len, mlen)? != super::factor_of(cfg.mask_mode) {
+    if mask_factor(len, mlen)? != factor_of(cfg.mask_mode) {
         return Err(MpcError::InvalidParameter(format!(
             "queries' masks are not in the configured {:?} mode",
             cfg.mask_mode
@@ -314,7 +311,7 @@ pub fn check_batch(
 
     // The MSBs mod p always ripple: chunks of the ripple adder's size unless configured.
     let chunk = tuning.comparisons_per_chunk(Adder::Ripple);
-    let hits = super::in_chunks(p, &dots, &mls, chunk, |p, dots, mls| {
+    let hits = in_chunks(p, &dots, &mls, chunk, |p, dots, mls| {
         // Degree 2 -> additive -> replicated mod p, both products in one round.
         let n = dots.len();
         let both = shamir::to_rep3(p, &Shamir::from_parts(f, Degree::Two, [dots, mls].concat())?)?;
@@ -325,5 +322,72 @@ pub fn check_batch(
         let v = ml_t.mul_scalar(t.from_i128(a)).sub(&bdot)?;
         shamir::msb_p(p, &v)
     })?;
-    super::resolve(p, &hits, rot, nq, s, cfg, dedup, super::Order::QueryTarget)
+    resolve(p, &hits, rot, nq, s, cfg, dedup, Order::QueryTarget)
+}
+
+/// Secret masks over Shamir F_65519 (MPCLift-F): 2 bytes of share per code bit.
+pub struct MpcLiftF16;
+
+impl IrisScheme for MpcLiftF16 {
+    type Share = FieldTemplateShare;
+    type Db = FieldDb;
+    fn name(&self) -> &'static str {
+        "mpclift-F16-shamir"
+    }
+    fn bits(&self) -> u32 {
+        16
+    }
+    fn share_bytes_per_code_bit(&self) -> f64 {
+        2.0
+    }
+    fn share_enrollment(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
+        share_enrollment(t, cfg, &mut OsRng)
+    }
+    fn share_query(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
+        share_query(t, cfg, &mut OsRng)
+    }
+    fn new_db(&self, len: usize) -> Self::Db {
+        FieldDb::new(len)
+    }
+    fn check(
+        &self,
+        p: &mut Party,
+        q: &[Self::Share],
+        db: &Self::Db,
+        cfg: &MatchConfig,
+        tuning: &Tuning,
+        dedup: bool,
+    ) -> Result<Checked, MpcError> {
+        check_batch(p, q, db, cfg, tuning, dedup)
+    }
+    fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
+        validity::invalid(p, q, len)
+    }
+    fn mirrored(
+        &self,
+        _p: &mut Party,
+        q: &[Self::Share],
+        geometry: IrisGeometry,
+    ) -> Result<Vec<Self::Share>, MpcError> {
+        Ok(mirror::mirrored(q, geometry))
+    }
+    fn short_masks(
+        &self,
+        p: &mut Party,
+        q: &[Self::Share],
+        len: usize,
+        cfg: &MatchConfig,
+        _tuning: &Tuning,
+    ) -> Result<Vec<bool>, MpcError> {
+        short_masks(p, q, len, cfg)
+    }
+    fn encode(&self, s: &Self::Share) -> Vec<u8> {
+        codec::encode(s)
+    }
+    fn decode(&self, bytes: &[u8], len: usize, cfg: &MatchConfig, expect: ShareKind) -> Result<Self::Share, IrisError> {
+        codec::decode(bytes, len, cfg, expect)
+    }
+    fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError> {
+        codec::enrollment_of(q)
+    }
 }

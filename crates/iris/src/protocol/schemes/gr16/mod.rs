@@ -19,13 +19,24 @@
 //!   From there the check is
 //!   MPCLift-Z16's (reshare with a zero sharing, lift `ml` to Z_2^32, ConstLift `b·dot`, one MSB).
 
+mod codec;
+mod mirror;
+mod recovery;
+mod validity;
+
 use argus_math::kernels::{Correlation, Correlator};
 use argus_math::Z16;
 use argus_mpc::galois::{self as gr, Basis};
 use argus_mpc::rep3::Rep3Bits;
 use argus_mpc::{MpcError, Party};
+use rand::rngs::OsRng;
 use rand_core::{CryptoRng, RngCore};
 
+use crate::protocol::compare::{
+    self, check_ring, resolve, reveal_short, short_of_counts, Checked, ComparisonPlan, Order, Tuning,
+};
+use crate::protocol::scheme::{Database, IrisScheme, ShareKind};
+use crate::protocol::{mask_factor, mask_row, masked_bits, no_entry, query_window};
 use crate::{encode_masked, IrisCode, IrisError, IrisGeometry, MaskMode, MatchConfig, Template};
 
 /// One party's shares of one eye's rows: masked code values (−1, 0, 1 mod 2^16) and mask values
@@ -59,7 +70,7 @@ pub struct GrTemplateShare {
     /// Angular columns of the codes, the unit of a rotation (0 for an enrolment).
     pub cols: usize,
     /// Left and right eye: a query's masked code bits of the unrotated row, shared monomially
-    /// (empty for an enrolment; [`super::validity`]).
+    /// (empty for an enrolment; [`validity`](crate::protocol::validity)).
     pub bits: [Vec<u16>; 2],
 }
 
@@ -67,7 +78,7 @@ pub struct GrTemplateShare {
 /// (code and mask) and the MPCLift-Z16 conditions; with `cols` (queries), also whole ring
 /// elements per angular column, so that a rotation moves whole elements.
 pub(crate) fn check_len(len: usize, cols: Option<usize>, cfg: &MatchConfig) -> Result<(), IrisError> {
-    super::check_ring(&Z16::new(), len, cfg)?;
+    check_ring(&Z16::new(), len, cfg)?;
     let mask_len = match cfg.mask_mode {
         MaskMode::PerBit => len,
         MaskMode::Trimmed => len / 2,
@@ -117,7 +128,7 @@ fn share_eye<G: RngCore + CryptoRng>(
         let (rows, cols) = (c.geometry().rows, c.geometry().cols);
         let values: Vec<u16> = encode_masked(c).into_iter().map(|v| v as i16 as u16).collect();
         code.extend(column_major(&values, rows, cols));
-        let values: Vec<u16> = super::mask_row(c, mode).into_iter().map(u16::from).collect();
+        let values: Vec<u16> = mask_row(c, mode).into_iter().map(u16::from).collect();
         mask.extend(column_major(&values, rows, cols));
     }
     let share = |v: &[u16], rng: &mut G| {
@@ -167,7 +178,7 @@ pub fn share_query<G: RngCore + CryptoRng>(
 ) -> Result<[GrTemplateShare; 3], IrisError> {
     let g = t.left.geometry();
     check_len(g.bits(), Some(g.cols), cfg)?;
-    let (window, u) = super::query_window(cfg, g.cols)?;
+    let (window, u) = query_window(cfg, g.cols)?;
     let mode = cfg.mask_mode;
     let (l, r) = (mode.apply(&t.left), mode.apply(&t.right));
     let entry = [
@@ -175,7 +186,7 @@ pub fn share_query<G: RngCore + CryptoRng>(
         share_eye(std::slice::from_ref(&r), mode, Basis::Monomial, rng)?,
     ];
     let bits = |c: &IrisCode, rng: &mut G| {
-        let v: Vec<u16> = super::masked_bits(c).into_iter().map(u16::from).collect();
+        let v: Vec<u16> = masked_bits(c).into_iter().map(u16::from).collect();
         gr::share_from_client(&column_major(&v, g.rows, g.cols), Basis::Monomial, rng)
             .map_err(|e| IrisError::Unsupported(e.to_string()))
     };
@@ -205,31 +216,17 @@ impl std::fmt::Debug for GrDb {
     }
 }
 
-impl super::recovery::Auditable for GrDb {
-    fn audit(&self, p: &mut Party, seed: &argus_prg::Seed) -> Result<bool, MpcError> {
-        let mut c = argus_mpc::audit::Combination::new(Z16::new(), 4, seed);
-        for row in &self.rows {
-            c.absorb(row);
-        }
-        argus_mpc::audit::galois_consistent(p, &c)
-    }
-}
-
 impl GrDb {
     /// An empty database for codes of `len` bits.
     pub fn new(len: usize) -> Self {
         GrDb { code_len: len, count: 0, rows: Default::default() }
     }
-    /// Enrolled entries.
-    pub fn len(&self) -> usize {
-        self.count
-    }
-    /// Whether nothing is enrolled.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
+}
+
+impl Database for GrDb {
+    type Share = GrTemplateShare;
     /// Appends an enrolled template's share (its monomial unrotated rows).
-    pub fn push(&mut self, t: &GrTemplateShare) -> Result<(), MpcError> {
+    fn push(&mut self, t: &GrTemplateShare) -> Result<(), MpcError> {
         let [l, r] = &t.entry;
         if l.code.len() != self.code_len || r.code.len() != self.code_len {
             return Err(MpcError::InvalidParameter(format!(
@@ -237,7 +234,7 @@ impl GrDb {
                 self.code_len
             )));
         }
-        super::mask_factor(self.code_len, l.mask.len())?;
+        mask_factor(self.code_len, l.mask.len())?;
         let width = self.rows[1].len().checked_div(self.count);
         if r.mask.len() != l.mask.len() || width.is_some_and(|w| w != l.mask.len()) {
             return Err(MpcError::InvalidParameter("all entries must use the same mask mode".into()));
@@ -249,9 +246,9 @@ impl GrDb {
         Ok(())
     }
     /// Removes entry `index`, keeping the order of the others.
-    pub fn remove(&mut self, index: usize) -> Result<(), MpcError> {
+    fn remove(&mut self, index: usize) -> Result<(), MpcError> {
         if index >= self.count {
-            return Err(super::no_entry(index, self.count));
+            return Err(no_entry(index, self.count));
         }
         for v in &mut self.rows {
             let width = v.len() / self.count;
@@ -260,8 +257,11 @@ impl GrDb {
         self.count -= 1;
         Ok(())
     }
+    fn len(&self) -> usize {
+        self.count
+    }
     /// Bytes of share data held in memory (codes and masks of both eyes).
-    pub fn share_bytes(&self) -> usize {
+    fn share_bytes(&self) -> usize {
         self.rows.iter().map(|v| std::mem::size_of_val(v.as_slice())).sum()
     }
 }
@@ -292,15 +292,15 @@ fn rotation_windows<'a>(
     Ok(buf)
 }
 
-/// [`super::check_batch`] over Shamir shares in GR(2^16, 4) (MPCLift-GR).
+/// [`IrisScheme::check`] over Shamir shares in GR(2^16, 4) (MPCLift-GR).
 pub fn check_batch(
     p: &mut Party,
     queries: &[GrTemplateShare],
     db: &GrDb,
     cfg: &MatchConfig,
-    tuning: &super::Tuning,
+    tuning: &Tuning,
     dedup: bool,
-) -> Result<super::Checked, MpcError> {
+) -> Result<Checked, MpcError> {
     let nq = queries.len();
     if nq == 0 {
         return Ok(Default::default());
@@ -308,7 +308,7 @@ pub fn check_batch(
     let (len, s) = (db.code_len, db.count);
     let (rot, r0, cols) = (queries[0].rows, queries[0].unrotated, queries[0].cols);
     let mlen = queries[0].entry[0].mask.len();
-    let factor = super::mask_factor(len, mlen)?;
+    let factor = mask_factor(len, mlen)?;
     let well_formed = |q: &GrTemplateShare| {
         q.rows == rot
             && q.unrotated == r0
@@ -339,12 +339,12 @@ pub fn check_batch(
     let shape = (rot, r0, cols);
     let eyes = [EyeQueries::new(p.id(), queries, 0, shape)?, EyeQueries::new(p.id(), queries, 1, shape)?];
     let ring = Z16::new();
-    let plan = super::ComparisonPlan::new(argus_math::Ring::modulus(&ring), len, cfg, factor)
-        .map_err(MpcError::InvalidParameter)?;
+    let plan =
+        ComparisonPlan::new(argus_math::Ring::modulus(&ring), len, cfg, factor).map_err(MpcError::InvalidParameter)?;
     let compare = |p: &mut Party, chunks: EyeChunks| -> Result<Rep3Bits, MpcError> {
         let hits = chunks
             .into_iter()
-            .map(|(d, m)| super::compare(p, &ring, d, m, plan, tuning.adder))
+            .map(|(d, m)| compare::compare(p, &ring, d, m, plan, tuning.adder))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Rep3Bits::concat(&hits.iter().collect::<Vec<_>>()))
     };
@@ -359,7 +359,7 @@ pub fn check_batch(
             _ => Vec::new(),
         };
         let hits = compare(p, both)?;
-        return super::resolve(p, &hits, rot, nq, s, cfg, dedup, super::Order::TargetQuery);
+        return resolve(p, &hits, rot, nq, s, cfg, dedup, Order::TargetQuery);
     }
     let split = pieces_per_eye(rot * nq, s, nq, chunk);
     let pieces: Vec<Piece> = (0..2)
@@ -392,26 +392,26 @@ pub fn check_batch(
         }
     }
     let hits = Rep3Bits::concat(&parts.iter().collect::<Vec<_>>());
-    super::resolve(p, &hits, rot, nq, s, cfg, dedup, super::Order::TargetQuery)
+    resolve(p, &hits, rot, nq, s, cfg, dedup, Order::TargetQuery)
 }
 
-/// [`super::short_masks`] over GR shares: each party's additive share of a count comes from its
+/// [`IrisScheme::short_masks`] over GR shares: each party's additive share of a count comes from its
 /// share of the query's monomial row ([`gr::sum_share`]).
 pub fn short_masks(
     p: &mut Party,
     queries: &[GrTemplateShare],
     len: usize,
     cfg: &MatchConfig,
-    tuning: &super::Tuning,
+    tuning: &Tuning,
 ) -> Result<Vec<bool>, MpcError> {
     let Some(first) = queries.first() else { return Ok(Vec::new()) };
-    let factor = super::mask_factor(len, first.entry[0].mask.len())?;
+    let factor = mask_factor(len, first.entry[0].mask.len())?;
     let id = p.id();
     let counts = (0..2)
         .flat_map(|e| queries.iter().map(move |q| gr::sum_share(id, &q.entry[e].mask)))
         .collect::<Result<Vec<u16>, _>>()?;
-    let short = super::short_of_counts(p, &Z16::new(), counts, factor, cfg.min_valid_bits(len), tuning.adder)?;
-    super::reveal_short(p, &short, queries.len())
+    let short = short_of_counts(p, &Z16::new(), counts, factor, cfg.min_valid_bits(len), tuning.adder)?;
+    reveal_short(p, &short, queries.len())
 }
 
 /// Most pieces an eye's check is split into (see [`check_batch`]).
@@ -453,7 +453,7 @@ impl Piece {
 /// if its shape differs (trimmed), the mask's — `cols` positions of a row's values per column,
 /// the rotation window's lags, as [`EyeQueries`] prepares them.
 pub(crate) fn correlations(g: IrisGeometry, cfg: &MatchConfig) -> Vec<Correlation> {
-    let Ok((window, _)) = super::query_window(cfg, g.cols) else { return Vec::new() };
+    let Ok((window, _)) = query_window(cfg, g.cols) else { return Vec::new() };
     let (len, cols) = (g.bits(), g.cols.max(1));
     let mask_len = match cfg.mask_mode {
         MaskMode::PerBit => len,
@@ -540,7 +540,7 @@ impl EyeQueries {
 }
 
 /// One eye's `(dots, mls)` in comparison order, cut into chunks of at most
-/// [`Tuning::comparisons_per_chunk`](super::Tuning::comparisons_per_chunk) comparisons (each chunk goes through the comparison
+/// [`Tuning::comparisons_per_chunk`](Tuning::comparisons_per_chunk) comparisons (each chunk goes through the comparison
 /// phase on its own, which takes the vectors over without copying them).
 type EyeChunks = Vec<(Vec<u16>, Vec<u16>)>;
 
@@ -572,6 +572,74 @@ impl Chunker {
     }
 }
 
+/// Secret masks over Shamir GR(2^16, 4), the deployed system's sharing (MPCLift-GR): 2 bytes of
+/// share per code bit and one 16-bit multiply per bit of a secret dot product.
+pub struct MpcLiftGr16;
+
+impl IrisScheme for MpcLiftGr16 {
+    type Share = GrTemplateShare;
+    type Db = GrDb;
+    fn name(&self) -> &'static str {
+        "mpclift-GR16-shamir"
+    }
+    fn bits(&self) -> u32 {
+        16
+    }
+    fn share_bytes_per_code_bit(&self) -> f64 {
+        2.0
+    }
+    fn correlations(&self, geometry: IrisGeometry, cfg: &MatchConfig) -> Vec<Correlation> {
+        correlations(geometry, cfg)
+    }
+    fn share_enrollment(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
+        share_enrollment(t, cfg, &mut OsRng)
+    }
+    fn share_query(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
+        share_query(t, cfg, &mut OsRng)
+    }
+    fn new_db(&self, len: usize) -> Self::Db {
+        GrDb::new(len)
+    }
+    fn check(
+        &self,
+        p: &mut Party,
+        q: &[Self::Share],
+        db: &Self::Db,
+        cfg: &MatchConfig,
+        tuning: &Tuning,
+        dedup: bool,
+    ) -> Result<Checked, MpcError> {
+        check_batch(p, q, db, cfg, tuning, dedup)
+    }
+    fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
+        validity::invalid(p, q, len)
+    }
+    fn mirrored(&self, p: &mut Party, q: &[Self::Share], geometry: IrisGeometry) -> Result<Vec<Self::Share>, MpcError> {
+        mirror::mirrored(p, q, geometry)
+    }
+    fn short_masks(
+        &self,
+        p: &mut Party,
+        q: &[Self::Share],
+        len: usize,
+        cfg: &MatchConfig,
+        tuning: &Tuning,
+    ) -> Result<Vec<bool>, MpcError> {
+        short_masks(p, q, len, cfg, tuning)
+    }
+    fn encode(&self, s: &Self::Share) -> Vec<u8> {
+        codec::encode(s)
+    }
+    /// As the trait says, except that a query carries its unrotated row twice — in the query
+    /// basis and monomially — and no rotations: the nodes make those (module [`gr16`](self)).
+    fn decode(&self, bytes: &[u8], len: usize, cfg: &MatchConfig, expect: ShareKind) -> Result<Self::Share, IrisError> {
+        codec::decode(bytes, len, cfg, expect)
+    }
+    fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError> {
+        codec::enrollment_of(q)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -600,11 +668,14 @@ mod tests {
     /// An eye is split into pieces only where that costs no extra comparison chunk (rounds).
     #[test]
     fn pieces_keep_the_chunk_count() {
-        let chunk = super::super::COMPARE_CHUNK;
+        let chunk = crate::protocol::COMPARE_CHUNK;
         // The bench's batch: 31 rotations × 32 queries against 4000 entries, 4 chunks either way.
         assert_eq!(pieces_per_eye(31 * 32, 4000, 32, chunk), 2);
         // With the log-depth adder's chunks of 2^21: 2 chunks either way.
-        assert_eq!(pieces_per_eye(31 * 32, 4000, 32, super::super::compare_chunk(argus_mpc::rep3::Adder::LogDepth)), 2);
+        assert_eq!(
+            pieces_per_eye(31 * 32, 4000, 32, crate::protocol::compare_chunk(argus_mpc::rep3::Adder::LogDepth)),
+            2
+        );
         // An eye of 1.5 chunks: two pieces of 0.75 would still take 2 chunks.
         assert_eq!(pieces_per_eye(1, chunk + chunk / 2 - 8, 8, chunk), 2);
         // An eye of 2.5 chunks: halves of 1.25 would take 4 chunks instead of 3.
@@ -644,11 +715,11 @@ mod tests {
                 let (q, d) = (g.random_template(), g.random_template());
                 let qs = share_query(&q, &cfg, &mut rng).unwrap();
                 let ds = share_enrollment(&d, &cfg, &mut rng).unwrap();
-                let (rotations, _) = super::super::query_window(&cfg, geometry.cols).unwrap();
+                let (rotations, _) = crate::protocol::query_window(&cfg, geometry.cols).unwrap();
                 let dq = mask_mode.apply(&d.left);
                 let rows = |c: &IrisCode| {
                     let code: Vec<u16> = encode_masked(c).into_iter().map(|v| v as i16 as u16).collect();
-                    let mask: Vec<u16> = super::super::mask_row(c, mask_mode).into_iter().map(u16::from).collect();
+                    let mask: Vec<u16> = crate::protocol::mask_row(c, mask_mode).into_iter().map(u16::from).collect();
                     (code, mask)
                 };
                 let (dc, dm) = rows(&dq);
@@ -668,7 +739,7 @@ mod tests {
                         let piece = Piece { eye: 0, rows: 0..1, batch: false };
                         // One target and one query: comparison k is rotation index k.
                         let [(dots, mls)]: [_; 1] = eye
-                            .products(std::slice::from_ref(x), &db, &piece, super::super::COMPARE_CHUNK)
+                            .products(std::slice::from_ref(x), &db, &piece, crate::protocol::COMPARE_CHUNK)
                             .unwrap()
                             .try_into()
                             .unwrap();

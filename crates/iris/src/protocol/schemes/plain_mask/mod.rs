@@ -6,11 +6,20 @@
 //! open-iris's 16384 bits under the default threshold), the paper's cheapest variant (29 AND gates in Alg. 10;
 //! 15 with the two-operand [`rep3::msb_two_operand`] used here).
 
+mod codec;
+mod mirror;
+mod recovery;
+mod validity;
+
 use argus_math::{BitVec, Ring, Z16};
 use argus_mpc::rep3::{self, Rep3, Rep3Pre};
 use argus_mpc::{MpcError, Party};
+use rand::rngs::OsRng;
 use rand_core::{CryptoRng, RngCore};
 
+use crate::protocol::compare::{in_chunks, resolve, Checked, Order, Tuning};
+use crate::protocol::scheme::{Database, IrisScheme, ShareKind};
+use crate::protocol::{drain_row, mask_factor, masked_bits, no_entry, query_window, rotated_rows};
 use crate::{encode_masked, IrisCode, IrisError, IrisGeometry, MatchConfig, Template};
 
 /// One party's view of a template: secret code rows (shares) and public masks, per eye.
@@ -25,7 +34,7 @@ pub struct PlainMaskShare {
     /// Which row is the unrotated code.
     pub unrotated: usize,
     /// A query's masked code bits of the unrotated row, left and right (empty for an enrolment;
-    /// [`super::validity`]).
+    /// [`validity`](crate::protocol::validity)).
     pub bits: Vec<Rep3<Z16>>,
 }
 
@@ -90,11 +99,11 @@ pub fn share_query<G: RngCore + CryptoRng>(
     rng: &mut G,
 ) -> Result<[PlainMaskShare; 3], IrisError> {
     let g = t.left.geometry();
-    let (window, unrotated) = super::query_window(cfg, g.cols)?;
+    let (window, unrotated) = query_window(cfg, g.cols)?;
     let (l, r) = (cfg.mask_mode.apply(&t.left), cfg.mask_mode.apply(&t.right));
     let ring = Z16::new();
     let bits = |c: &IrisCode, rng: &mut G| {
-        let v: Vec<u16> = super::masked_bits(c).into_iter().map(u16::from).collect();
+        let v: Vec<u16> = masked_bits(c).into_iter().map(u16::from).collect();
         rep3::share_from_client(&ring, &v, rng)
     };
     let (bl, br) = (bits(&l, rng), bits(&r, rng));
@@ -105,7 +114,7 @@ pub fn share_query<G: RngCore + CryptoRng>(
 
 /// A query share from its unrotated row `s` (as on the wire) and its masked code bits: every row
 /// of the window made by rotating the code shares and the public masks
-/// ([`super::rotated_rows`]).
+/// (`rotated_rows`).
 pub(crate) fn with_rotations(
     s: PlainMaskShare,
     g: IrisGeometry,
@@ -114,12 +123,12 @@ pub(crate) fn with_rotations(
     bits: Vec<Rep3<Z16>>,
 ) -> Result<PlainMaskShare, IrisError> {
     let rot = |x: &Rep3<Z16>| {
-        let (a, b) = (super::rotated_rows(&x.a, g, rows, unrotated), super::rotated_rows(&x.b, g, rows, unrotated));
+        let (a, b) = (rotated_rows(&x.a, g, rows, unrotated), rotated_rows(&x.b, g, rows, unrotated));
         Rep3::from_parts(Z16::new(), a, b).expect("components of one length")
     };
     let masks = |m: &[BitVec]| -> Result<Vec<BitVec>, IrisError> {
         let row = m.first().ok_or_else(|| IrisError::BadShare("a query without its mask".into()))?;
-        let bits = super::rotated_rows(&row.to_bools(), g, rows, unrotated);
+        let bits = rotated_rows(&row.to_bools(), g, rows, unrotated);
         let len = row.len();
         Ok(bits.chunks(len.max(1)).map(BitVec::from_bools).collect())
     };
@@ -140,38 +149,17 @@ pub struct PlainMaskDb {
     masks: [Vec<BitVec>; 2],
 }
 
-impl super::recovery::Auditable for PlainMaskDb {
-    // Code shares' copies and the public masks compared by digest.
-    fn audit(&self, p: &mut Party, _seed: &argus_prg::Seed) -> Result<bool, MpcError> {
-        use argus_mpc::audit::{self, Digest};
-        let (mut a, mut b) = (Digest::default(), Digest::default());
-        for row in &self.codes {
-            super::absorb_pre(&mut a, &mut b, row);
-        }
-        let mut masks = Digest::default();
-        for m in self.masks.iter().flatten() {
-            masks.absorb(&argus_math::Z64::new(), m.words());
-        }
-        let codes = audit::rep3_consistent(p, &a, &b)?;
-        Ok(audit::public_equal(p, &masks)? && codes)
-    }
-}
-
 impl PlainMaskDb {
     /// An empty database for codes of `len` bits.
     pub fn new(len: usize) -> Self {
         PlainMaskDb { len, codes: std::array::from_fn(|_| Rep3Pre::empty(Z16::new())), masks: [Vec::new(), Vec::new()] }
     }
-    /// Enrolled entries.
-    pub fn len(&self) -> usize {
-        self.masks[0].len()
-    }
-    /// Whether nothing is enrolled.
-    pub fn is_empty(&self) -> bool {
-        self.masks[0].is_empty()
-    }
+}
+
+impl Database for PlainMaskDb {
+    type Share = PlainMaskShare;
     /// Appends an enrolled template.
-    pub fn push(&mut self, t: &PlainMaskShare) -> Result<(), MpcError> {
+    fn push(&mut self, t: &PlainMaskShare) -> Result<(), MpcError> {
         if t.rows != 1 || t.codes[0].len() != self.len || t.masks[0][0].len() != self.len {
             return Err(MpcError::InvalidParameter(format!("an enrolment share has 1 row of {} values", self.len)));
         }
@@ -181,29 +169,32 @@ impl PlainMaskDb {
         }
         Ok(())
     }
+    fn len(&self) -> usize {
+        self.masks[0].len()
+    }
     /// Removes entry `index`, keeping the order of the others: its code rows are drained out of
     /// the share vectors in place and its masks removed.
-    pub fn remove(&mut self, index: usize) -> Result<(), MpcError> {
+    fn remove(&mut self, index: usize) -> Result<(), MpcError> {
         let count = self.len();
         if index >= count {
-            return Err(super::no_entry(index, count));
+            return Err(no_entry(index, count));
         }
         for e in 0..2 {
-            super::drain_row(&mut self.codes[e], index, count);
+            drain_row(&mut self.codes[e], index, count);
             self.masks[e].remove(index);
         }
         Ok(())
     }
     /// Bytes of share data held in memory: both components of the pre-processed code shares and
     /// the packed public masks, both eyes.
-    pub fn share_bytes(&self) -> usize {
+    fn share_bytes(&self) -> usize {
         let codes: usize = self.codes.iter().map(|v| (v.sum.len() + v.b.len()) * std::mem::size_of::<u16>()).sum();
         let masks: usize = self.masks.iter().flatten().map(|m| std::mem::size_of_val(m.words())).sum();
         codes + masks
     }
 }
 
-/// [`super::short_masks`] with public masks: each node counts its copy, and the nodes exchange
+/// [`IrisScheme::short_masks`] with public masks: each node counts its copy, and the nodes exchange
 /// their findings and take their OR (one round), so that all three decide alike even if a client
 /// sent them different masks.
 pub fn short_masks(
@@ -219,7 +210,7 @@ pub fn short_masks(
             let mut short = false;
             for masks in &q.masks {
                 let row = &masks[q.unrotated];
-                short |= (super::mask_factor(len, row.len())? as u64) * (row.count_ones() as u64) < min;
+                short |= (mask_factor(len, row.len())? as u64) * (row.count_ones() as u64) < min;
             }
             Ok(short)
         })
@@ -240,15 +231,15 @@ pub fn short_masks(
     Ok(all)
 }
 
-/// [`super::check_batch`] with public masks (Alg. 2).
+/// [`IrisScheme::check`] with public masks (Alg. 2).
 pub fn check_batch(
     p: &mut Party,
     queries: &[PlainMaskShare],
     db: &PlainMaskDb,
     cfg: &MatchConfig,
-    tuning: &super::Tuning,
+    tuning: &Tuning,
     dedup: bool,
-) -> Result<super::Checked, MpcError> {
+) -> Result<Checked, MpcError> {
     let nq = queries.len();
     if nq == 0 {
         return Ok(Default::default());
@@ -289,10 +280,81 @@ pub fn check_batch(
             }
         }
     }
-    let hits = super::in_chunks(p, &dots, &cs, tuning.comparisons_per_chunk(tuning.adder), |p, dots, cs| {
+    let hits = in_chunks(p, &dots, &cs, tuning.comparisons_per_chunk(tuning.adder), |p, dots, cs| {
         let v = cs.iter().zip(dots).map(|(&c, &dot)| ring.sub(c, dot)).collect();
         let v = rep3::reshare_for(p, &ring, v, rep3::ReshareFor::Msb)?;
         rep3::msb_two_operand(p, &v, tuning.adder)
     })?;
-    super::resolve(p, &hits, rot, nq, s, cfg, dedup, super::Order::QueryTarget)
+    resolve(p, &hits, rot, nq, s, cfg, dedup, Order::QueryTarget)
+}
+
+/// Public masks, secret codes over replicated Z_2^16 (Alg. 2).
+pub struct PlainMaskZ16;
+
+impl IrisScheme for PlainMaskZ16 {
+    type Share = PlainMaskShare;
+    type Db = PlainMaskDb;
+    fn name(&self) -> &'static str {
+        "plain-mask-Z16-rep3"
+    }
+    fn bits(&self) -> u32 {
+        16
+    }
+    /// Codes only, like the other schemes: two 2-byte components; the public masks add 1 bit per
+    /// code bit (packed).
+    fn share_bytes_per_code_bit(&self) -> f64 {
+        4.0
+    }
+    fn share_enrollment(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
+        share_enrollment(t, cfg, &mut OsRng)
+    }
+    fn share_query(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
+        share_query(t, cfg, &mut OsRng)
+    }
+    fn new_db(&self, len: usize) -> Self::Db {
+        PlainMaskDb::new(len)
+    }
+    fn check(
+        &self,
+        p: &mut Party,
+        q: &[Self::Share],
+        db: &Self::Db,
+        cfg: &MatchConfig,
+        tuning: &Tuning,
+        dedup: bool,
+    ) -> Result<Checked, MpcError> {
+        check_batch(p, q, db, cfg, tuning, dedup)
+    }
+    fn invalid(&self, p: &mut Party, q: &[Self::Share], len: usize) -> Result<Vec<bool>, MpcError> {
+        validity::invalid(p, q, len)
+    }
+    fn mirrored(
+        &self,
+        _p: &mut Party,
+        q: &[Self::Share],
+        geometry: IrisGeometry,
+    ) -> Result<Vec<Self::Share>, MpcError> {
+        mirror::mirrored(q, geometry)
+    }
+    fn short_masks(
+        &self,
+        p: &mut Party,
+        q: &[Self::Share],
+        len: usize,
+        cfg: &MatchConfig,
+        _tuning: &Tuning,
+    ) -> Result<Vec<bool>, MpcError> {
+        short_masks(p, q, len, cfg)
+    }
+    fn encode(&self, s: &Self::Share) -> Vec<u8> {
+        codec::encode(s)
+    }
+    /// As the trait says; the public masks are stored expanded (one bit per code bit) in both
+    /// mask modes, so `cfg.mask_mode` does not change the expected lengths.
+    fn decode(&self, bytes: &[u8], len: usize, cfg: &MatchConfig, expect: ShareKind) -> Result<Self::Share, IrisError> {
+        codec::decode(bytes, len, cfg, expect)
+    }
+    fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError> {
+        codec::enrollment_of(q)
+    }
 }
