@@ -31,8 +31,8 @@ pub struct DemoArgs {
     /// earlier queries, the rest new identities).
     #[arg(long, default_value_t = 500)]
     pub queries: usize,
-    /// Scheme (mpclift-GR16-shamir, mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3).
-    #[arg(long, default_value = "mpclift-GR16-shamir")]
+    // The scheme: the help names the registry's (`scheme_help`).
+    #[arg(long, help = crate::service::scheme_help(), default_value = argus_client::Scheme::default().name())]
     pub scheme: String,
     /// Code layout: deployed (16x200x2x2 bits) or open-iris (16x256x2x2 bits).
     #[arg(long, value_enum, default_value = "deployed")]

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use argus_client::{with_scheme, Client, ClientConfig, IrisSettings, Kind, NodeStatus};
+use argus_client::{with_scheme, Client, ClientConfig, IrisSettings, Kind, NodeStatus, Scheme};
 use argus_iris::Template;
 use argus_node::config::BatchSettings;
 use argus_node::import::{check_share_file, read_share_header, ImportStep, ShareFileWriter};
@@ -63,8 +63,8 @@ pub struct SetupArgs {
     /// (TLS: `…/iris?sslmode=verify-full&sslrootcert=ca.pem`). Anything else is refused.
     #[arg(long, default_value = "sqlite")]
     store: String,
-    /// Scheme (mpclift-GR16-shamir, mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3).
-    #[arg(long, default_value = "mpclift-GR16-shamir")]
+    // The scheme: the help names the registry's (`scheme_help`).
+    #[arg(long, help = scheme_help(), default_value = Scheme::default().name())]
     scheme: String,
     /// Code layout: deployed (16x200x2x2 bits) or open-iris (16x256x2x2 bits).
     #[arg(long, value_enum, default_value = "deployed")]
@@ -104,10 +104,13 @@ pub fn new_iris_settings(scheme: &str, layout: LayoutArg) -> Result<IrisSettings
 }
 
 /// Parses a scheme name as the configuration file spells it.
-pub fn parse_scheme(name: &str) -> Result<argus_client::Scheme, String> {
-    toml::Value::String(name.into()).try_into().map_err(|_| {
-        format!("unknown scheme {name:?} (mpclift-GR16-shamir, mpclift-F16-shamir, mpclift-Z16-rep3, nolift-Z32-rep3, plain-mask-Z16-rep3)")
-    })
+pub fn parse_scheme(name: &str) -> Result<Scheme, String> {
+    Scheme::from_name(name).ok_or_else(|| format!("unknown scheme {name:?} ({})", Scheme::names()))
+}
+
+/// `--scheme`'s help: the registered schemes by the names the configuration uses.
+pub fn scheme_help() -> String {
+    format!("Scheme ({})", Scheme::names())
 }
 
 /// Store URLs for the three nodes from a prefix: `sqlite`, or a PostgreSQL URL whose database
@@ -250,7 +253,7 @@ fn share_into(
     paths: &[PathBuf],
     created: &mut crate::created::Created,
 ) -> Result<(), String> {
-    let name = with_scheme!(cfg.iris.scheme, s => argus_iris::protocol::scheme::IrisScheme::name(&s));
+    let name = cfg.iris.scheme.name();
     // Unfinished writers delete their partial files when dropped.
     let mut files: Vec<ShareFileWriter> = Vec::new();
     let pb = crate::demo::bar(a.templates.len() as u64, "share");

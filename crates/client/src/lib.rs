@@ -15,6 +15,9 @@ pub mod client;
 pub mod settings;
 pub mod wire;
 
+/// The scheme registry's dispatch, for the client and the nodes alike (see
+/// [`argus_iris::with_scheme`]).
+pub use argus_iris::with_scheme;
 pub use argus_records::{Commit, IdentityId, Op, Summary};
 pub use client::{check_layout, new_request_id, Client, ClientConfig, ClientFile};
 pub use settings::{IrisSettings, Scheme};
@@ -69,35 +72,4 @@ impl From<argus_iris::IrisError> for ClientError {
     fn from(e: argus_iris::IrisError) -> Self {
         ClientError::Input(e.to_string())
     }
-}
-
-/// Runs `$body` with `$s` bound to the scheme value of `$scheme` (a [`Scheme`]), so code generic
-/// over `IrisScheme` can be picked at run time.
-#[macro_export]
-macro_rules! with_scheme {
-    ($scheme:expr, $s:ident => $body:expr) => {{
-        use argus_iris::protocol::schemes as __sch;
-        match $scheme {
-            $crate::Scheme::MpcLiftF16 => {
-                let $s = __sch::MpcLiftF16;
-                $body
-            }
-            $crate::Scheme::MpcLiftZ16 => {
-                let $s = __sch::MpcLiftZ16;
-                $body
-            }
-            $crate::Scheme::NoLiftZ32 => {
-                let $s = __sch::NoLiftZ32;
-                $body
-            }
-            $crate::Scheme::PlainMaskZ16 => {
-                let $s = __sch::PlainMaskZ16;
-                $body
-            }
-            $crate::Scheme::MpcLiftGr16 => {
-                let $s = __sch::MpcLiftGr16;
-                $body
-            }
-        }
-    }};
 }

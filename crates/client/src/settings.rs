@@ -9,28 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::ClientError;
 
-/// The schemes a node can run (paper 000 section 5); all keep the masks secret except `PlainMaskZ16`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub enum Scheme {
-    /// Shamir over F_65519, MPCLift-F: 2 bytes of share per code bit.
-    #[serde(rename = "mpclift-F16-shamir")]
-    MpcLiftF16,
-    /// Replicated over Z_2^16, MPCLift-Z (4 bytes per code bit).
-    #[serde(rename = "mpclift-Z16-rep3")]
-    MpcLiftZ16,
-    /// Replicated over Z_2^32, NoLift-Z (8 bytes per code bit).
-    #[serde(rename = "nolift-Z32-rep3")]
-    NoLiftZ32,
-    /// Public masks (Alg. 2): the masks are known to the nodes.
-    #[serde(rename = "plain-mask-Z16-rep3")]
-    PlainMaskZ16,
-    /// Shamir over GR(2^16, 4), MPCLift-Z after the products: 2 bytes of share per code bit and
-    /// one 16-bit multiply per bit (the deployed system's sharing). The default: the fastest
-    /// measured with secret masks, at the 2-byte storage bound.
-    #[default]
-    #[serde(rename = "mpclift-GR16-shamir")]
-    MpcLiftGr16,
-}
+/// The schemes a node can run: the iris registry's ([`argus_iris::protocol::schemes`]).
+pub use argus_iris::protocol::Scheme;
 
 /// Code layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -315,7 +295,7 @@ impl Default for IrisSettings {
 impl IrisSettings {
     /// The scheme's name, e.g. `mpclift-F16-shamir`.
     pub fn scheme_name(&self) -> &'static str {
-        crate::with_scheme!(self.scheme, s => argus_iris::protocol::scheme::IrisScheme::name(&s))
+        self.scheme.name()
     }
 
     /// The matcher configuration (the threshold exactly as its decimal is written: 0.345 is 69/200).

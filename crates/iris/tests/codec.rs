@@ -1,13 +1,14 @@
 //! Share bytes (wire and store): round trips, validation of untrusted bytes, the enrolment share
 //! taken from a query share, removal from the databases, and share recovery — for all five schemes.
 
-use argus_iris::protocol::codec::{HEADER_LEN, TAG_MPCLIFT_GR16, TAG_MPCLIFT_Z16};
+use argus_iris::protocol::codec::HEADER_LEN;
 use argus_iris::protocol::scheme::{query_kind, IrisScheme, ShareKind};
 use argus_iris::protocol::schemes::f16::FieldTemplateShare;
 use argus_iris::protocol::schemes::gr16::GrTemplateShare;
 use argus_iris::protocol::schemes::plain_mask::PlainMaskShare;
 use argus_iris::protocol::schemes::rep3::TemplateShare;
 use argus_iris::protocol::schemes::{MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
+use argus_iris::protocol::Scheme;
 use argus_iris::{find_matches, Generator, IrisError, IrisGeometry, MaskMode, MatchConfig, Template};
 use argus_math::{Modulus, Ring, F65519, Z16, Z32};
 use argus_mpc::local::{run3, Backend};
@@ -343,6 +344,17 @@ fn share_recovery() {
     recovers(&PlainMaskZ16);
 }
 
+/// The schemes' tags are those of the stored shares: the registry may not renumber them.
+#[test]
+fn scheme_tags_are_the_stored_ones() {
+    let scheme = |tag: u8| Scheme::from_tag(tag).map(|s| s.name());
+    let tags = [(1, "mpclift-Z16-rep3"), (2, "nolift-Z32-rep3"), (3, "mpclift-F16-shamir"), (4, "plain-mask-Z16-rep3")];
+    for (tag, name) in tags.into_iter().chain([(6, "mpclift-GR16-shamir")]) {
+        assert_eq!(scheme(tag), Some(name));
+    }
+    assert_eq!(scheme(5), None, "retired: GR's row-major layout");
+}
+
 /// The header is the documented 18 bytes and the body packs values at the ring's width.
 #[test]
 fn byte_layout() {
@@ -351,7 +363,7 @@ fn byte_layout() {
     let len = G.bits();
     let e = MpcLiftZ16.share_enrollment(t, &cfg).unwrap();
     let b = MpcLiftZ16.encode(&e[0]);
-    assert_eq!(&b[..2], &[1, TAG_MPCLIFT_Z16]);
+    assert_eq!(&b[..2], &[1, 1]);
     assert_eq!(&b[2..HEADER_LEN], [1u32, 0, len as u32, len as u32].map(u32::to_le_bytes).concat());
     assert_eq!(b.len(), HEADER_LEN + 2 * 4 * len * 2);
     assert_eq!(
@@ -369,7 +381,7 @@ fn byte_layout() {
     // nodes rotate); a share of the retired row-major layout (tag 5) is refused by name.
     let g = MpcLiftGr16.share_query(t, &cfg).unwrap();
     let gb = MpcLiftGr16.encode(&g[0]);
-    assert_eq!(&gb[..2], &[1, TAG_MPCLIFT_GR16]);
+    assert_eq!(&gb[..2], &[1, 6]);
     assert_eq!(&gb[2..6], 31u32.to_le_bytes());
     assert_eq!(gb.len(), HEADER_LEN + 2 * 5 * len * 2);
     let mut old = gb.clone();

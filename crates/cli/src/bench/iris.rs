@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use argus_iris::protocol::scheme::IrisScheme;
-use argus_iris::protocol::schemes::{MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
-use argus_iris::protocol::Tuning;
+use argus_iris::protocol::{Scheme, Tuning};
+use argus_iris::with_scheme;
 use argus_iris::{Generator, MaskMode, MatchConfig};
 use argus_mpc::local::{run3, Backend};
 use argus_mpc::rep3::Adder;
@@ -39,12 +39,8 @@ pub struct IrisArgs {
     /// Transport: tcp (mutual TLS on loopback) or memory.
     #[arg(long, default_value = "tcp")]
     backend: String,
-    /// End-to-end schemes to run (`--schemes ""` for none; the nodes' names such as
-    /// mpclift-GR16-shamir work too): mpclift-gr16 (Shamir over GR(2^16, 4), 2 bytes per
-    /// code bit, one 16-bit multiply per bit), mpclift-f16 (Shamir over F_65519, 2 bytes per code bit), mpclift-z16
-    /// (replicated over Z_2^16), nolift-z32 (replicated over Z_2^32), plain-mask-z16 (Alg. 2: public
-    /// masks, secret codes over Z_2^16).
-    #[arg(long, value_delimiter = ',', default_values_t = ["mpclift-gr16".to_string(), "mpclift-f16".to_string(), "mpclift-z16".to_string(), "nolift-z32".to_string()])]
+    // End-to-end schemes to run: the help lists the registry's (`schemes_help`).
+    #[arg(long, value_delimiter = ',', help = schemes_help(), default_values_t = DEFAULT_SCHEMES.map(String::from))]
     schemes: Vec<String>,
     /// Trimmed masks: one mask bit per real/imaginary pair (half the mask storage and products).
     #[arg(long)]
@@ -189,13 +185,28 @@ fn tuning(a: &IrisArgs) -> Tuning {
     Tuning { adder: a.adder(), compare_chunk: a.compare_chunk.initial() }
 }
 
-/// The end-to-end schemes `--schemes` accepts.
-const E2E_SCHEMES: [&str; 5] = ["mpclift-gr16", "mpclift-f16", "mpclift-z16", "nolift-z32", "plain-mask-z16"];
+/// The end-to-end schemes run by default: the secret-mask ones.
+const DEFAULT_SCHEMES: [&str; 4] = ["mpclift-gr16", "mpclift-f16", "mpclift-z16", "nolift-z32"];
+
+/// `--schemes`' help: every registered scheme by its short name, with its line.
+fn schemes_help() -> String {
+    let each: Vec<String> = Scheme::ALL.iter().map(|s| format!("{} ({})", s.short_name(), s.about())).collect();
+    format!(
+        "End-to-end schemes to run (`--schemes \"\"` for none; the nodes' names such as {} work too): {}",
+        Scheme::default().name(),
+        each.join(", ")
+    )
+}
 
 /// A scheme's `--schemes` name, also from the nodes' names (`mpclift-GR16-shamir`), in any case.
 fn bench_name(s: &str) -> String {
     let s = s.to_ascii_lowercase();
     s.strip_suffix("-shamir").or_else(|| s.strip_suffix("-rep3")).map_or(s.clone(), str::to_string)
+}
+
+/// The scheme a `--schemes` name selects ([`bench_name`]).
+fn bench_scheme(s: &str) -> Option<Scheme> {
+    Scheme::from_short_name(&bench_name(s))
 }
 
 /// Runs the suite.
@@ -207,12 +218,17 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
     };
     // Names are checked before anything runs: a typo should not cost the tables before it.
     a.net()?;
-    let schemes: Vec<String> = a.schemes.iter().filter(|s| !s.is_empty()).map(|s| bench_name(s)).collect();
-    if let Some((o, _)) =
-        a.schemes.iter().filter(|s| !s.is_empty()).zip(&schemes).find(|(_, s)| !E2E_SCHEMES.contains(&s.as_str()))
-    {
-        return Err(format!("unknown scheme {o:?} (use {}, or the nodes' names)", E2E_SCHEMES.join(", ")));
-    }
+    let schemes = a
+        .schemes
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            bench_scheme(s).ok_or_else(|| {
+                let short: Vec<_> = Scheme::ALL.iter().map(|s| s.short_name()).collect();
+                format!("unknown scheme {s:?} (use {}, or the nodes' names)", short.join(", "))
+            })
+        })
+        .collect::<Result<Vec<Scheme>, String>>()?;
     if !matches!(a.kernel.as_str(), "auto" | "unplanned") {
         a.kernel.parse::<argus_math::kernels::CorrelationPath>()?;
     }
@@ -222,15 +238,8 @@ pub fn run(a: IrisArgs) -> Result<(), String> {
     }
     let mut records = if a.no_dot { Vec::new() } else { dot_table(&a)? };
     records.extend(compare_tables(&a, backend)?);
-    for scheme in &schemes {
-        records.extend(match scheme.as_str() {
-            "mpclift-z16" => e2e(&a, backend, &MpcLiftZ16)?,
-            "nolift-z32" => e2e(&a, backend, &NoLiftZ32)?,
-            "mpclift-f16" => e2e(&a, backend, &MpcLiftF16)?,
-            "mpclift-gr16" => e2e(&a, backend, &MpcLiftGr16)?,
-            "plain-mask-z16" => e2e(&a, backend, &PlainMaskZ16)?,
-            o => unreachable!("scheme {o:?} was checked above"),
-        });
+    for &scheme in &schemes {
+        records.extend(with_scheme!(scheme, s => e2e(&a, backend, &s)?));
     }
     if let Some(path) = &a.json {
         super::write_json(path, &records)?;
@@ -711,19 +720,20 @@ fn report(
 
 #[cfg(test)]
 mod tests {
-    /// The nodes' scheme names select the same benchmark as the short ones.
+    use argus_iris::protocol::Scheme;
+
+    /// The nodes' scheme names select the same benchmark as the short ones, in any case, for
+    /// every registered scheme.
     #[test]
     fn the_nodes_scheme_names_are_taken() {
-        for (long, short) in [
-            ("mpclift-GR16-shamir", "mpclift-gr16"),
-            ("mpclift-F16-shamir", "mpclift-f16"),
-            ("mpclift-Z16-rep3", "mpclift-z16"),
-            ("nolift-Z32-rep3", "nolift-z32"),
-            ("plain-mask-Z16-rep3", "plain-mask-z16"),
-            ("mpclift-gr16", "mpclift-gr16"),
-        ] {
-            assert_eq!(super::bench_name(long), short);
-            assert!(super::E2E_SCHEMES.contains(&short));
+        for &s in Scheme::ALL {
+            for name in [s.name(), s.short_name(), &s.name().to_ascii_uppercase(), &s.short_name().to_ascii_uppercase()]
+            {
+                assert_eq!(super::bench_scheme(name), Some(s), "{name}");
+            }
         }
+        assert_eq!(super::bench_scheme("mpclift-GR16-shamir"), Some(Scheme::MpcLiftGr16));
+        assert_eq!(super::bench_scheme("gr16"), None);
+        assert!(super::DEFAULT_SCHEMES.iter().all(|s| super::bench_scheme(s).is_some()));
     }
 }

@@ -4,8 +4,8 @@
 //! ```text
 //! offset  size  field
 //!  0      1     format version (FORMAT_VERSION = 1)
-//!  1      1     scheme tag: 1 mpclift-Z16-rep3, 2 nolift-Z32-rep3, 3 mpclift-F16-shamir, 4 plain-mask-Z16-rep3,
-//!               6 mpclift-GR16-shamir (5: its retired row-major layout, refused)
+//!  1      1     scheme tag: the scheme's in the registry (schemes::Scheme::tag); a retired one
+//!               (schemes::RETIRED_TAGS) is refused by name
 //!  2      4     rows per eye (u32 LE): 1 for an enrolment, the number of rotations for a query
 //!               (which carries its unrotated row alone: the nodes make the rotations)
 //!  6      4     unrotated: index of the rotation-0 row (u32 LE)
@@ -27,8 +27,8 @@
 
 use argus_math::{MathError, Ring};
 
-use super::scheme::{IrisScheme, ShareKind};
-use super::schemes::{MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
+use super::scheme::ShareKind;
+use super::schemes::{Scheme, RETIRED_TAGS};
 use crate::{IrisError, MaskMode, MAX_BITS};
 
 /// The version byte this build writes and reads.
@@ -36,30 +36,11 @@ pub const FORMAT_VERSION: u8 = 1;
 /// Bytes of the header before the share values.
 pub const HEADER_LEN: usize = 18;
 
-/// Scheme tag of [`MpcLiftZ16`].
-pub const TAG_MPCLIFT_Z16: u8 = 1;
-/// Scheme tag of [`NoLiftZ32`].
-pub const TAG_NOLIFT_Z32: u8 = 2;
-/// Scheme tag of [`MpcLiftF16`].
-pub const TAG_MPCLIFT_F16: u8 = 3;
-/// Scheme tag of [`PlainMaskZ16`].
-pub const TAG_PLAIN_MASK_Z16: u8 = 4;
-/// Scheme tag of [`MpcLiftGr16`].
-pub const TAG_MPCLIFT_GR16: u8 = 6;
-/// The tag of [`MpcLiftGr16`]'s first layout (row-major shares, rotations made by the client):
-/// recognised only to refuse such shares by name.
-pub const TAG_RETIRED_GR16_ROW_MAJOR: u8 = 5;
-
+/// The scheme of `tag`, or what a retired tag was, by name.
 fn scheme_name(tag: u8) -> Option<&'static str> {
-    match tag {
-        TAG_MPCLIFT_Z16 => Some(MpcLiftZ16.name()),
-        TAG_NOLIFT_Z32 => Some(NoLiftZ32.name()),
-        TAG_MPCLIFT_F16 => Some(MpcLiftF16.name()),
-        TAG_PLAIN_MASK_Z16 => Some(PlainMaskZ16.name()),
-        TAG_MPCLIFT_GR16 => Some(MpcLiftGr16.name()),
-        TAG_RETIRED_GR16_ROW_MAJOR => Some("mpclift-GR16-shamir in its retired row-major layout (share again)"),
-        _ => None,
-    }
+    Scheme::from_tag(tag)
+        .map(Scheme::name)
+        .or_else(|| RETIRED_TAGS.iter().find(|(t, _)| *t == tag).map(|(_, name)| *name))
 }
 
 pub(crate) fn bad(msg: impl Into<String>) -> IrisError {

@@ -30,6 +30,7 @@ pub use compare::{
     Checked, Tuning, AUTO_CHUNKS, AUTO_CHUNK_ROUNDS, COMPARE_CHUNK, ROUND_PROBES,
 };
 pub use plan::{choose_kernels, kernel_name, plan_kernels};
+pub use schemes::Scheme;
 
 use argus_math::Ring;
 use argus_mpc::rep3::Rep3Pre;

@@ -13,6 +13,7 @@ use argus_net::PartyId;
 use argus_prg::{Prg, Seed};
 
 use super::recovery::{Auditable, Recoverable};
+use super::schemes::Registered;
 use super::{Checked, Tuning};
 use crate::{IrisError, IrisGeometry, MatchConfig, Template};
 
@@ -63,13 +64,16 @@ pub fn query_kind(cfg: &MatchConfig, geometry: IrisGeometry) -> Result<ShareKind
 
 /// A way of running the uniqueness check: how a client shares templates, what a party keeps, and
 /// the batch check (revealing, per query, whether it is unique).
-pub trait IrisScheme: Sync {
+pub trait IrisScheme: Sync + Registered {
     /// One party's share of a template.
     type Share: Clone + Send + Sync + Recoverable;
     /// One party's database.
     type Db: Database<Share = Self::Share>;
-    /// Short name, e.g. `mpclift-F16-shamir`.
-    fn name(&self) -> &'static str;
+    /// The scheme's name in the registry ([`Scheme::name`](super::Scheme::name)), e.g.
+    /// `mpclift-F16-shamir`.
+    fn name(&self) -> &'static str {
+        Self::SCHEME.name()
+    }
     /// Bits of the sharing ring or field.
     fn bits(&self) -> u32;
     /// A client shares a template for enrolment (OS randomness).

@@ -9,10 +9,14 @@ use argus_mpc::shamir::{Degree, Shamir};
 use super::{FieldEyeShare, FieldTemplateShare};
 use crate::protocol::codec::{
     bad, check_code_len, expected_shape, eye_values, mask_len_for, per_row, read_header, unrotated_range, wire_size,
-    write_header, Reader, Shape, EYES, HEADER_LEN, TAG_MPCLIFT_F16,
+    write_header, Reader, Shape, EYES, HEADER_LEN,
 };
 use crate::protocol::scheme::ShareKind;
+use crate::protocol::Scheme;
 use crate::{IrisError, MatchConfig};
+
+/// The tag of this format ([`Scheme::tag`]).
+const TAG: u8 = Scheme::MpcLiftF16.tag();
 
 pub(crate) fn encode(s: &FieldTemplateShare) -> Vec<u8> {
     let f = F65519;
@@ -32,7 +36,7 @@ pub(crate) fn encode(s: &FieldTemplateShare) -> Vec<u8> {
         comps.extend(bits.map(|b| b.shares().to_vec()));
     }
     let mut out = Vec::with_capacity(HEADER_LEN + comps.iter().map(|c| 2 * c.len()).sum::<usize>());
-    write_header(&mut out, TAG_MPCLIFT_F16, &shape);
+    write_header(&mut out, TAG, &shape);
     for c in &comps {
         f.wire_encode(c, &mut out);
     }
@@ -50,7 +54,7 @@ pub(crate) fn decode(
     super::lifted_ring(len, cfg)?;
     let want = expected_shape(expect, len, mask_len_for(len, cfg.mask_mode)?)?;
     let body_size = || wire_size(&f, eye_values(expect, len, want.mask_len)?)?.checked_mul(2);
-    let body = read_header(bytes, TAG_MPCLIFT_F16, expect, &want, body_size())?;
+    let body = read_header(bytes, TAG, expect, &want, body_size())?;
     let mut r = Reader { rest: body };
     let mut bits = Vec::new();
     let mut eye = |name: &str| -> Result<FieldEyeShare, IrisError> {

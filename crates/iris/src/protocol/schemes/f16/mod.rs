@@ -331,9 +331,6 @@ pub struct MpcLiftF16;
 impl IrisScheme for MpcLiftF16 {
     type Share = FieldTemplateShare;
     type Db = FieldDb;
-    fn name(&self) -> &'static str {
-        "mpclift-F16-shamir"
-    }
     fn bits(&self) -> u32 {
         16
     }

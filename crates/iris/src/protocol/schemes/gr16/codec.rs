@@ -10,10 +10,13 @@ use argus_math::Ring;
 use super::{GrEyeShare, GrTemplateShare};
 use crate::protocol::codec::{
     bad, check_code_len, expected_shape, mask_len_for, read_header, write_header, Reader, Shape, EYES, HEADER_LEN,
-    TAG_MPCLIFT_GR16,
 };
 use crate::protocol::scheme::ShareKind;
+use crate::protocol::Scheme;
 use crate::{IrisError, MatchConfig};
+
+/// The tag of this format ([`Scheme::tag`]).
+const TAG: u8 = Scheme::MpcLiftGr16.tag();
 
 pub(crate) fn encode(s: &GrTemplateShare) -> Vec<u8> {
     let ring = argus_math::Z16::new();
@@ -26,7 +29,7 @@ pub(crate) fn encode(s: &GrTemplateShare) -> Vec<u8> {
     let comps =
         (0..2).flat_map(|e| [&s.entry[e].code, &s.entry[e].mask, &s.bits[e], &s.query[e].code, &s.query[e].mask]);
     let mut out = Vec::with_capacity(HEADER_LEN + comps.clone().map(|c| 2 * c.len()).sum::<usize>());
-    write_header(&mut out, TAG_MPCLIFT_GR16, &shape);
+    write_header(&mut out, TAG, &shape);
     for c in comps {
         ring.wire_encode(c, &mut out);
     }
@@ -52,7 +55,7 @@ pub(crate) fn decode(
     let want = expected_shape(expect, len, mask_len_for(len, cfg.mask_mode)?)?;
     let (n, m) = (query_rows.checked_mul(len), query_rows.checked_mul(want.mask_len));
     let body_size = || n?.checked_mul(2)?.checked_add(m?)?.checked_add(len + want.mask_len)?.checked_mul(4);
-    let body = read_header(bytes, TAG_MPCLIFT_GR16, expect, &want, body_size())?;
+    let body = read_header(bytes, TAG, expect, &want, body_size())?;
     let (n, m) = (n.unwrap_or(0), m.unwrap_or(0));
     let mut r = Reader { rest: body };
     let mut eye = |name: &str| -> Result<(GrEyeShare, Vec<u16>, GrEyeShare), IrisError> {

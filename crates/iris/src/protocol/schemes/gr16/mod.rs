@@ -579,9 +579,6 @@ pub struct MpcLiftGr16;
 impl IrisScheme for MpcLiftGr16 {
     type Share = GrTemplateShare;
     type Db = GrDb;
-    fn name(&self) -> &'static str {
-        "mpclift-GR16-shamir"
-    }
     fn bits(&self) -> u32 {
         16
     }

@@ -10,10 +10,14 @@ use argus_mpc::rep3::Rep3;
 use super::PlainMaskShare;
 use crate::protocol::codec::{
     bad, check_code_len, expected_shape, per_row, read_header, unrotated_range, wire_size, write_header, Reader, Shape,
-    EYES, HEADER_LEN, TAG_PLAIN_MASK_Z16,
+    EYES, HEADER_LEN,
 };
 use crate::protocol::scheme::ShareKind;
+use crate::protocol::Scheme;
 use crate::{IrisError, MaskMode, MatchConfig};
+
+/// The tag of this format ([`Scheme::tag`]).
+const TAG: u8 = Scheme::PlainMaskZ16.tag();
 
 pub(crate) fn encode(s: &PlainMaskShare) -> Vec<u8> {
     let ring = argus_math::Z16::new();
@@ -26,7 +30,7 @@ pub(crate) fn encode(s: &PlainMaskShare) -> Vec<u8> {
     let width = shape.code_len;
     let row = |x: &Rep3<argus_math::Z16>| x.slice(s.unrotated * width, width).unwrap_or_else(|_| x.clone());
     let mut out = Vec::with_capacity(HEADER_LEN + 2 * (6 * width + width.div_ceil(8)));
-    write_header(&mut out, TAG_PLAIN_MASK_Z16, &shape);
+    write_header(&mut out, TAG, &shape);
     for e in 0..2 {
         let code = row(&s.codes[e]);
         ring.wire_encode(&code.a, &mut out);
@@ -55,7 +59,7 @@ pub(crate) fn decode(
     let want = expected_shape(expect, len, len)?;
     let code_values = if matches!(expect, ShareKind::Query { .. }) { len.checked_mul(2) } else { Some(len) };
     let body_size = || wire_size(&ring, code_values?)?.checked_mul(2)?.checked_add(len.div_ceil(8))?.checked_mul(2);
-    let body = read_header(bytes, TAG_PLAIN_MASK_Z16, expect, &want, body_size())?;
+    let body = read_header(bytes, TAG, expect, &want, body_size())?;
     let mut r = Reader { rest: body };
     let mut bits = Vec::new();
     let mut eye = |name: &str| -> Result<(Rep3<argus_math::Z16>, Vec<BitVec>), IrisError> {

@@ -294,9 +294,6 @@ pub struct PlainMaskZ16;
 impl IrisScheme for PlainMaskZ16 {
     type Share = PlainMaskShare;
     type Db = PlainMaskDb;
-    fn name(&self) -> &'static str {
-        "plain-mask-Z16-rep3"
-    }
     fn bits(&self) -> u32 {
         16
     }

@@ -33,11 +33,11 @@ use argus_mpc::{MpcError, Party};
 use rand::rngs::OsRng;
 use rand_core::{CryptoRng, RngCore};
 
-use crate::protocol::codec::{TAG_MPCLIFT_Z16, TAG_NOLIFT_Z32};
 use crate::protocol::compare::{
     check_ring, compare, in_chunks, resolve, reveal_short, short_of_counts, Checked, ComparisonPlan, Order, Tuning,
 };
 use crate::protocol::scheme::{Database, IrisScheme, ShareKind};
+use crate::protocol::schemes::Registered;
 use crate::protocol::{drain_row, mask_factor, mask_row, masked_bits, no_entry, query_window, rotated_rows};
 use crate::{encode_masked, IrisCode, IrisError, IrisGeometry, MaskMode, MatchConfig, Template};
 
@@ -345,13 +345,10 @@ impl RingOf for NoLiftZ32 {
 
 /// [`IrisScheme`] for a replicated scheme over `$ring`: the same code for both rings.
 macro_rules! rep3_scheme {
-    ($t:ty, $ring:expr, $name:literal, $bits:literal, $tag:expr) => {
+    ($t:ty, $ring:expr, $bits:literal) => {
         impl IrisScheme for $t {
             type Share = TemplateShare<<$t as RingOf>::R>;
             type Db = SharedDb<<$t as RingOf>::R>;
-            fn name(&self) -> &'static str {
-                $name
-            }
             fn bits(&self) -> u32 {
                 $bits
             }
@@ -401,7 +398,7 @@ macro_rules! rep3_scheme {
                 short_masks(p, q, len, cfg, tuning)
             }
             fn encode(&self, s: &Self::Share) -> Vec<u8> {
-                codec::encode($tag, s)
+                codec::encode(Self::SCHEME.tag(), s)
             }
             fn decode(
                 &self,
@@ -410,7 +407,7 @@ macro_rules! rep3_scheme {
                 cfg: &MatchConfig,
                 expect: ShareKind,
             ) -> Result<Self::Share, IrisError> {
-                codec::decode(&$ring, $tag, bytes, len, cfg, expect)
+                codec::decode(&$ring, Self::SCHEME.tag(), bytes, len, cfg, expect)
             }
             fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError> {
                 codec::enrollment_of(q)
@@ -419,5 +416,5 @@ macro_rules! rep3_scheme {
     };
 }
 
-rep3_scheme!(MpcLiftZ16, Z16::new(), "mpclift-Z16-rep3", 16, TAG_MPCLIFT_Z16);
-rep3_scheme!(NoLiftZ32, Z32::new(), "nolift-Z32-rep3", 32, TAG_NOLIFT_Z32);
+rep3_scheme!(MpcLiftZ16, Z16::new(), 16);
+rep3_scheme!(NoLiftZ32, Z32::new(), 32);
