@@ -20,7 +20,6 @@
 //! own pending shares. Every session starts with all three nodes comparing count, a digest of the
 //! enrolled ids and the last commit; a node that disagrees refuses to serve.
 
-pub(crate) mod batching;
 pub mod config;
 pub mod core;
 pub mod deploy;
