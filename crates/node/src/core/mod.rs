@@ -4,15 +4,15 @@
 //!
 //! One module per job, each an `impl Core` block over the state kept here, its policies pure
 //! functions with their unit tests:
-//! * [`session`]: the start of a session — same settings, the round time, catch-up, recovery and
+//! * `session`: the start of a session — same settings, the round time, catch-up, recovery and
 //!   audit in order, the consistency check — and the compare chunk measured again while serving;
-//! * [`catch_up`]: bringing every node to the latest commit;
-//! * [`audit`]: the audit of the three databases;
-//! * [`recovery`]: share recovery of a lost node from its two peers;
-//! * [`batching`]: the leader proposes, the followers answer what they lack, the rest runs
-//!   ([`pick`]: which waiting requests the leader proposes);
-//! * [`batch`]: one batch — the protocol run, the verdicts, the commit, the replies;
-//! * [`intake`]: requests from the client port — admission, the queue, expiry, pending shares.
+//! * `catch_up`: bringing every node to the latest commit;
+//! * `audit`: the audit of the three databases;
+//! * `recovery`: share recovery of a lost node from its two peers;
+//! * `batching`: the leader proposes, the followers answer what they lack, the rest runs
+//!   (`pick`: which waiting requests the leader proposes);
+//! * `batch`: one batch — the protocol run, the verdicts, the commit, the replies;
+//! * `intake`: requests from the client port — admission, the queue, expiry, pending shares.
 
 mod audit;
 mod batch;
