@@ -1,5 +1,7 @@
 //! Share bytes (wire and store): round trips, validation of untrusted bytes, the enrolment share
-//! taken from a query share, removal from the databases, and share recovery — for all five schemes.
+//! taken from a query share, removal from the databases, and share recovery — for every registered
+//! scheme ([`every_scheme!`]: a scheme added to the registry without an [`Open`] here does not
+//! compile).
 
 use argus_iris::protocol::codec::HEADER_LEN;
 use argus_iris::protocol::scheme::{query_kind, IrisScheme, ShareKind};
@@ -9,6 +11,7 @@ use argus_iris::protocol::schemes::plain_mask::PlainMaskShare;
 use argus_iris::protocol::schemes::rep3::TemplateShare;
 use argus_iris::protocol::schemes::{MpcLiftF16, MpcLiftGr16, MpcLiftZ16, NoLiftZ32, PlainMaskZ16};
 use argus_iris::protocol::Scheme;
+use argus_iris::with_scheme;
 use argus_iris::{find_matches, Generator, IrisError, IrisGeometry, MaskMode, MatchConfig, Template};
 use argus_math::{Modulus, Ring, F65519, Z16, Z32};
 use argus_mpc::local::{run3, Backend};
@@ -18,6 +21,15 @@ use argus_net::NetConfig;
 use argus_prg::{Prg, Seed};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
+
+/// Runs `$body` with `$s` bound to each registered scheme in turn.
+macro_rules! every_scheme {
+    ($s:ident => $body:expr) => {
+        for &scheme in Scheme::ALL {
+            with_scheme!(scheme, $s => $body)
+        }
+    };
+}
 
 /// 4 × 32 × 2 × 2 = 512 bits: the default window (−15..=15) fits 32 columns, so queries have 31
 /// rows with the unrotated one at 15.
@@ -259,11 +271,7 @@ fn round_trip<S: Open>(s: &S, modes: &[MaskMode]) {
 #[test]
 fn round_trips() {
     let both = [MaskMode::PerBit, MaskMode::Trimmed];
-    round_trip(&MpcLiftZ16, &both);
-    round_trip(&NoLiftZ32, &both);
-    round_trip(&MpcLiftF16, &both);
-    round_trip(&MpcLiftGr16, &both);
-    round_trip(&PlainMaskZ16, &both);
+    every_scheme!(s => round_trip(&s, &both));
 }
 
 // ------------------------------------------------------------------ share recovery
@@ -328,20 +336,12 @@ fn audits<S: Open>(s: &S) {
 
 #[test]
 fn database_audit() {
-    audits(&MpcLiftZ16);
-    audits(&NoLiftZ32);
-    audits(&MpcLiftF16);
-    audits(&MpcLiftGr16);
-    audits(&PlainMaskZ16);
+    every_scheme!(s => audits(&s));
 }
 
 #[test]
 fn share_recovery() {
-    recovers(&MpcLiftZ16);
-    recovers(&NoLiftZ32);
-    recovers(&MpcLiftF16);
-    recovers(&MpcLiftGr16);
-    recovers(&PlainMaskZ16);
+    every_scheme!(s => recovers(&s));
 }
 
 /// The schemes' tags are those of the stored shares: the registry may not renumber them.
@@ -414,11 +414,7 @@ fn enrollment_from_query<S: Open>(s: &S, modes: &[MaskMode]) {
 #[test]
 fn enrollment_of_a_query_opens_to_the_enrollment() {
     let both = [MaskMode::PerBit, MaskMode::Trimmed];
-    enrollment_from_query(&MpcLiftZ16, &both);
-    enrollment_from_query(&NoLiftZ32, &both);
-    enrollment_from_query(&MpcLiftF16, &both);
-    enrollment_from_query(&MpcLiftGr16, &both);
-    enrollment_from_query(&PlainMaskZ16, &both);
+    every_scheme!(s => enrollment_from_query(&s, &both));
 }
 
 /// The window is clamped to the columns like the matcher's, and the unrotated row follows.
@@ -627,11 +623,7 @@ fn never_panics<S: IrisScheme>(s: &S) {
 
 #[test]
 fn decode_never_panics() {
-    never_panics(&MpcLiftZ16);
-    never_panics(&NoLiftZ32);
-    never_panics(&MpcLiftF16);
-    never_panics(&MpcLiftGr16);
-    never_panics(&PlainMaskZ16);
+    every_scheme!(s => never_panics(&s));
 }
 
 // ------------------------------------------------------------------ end to end, with removal
@@ -727,11 +719,7 @@ fn end_to_end<S: Open>(s: &S) {
 
 #[test]
 fn end_to_end_enrolment_from_queries_and_removal() {
-    end_to_end(&MpcLiftZ16);
-    end_to_end(&NoLiftZ32);
-    end_to_end(&MpcLiftF16);
-    end_to_end(&MpcLiftGr16);
-    end_to_end(&PlainMaskZ16);
+    every_scheme!(s => end_to_end(&s));
 }
 
 /// `db_bytes` per identity: codes at `share_bytes_per_code_bit`, masks on top.
