@@ -403,6 +403,9 @@ pub fn mpclift_msb<R: Ring>(
     }
 }
 
+/// One component (`a` or `b`) of the dot products, mask products and carry counts.
+type Shares<'a, E, J> = (&'a [E], &'a [E], &'a [J]);
+
 /// [`mpclift_msb`]'s public terms: `a`, `b = 2^m`, the MSB's width and adder.
 struct Lift {
     a: u64,
@@ -421,35 +424,42 @@ impl Lift {
         ml: &Rep3<R>,
     ) -> Result<Rep3Bits, MpcError> {
         let j = rep3::carry_count_for_msb(p, ml, jring)?;
-        let k = self.bits as usize;
+        let (k, ring) = (self.bits as usize, ml.ring());
+        let a_of = (&dot.a[..], &ml.a[..], &j.a[..]);
+        let b_of = (&dot.b[..], &ml.b[..], &j.b[..]);
         if self.bits <= 32 {
-            let (ca, cb) = self.components(ml.ring(), jring, (dot, ml, &j), |v| v as u32);
+            let (mut ca, mut cb) = (vec![0u32; ml.len()], vec![0u32; ml.len()]);
+            self.components_into(ring, jring, a_of, 0, &mut ca, |v| v as u32);
+            self.components_into(ring, jring, b_of, 0, &mut cb, |v| v as u32);
             rep3::msb_of_u32(p, k, &ca, &cb, self.adder)
         } else {
-            let (ca, cb) = self.components(ml.ring(), jring, (dot, ml, &j), |v| v);
-            rep3::msb_of_u64(p, k, &ca, &cb, self.adder)
+            // A block at a time into the MSB's bit planes: no vector of all the components.
+            rep3::msb_of_u64_with(p, ml.len(), k, self.adder, |at, xa, xb| {
+                self.components_into(ring, jring, a_of, at, xa, |v| v);
+                self.components_into(ring, jring, b_of, at, xb, |v| v);
+            })
         }
     }
 
-    /// The components `a·ml_i − 2^16·a·j_i − 2^m·dot_i` (mod 2^64, narrowed by `out`), both of
-    /// them (`a` and `b` of the replicated sharing), in one pass each.
-    fn components<R: Ring, S: Ring, W>(
+    /// The components `a·ml_i − 2^16·a·j_i − 2^m·dot_i` (mod 2^64, narrowed by `narrow`) of
+    /// values `at..at + out.len()`, from one component (`a` or `b` of the replicated sharing) of
+    /// `dot`, `ml` and `j`.
+    fn components_into<R: Ring, S: Ring, W>(
         &self,
         ring: &R,
         jring: &S,
-        (dot, ml, j): (&Rep3<R>, &Rep3<R>, &Rep3<S>),
-        out: impl Fn(u64) -> W + Copy,
-    ) -> (Vec<W>, Vec<W>) {
-        let (a, m) = (self.a, self.m);
+        (dot, ml, j): Shares<'_, R::El, S::El>,
+        at: usize,
+        out: &mut [W],
+        narrow: impl Fn(u64) -> W,
+    ) {
+        let (a, m, r) = (self.a, self.m, at..at + out.len());
         let w = |e: R::El| ring.to_u128(e) as u64;
         let wj = |e: S::El| jring.to_u128(e) as u64;
-        let v = |ml: &[R::El], j: &[S::El], d: &[R::El]| -> Vec<W> {
-            let v = |(&ml, &j, &d): (&R::El, &S::El, &R::El)| {
-                out(a.wrapping_mul(w(ml)).wrapping_sub(a.wrapping_mul(wj(j)) << 16).wrapping_sub(w(d) << m))
-            };
-            ml.iter().zip(j).zip(d).map(|((ml, j), d)| v((ml, j, d))).collect()
-        };
-        (v(&ml.a, &j.a, &dot.a), v(&ml.b, &j.b, &dot.b))
+        let values = ml[r.clone()].iter().zip(&j[r.clone()]).zip(&dot[r]);
+        for (o, ((&ml, &j), &d)) in out.iter_mut().zip(values) {
+            *o = narrow(a.wrapping_mul(w(ml)).wrapping_sub(a.wrapping_mul(wj(j)) << 16).wrapping_sub(w(d) << m));
+        }
     }
 }
 

@@ -191,26 +191,58 @@ pub fn msb_of_u32(p: &mut Party, k: usize, a: &[u32], b: &[u32], adder: Adder) -
 /// [`msb_of_u32`] for `k ≤ 64` with 64-bit components (bits from `k` up are ignored): the low
 /// 32 planes and the rest each from 32-bit slices.
 pub fn msb_of_u64(p: &mut Party, k: usize, a: &[u64], b: &[u64], adder: Adder) -> Result<Rep3Bits> {
-    if !(2..=64).contains(&k) || a.len() != b.len() {
+    if a.len() != b.len() {
         return Err(MpcError::InvalidParameter(format!(
-            "msb_of_u64 needs 2 ≤ k ≤ 64 and components of one length, got k = {k}, {} and {}",
+            "msb_of_u64 needs components of one length, got {} and {}",
             a.len(),
             b.len()
         )));
     }
-    msb_core(p, a.len(), k, adder, |which, at, len, planes| {
-        let r = at..at + len;
-        let value = |i: usize| match which {
-            Operand::Me => a[i],
-            Operand::Prev => b[i],
-            Operand::Sum => a[i].wrapping_add(b[i]),
-        };
+    msb_of_u64_with(p, a.len(), k, adder, |at, xa, xb| {
+        xa.copy_from_slice(&a[at..at + xa.len()]);
+        xb.copy_from_slice(&b[at..at + xb.len()]);
+    })
+}
+
+/// Values per block of [`msb_of_u64_with`].
+const COMPONENT_BLOCK: usize = 1024;
+
+/// [`msb_of_u64`] for `n` values whose components are made a block at a time: `comp(at, a, b)`
+/// fills `a[i]` (`x_me`) and `b[i]` (`x_prev`) of value `at + i`. A caller that computes its
+/// components (the iris comparison's `a·ml − 2^16·a·j − 2^m·dot`) writes no vector of all `n`
+/// of them: each block goes from a cache-resident buffer into the bit planes.
+pub fn msb_of_u64_with(
+    p: &mut Party,
+    n: usize,
+    k: usize,
+    adder: Adder,
+    comp: impl Fn(usize, &mut [u64], &mut [u64]),
+) -> Result<Rep3Bits> {
+    if !(2..=64).contains(&k) {
+        return Err(MpcError::InvalidParameter(format!("msb_of_u64 needs 2 ≤ k ≤ 64, got {k}")));
+    }
+    msb_core(p, n, k, adder, |which, at, len, planes| {
         let (low, high) = planes.split_at_mut(planes.len().min(32));
-        BitVec::planes_into_u32(low, at, &r.clone().map(|i| value(i) as u32).collect::<Vec<_>>())?;
-        if high.is_empty() {
-            return Ok(());
+        let (mut a, mut b) = ([0u64; COMPONENT_BLOCK], [0u64; COMPONENT_BLOCK]);
+        let (mut lo, mut hi) = ([0u32; COMPONENT_BLOCK], [0u32; COMPONENT_BLOCK]);
+        for start in (at..at + len).step_by(COMPONENT_BLOCK) {
+            let m = COMPONENT_BLOCK.min(at + len - start);
+            comp(start, &mut a[..m], &mut b[..m]);
+            let value = |i: usize| match which {
+                Operand::Me => a[i],
+                Operand::Prev => b[i],
+                Operand::Sum => a[i].wrapping_add(b[i]),
+            };
+            for i in 0..m {
+                let v = value(i);
+                (lo[i], hi[i]) = (v as u32, (v >> 32) as u32);
+            }
+            BitVec::planes_into_u32(low, start, &lo[..m])?;
+            if !high.is_empty() {
+                BitVec::planes_into_u32(high, start, &hi[..m])?;
+            }
         }
-        BitVec::planes_into_u32(high, at, &r.map(|i| (value(i) >> 32) as u32).collect::<Vec<_>>())
+        Ok(())
     })
 }
 

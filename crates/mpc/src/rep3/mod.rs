@@ -22,7 +22,7 @@ pub use binary::{add_bits, and, and_many, Adder, Plane};
 pub(crate) use binary::{maj_many, KoggeStonePlan};
 pub use convert::{
     a2b, bit_extract, bit_extract_components, lemma1, lemma2, lt, lt_bounded, msb, msb_is_sign, msb_many, msb_of,
-    msb_of_u32, msb_of_u64, msb_ring_bits, msb_two_operand,
+    msb_of_u32, msb_of_u64, msb_of_u64_with, msb_ring_bits, msb_two_operand,
 };
 pub use lift::{carry_count_for_msb, carry_count_small, const_lift, lift, lift_small};
 pub use ot::{bit_inject, bit_inject_many, three_party_ot};

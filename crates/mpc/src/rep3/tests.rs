@@ -78,6 +78,35 @@ fn sharing_and_reveal_all_ways() {
     }
 }
 
+/// The 64-bit MSB over batches whose thirds span several component blocks (and end inside
+/// one): the slice form and the block form, whose components are made from the shares as asked
+/// for (here: the shares plus a public offset, the iris comparison's shape), against the
+/// plaintext.
+#[test]
+fn msb_of_u64_over_many_blocks_matches_plaintext() {
+    let ring = Z64::new();
+    for (n, k, seed) in [(3100, 36, 5), (7001, 64, 6), (2049, 33, 7)] {
+        let mask = u64::MAX >> (64 - k);
+        let xs: Vec<u64> = edge64(n, seed).into_iter().map(|x| x & mask).collect();
+        let off = 12345u64;
+        let out = with_shares(Backend::Memory, &ring, std::slice::from_ref(&xs), |p, s| {
+            let slices = msb_of_u64(p, k, &s[0].a, &s[0].b, Adder::Ripple)?;
+            // x + off: party 0 adds the offset to its own component, party 1 to its `b`.
+            let id = p.id();
+            let blocks = msb_of_u64_with(p, n, k, Adder::Ripple, |at, xa, xb| {
+                for (i, (a, b)) in xa.iter_mut().zip(xb.iter_mut()).enumerate() {
+                    *a = s[0].a[at + i].wrapping_add(if id == 0 { off } else { 0 });
+                    *b = s[0].b[at + i].wrapping_add(if id == 1 { off } else { 0 });
+                }
+            })?;
+            Ok((open_bits(p, &slices)?, open_bits(p, &blocks)?))
+        });
+        let top = |x: u64| (x >> (k - 1)) & 1 == 1;
+        assert_eq!(out[0].0, xs.iter().map(|&x| top(x)).collect::<Vec<_>>(), "n {n}, k {k}");
+        assert_eq!(out[0].1, xs.iter().map(|&x| top(x.wrapping_add(off) & mask)).collect::<Vec<_>>(), "n {n}, k {k}");
+    }
+}
+
 #[test]
 fn local_ops_match_plaintext() {
     let ring = Zt::new(65519 << 20).unwrap();
