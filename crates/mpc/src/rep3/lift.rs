@@ -170,18 +170,23 @@ fn carry_count<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S, forward: 
     };
     // ⌊(t + 2)/4⌋ for every sum t ≤ 9 of three top-bit pairs.
     let carry: [S::El; 10] = std::array::from_fn(|t| ring.from_u128((t as u128 + 2) / 4));
+    // The result's components (me, me − 1) per third, in value order, drawn or computed in
+    // place: a = [r_own | y | r_help], b = [r_own2 | r_recv | y_help or 0] over [own | recv |
+    // help] (in the order the thirds have in the values).
+    let (mut a, mut b) = (vec![ring.zero(); n], vec![ring.zero(); n]);
     // Seed draws. Party u's `next` stream is party u+1's `prev`; both draw [third u: r_u] then
     // [third u+1: r_{s+2}, w], so the holders of every stream draw the same values in order.
-    let r_own = ring.sample_vec(p.prg.next(), own.len()); // component me of my third
-    let r_help = ring.sample_vec(p.prg.next(), help.len()); // component me of the next third
+    ring.sample_into(p.prg.next(), &mut a[own.clone()]); // r_own: component me of my third
+    ring.sample_into(p.prg.next(), &mut a[help.clone()]); // r_help: component me of the next third
     let w_help = ring.sample_vec(p.prg.next(), 4 * help.len());
-    let r_recv = ring.sample_vec(p.prg.prev(), recv.len()); // component prev of the previous third
-    let r_own2 = ring.sample_vec(p.prg.prev(), own.len()); // component prev of my third
-                                                           // The OT masks w of my third, turned into the offers in place.
+    ring.sample_into(p.prg.prev(), &mut b[recv.clone()]); // r_recv: component prev of the previous third
+    ring.sample_into(p.prg.prev(), &mut b[own.clone()]); // r_own2: component prev of my third
+                                                         // The OT masks w of my third, turned into the offers in place.
     let mut offers = ring.sample_vec(p.prg.prev(), 4 * own.len());
     // Round 1. Sender (my third): the four masked messages per value, to the receiver (next).
     let own_x = x.a[own.clone()].iter().zip(&x.b[own.clone()]);
-    for ((w, (&xa, &xb)), (&ra, &rb)) in offers.chunks_exact_mut(4).zip(own_x).zip(r_own.iter().zip(&r_own2)) {
+    let own_r = a[own.clone()].iter().zip(&b[own.clone()]);
+    for ((w, (&xa, &xb)), (&ra, &rb)) in offers.chunks_exact_mut(4).zip(own_x).zip(own_r) {
         let (t, base) = (top(xa) + top(xb), ring.neg(ring.add(ra, rb)));
         for (c, w) in w.iter_mut().enumerate() {
             *w = ring.add(ring.add(carry[t + c], base), *w);
@@ -192,36 +197,24 @@ fn carry_count<R: Ring, S: Ring>(p: &mut Party, x: &Rep3<R>, ring: &S, forward: 
     // the component I hold as `b`.
     let masks: Vec<S::El> = w_help.chunks_exact(4).zip(&x.b[help.clone()]).map(|(w, &xb)| w[top(xb)]).collect();
     p.send_elems(ring, prev, &masks)?;
-    // Receiver (previous third; the choice is my own component `a`). Both messages are read in
-    // place where the ring allows.
-    let y: Vec<S::El> = p.recv_elems_with(ring, prev, 4 * recv.len(), |got| {
+    // Receiver (previous third; the choice is my own component `a`): y into place. Both
+    // messages are read in place where the ring allows.
+    let y = &mut a[recv.clone()];
+    p.recv_elems_with(ring, prev, 4 * recv.len(), |got| {
         p.recv_elems_with(ring, next, recv.len(), |got_masks| {
-            got.chunks_exact(4).zip(&x.a[recv]).zip(got_masks).map(|((g, &xa), &m)| ring.sub(g[top(xa)], m)).collect()
+            let choices = x.a[recv.clone()].iter().zip(got_masks);
+            for ((y, g), (&xa, &m)) in y.iter_mut().zip(got.chunks_exact(4)).zip(choices) {
+                *y = ring.sub(g[top(xa)], m);
+            }
         })
     })??;
-    // Components (me, me − 1) per third, in value order; without y_help, zeros there.
-    let assemble = |y_help: Option<&[S::El]>| {
-        let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        for s in 0..3 {
-            let (ca, cb): (&[S::El], Option<&[S::El]>) = match s {
-                _ if s == me => (&r_own, Some(&r_own2)),
-                _ if s == prev => (&y, Some(&r_recv)),
-                _ => (&r_help, y_help),
-            };
-            a.extend_from_slice(ca);
-            match cb {
-                Some(cb) => b.extend_from_slice(cb),
-                None => b.resize(b.len() + ca.len(), ring.zero()),
-            }
-        }
-        Rep3::from_parts(ring.clone(), a, b)
-    };
-    if !forward {
-        return assemble(None);
+    if forward {
+        // Round 2: the receiver forwards y to the helper (my next party); I get the next third's.
+        p.send_elems(ring, next, &a[recv.clone()])?;
+        p.recv_elems_with(ring, prev, help.len(), |y_help| b[help.clone()].copy_from_slice(y_help))?;
     }
-    // Round 2: the receiver forwards y to the helper (my next party); I get the next third's.
-    p.send_elems(ring, next, &y)?;
-    p.recv_elems_with(ring, prev, help.len(), |y_help| assemble(Some(y_help)))?
+    // Without `forward`, b over the next third stays zero (see `carry_count_for_msb`).
+    Rep3::from_parts(ring.clone(), a, b)
 }
 
 /// The components of `x` read as integers in `target`: a sharing of `x_0 + x_1 + x_2` without
