@@ -537,11 +537,15 @@ fn a_template_with_too_few_valid_bits_is_refused_and_its_batch_goes_on() {
     let short = Template::new(IrisCode::new(geometry, t.left.code().clone(), mask).unwrap(), t.right.clone()).unwrap();
     let shares = c.client.make_shares(&short).unwrap();
     let id = new_request_id();
-    let refused = {
-        let (client, id, shares) = (c.client.clone(), id.clone(), shares.clone());
+    // Both requests' shares are made before either is sent, so that they reach the leader within
+    // its wait for a batch even on a loaded machine.
+    let fine = c.client.make_shares(&gen.random_template()).unwrap();
+    let send = |id: String, shares: [Vec<u8>; 3]| {
+        let client = c.client.clone();
         c.rt.spawn(async move { client.submit_shares(id, Kind::Enroll, shares).await })
     };
-    let fine = c.spawn_enrol(gen.random_template());
+    let refused = send(id.clone(), shares.clone());
+    let fine = send(new_request_id(), fine);
     let e = c.rt.block_on(refused).unwrap().unwrap_err().to_string();
     assert!(e.contains("fewer than 128 valid (unmasked) code bits of 512") && e.contains("iris.min_valid"), "{e}");
     assert_eq!(c.rt.block_on(fine).unwrap().unwrap().enrolled, Some(0));
@@ -573,12 +577,16 @@ fn shares_of_different_templates_are_refused_and_block_nobody() {
     let [x0, _, _] = c.client.make_shares(&gen.random_template()).unwrap();
     let [_, y1, y2] = c.client.make_shares(&gen.random_template()).unwrap();
     let mixed = [x0, y1, y2];
+    // Both requests' shares are made before either is sent, so that they reach the leader within
+    // its wait for a batch even on a loaded machine (sharing a template takes a while).
+    let fine = c.client.make_shares(&gen.random_template()).unwrap();
     let id = new_request_id();
-    let refused = {
-        let (client, id, shares) = (c.client.clone(), id.clone(), mixed.clone());
+    let send = |id: String, shares: [Vec<u8>; 3]| {
+        let client = c.client.clone();
         c.rt.spawn(async move { client.submit_shares(id, Kind::Enroll, shares).await })
     };
-    let fine = c.spawn_enrol(gen.random_template());
+    let refused = send(id.clone(), mixed.clone());
+    let fine = send(new_request_id(), fine);
     let e = c.rt.block_on(refused).unwrap().unwrap_err().to_string();
     assert!(e.contains("not those of a valid template"), "{e}");
     assert_eq!(c.rt.block_on(fine).unwrap().unwrap().enrolled, Some(0));
@@ -618,13 +626,16 @@ fn a_mirror_attack_is_refused_and_counted() {
     assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(1));
     // In one batch after a duplicate (a query found not unique, so not checked mirrored), the
     // attack is still the one refused.
-    let send = |t: &Template| {
-        let (client, id, shares) = (c.client.clone(), new_request_id(), c.client.make_shares(t).unwrap());
+    // Both share sets are made before either is sent, so that both reach the leader within its
+    // wait for a batch even on a loaded machine.
+    let (dup_shares, attack_shares) = (c.client.make_shares(&t).unwrap(), c.client.make_shares(&attack).unwrap());
+    let send = |shares: [Vec<u8>; 3]| {
+        let (client, id) = (c.client.clone(), new_request_id());
         (id.clone(), c.rt.spawn(async move { client.submit_shares(id, Kind::Enroll, shares).await }))
     };
-    let (dup_id, dup) = send(&t);
+    let (dup_id, dup) = send(dup_shares);
     std::thread::sleep(Duration::from_millis(30)); // within the leader's 1 s wait, after the duplicate
-    let (attack_id, again) = send(&attack);
+    let (attack_id, again) = send(attack_shares);
     assert_eq!(c.rt.block_on(dup).unwrap().unwrap().enrolled, None);
     let e = c.rt.block_on(again).unwrap().unwrap_err().to_string();
     assert!(e.contains("mirror attack"), "{e}");
@@ -651,7 +662,12 @@ fn pending_shares_on_disk_are_bounded() {
     c.restart_edited(|s| s.replace("pending_shares = 4096", "pending_shares = 1"), None);
     let mut gen = generator(29);
     assert_eq!(c.submit(&gen.random_template(), Kind::Enroll).unwrap().enrolled, Some(0));
-    let both = [c.spawn_enrol(gen.random_template()), c.spawn_enrol(gen.random_template())];
+    // Shares made before either is sent: both reach the leader within its wait on a loaded machine.
+    let shares = [(); 2].map(|_| c.client.make_shares(&gen.random_template()).unwrap());
+    let both = shares.map(|s| {
+        let client = c.client.clone();
+        c.rt.spawn(async move { client.submit_shares(new_request_id(), Kind::Enroll, s).await })
+    });
     let mut ids: Vec<u64> = both
         .into_iter()
         .map(|h| c.rt.block_on(h).unwrap().unwrap_or_else(|e| panic!("{e}")).enrolled.expect("enrolled"))
@@ -1011,7 +1027,10 @@ fn a_rolling_restart_under_load_loses_nothing() {
             .unwrap()
             .into_iter()
             .map(|o| {
-                let o = o.unwrap_or_else(|e| panic!("{e}\nnode 0 log:\n{}", c.log(0)));
+                let o = o.unwrap_or_else(|e| {
+                    let logs: Vec<String> = (0..3).map(|i| format!("node {i} log:\n{}", c.log(i))).collect();
+                    panic!("{e}\n{}", logs.join("\n"))
+                });
                 assert!(o.unique, "{o:?}");
                 o.enrolled.expect("a unique request is enrolled")
             })
