@@ -434,9 +434,8 @@ impl Lift {
             rep3::msb_of_u32(p, k, &ca, &cb, self.adder)
         } else {
             // A block at a time into the MSB's bit planes: no vector of all the components.
-            rep3::msb_of_u64_with(p, ml.len(), k, self.adder, |at, xa, xb| {
-                self.components_into(ring, jring, a_of, at, xa, |v| v);
-                self.components_into(ring, jring, b_of, at, xb, |v| v);
+            rep3::msb_of_u64_with(p, ml.len(), k, self.adder, |at, prev, out| {
+                self.components_into(ring, jring, if prev { b_of } else { a_of }, at, out, |v| v)
             })
         }
     }

@@ -198,44 +198,43 @@ pub fn msb_of_u64(p: &mut Party, k: usize, a: &[u64], b: &[u64], adder: Adder) -
             b.len()
         )));
     }
-    msb_of_u64_with(p, a.len(), k, adder, |at, xa, xb| {
-        xa.copy_from_slice(&a[at..at + xa.len()]);
-        xb.copy_from_slice(&b[at..at + xb.len()]);
+    msb_of_u64_with(p, a.len(), k, adder, |at, prev, out| {
+        out.copy_from_slice(&(if prev { b } else { a })[at..at + out.len()])
     })
 }
 
 /// Values per block of [`msb_of_u64_with`].
 const COMPONENT_BLOCK: usize = 1024;
 
-/// [`msb_of_u64`] for `n` values whose components are made a block at a time: `comp(at, a, b)`
-/// fills `a[i]` (`x_me`) and `b[i]` (`x_prev`) of value `at + i`. A caller that computes its
-/// components (the iris comparison's `a·ml − 2^16·a·j − 2^m·dot`) writes no vector of all `n`
-/// of them: each block goes from a cache-resident buffer into the bit planes.
+/// [`msb_of_u64`] for `n` values whose components are made a block at a time, and only those
+/// read: `comp(at, prev, out)` fills `out[i]` with `x_prev` (if `prev`) or `x_me` of value
+/// `at + i`. A caller that computes its components (the iris comparison's
+/// `a·ml − 2^16·a·j − 2^m·dot`) writes no vector of all `n` of them: each block goes from a
+/// cache-resident buffer into the bit planes.
 pub fn msb_of_u64_with(
     p: &mut Party,
     n: usize,
     k: usize,
     adder: Adder,
-    comp: impl Fn(usize, &mut [u64], &mut [u64]),
+    comp: impl Fn(usize, bool, &mut [u64]),
 ) -> Result<Rep3Bits> {
     if !(2..=64).contains(&k) {
         return Err(MpcError::InvalidParameter(format!("msb_of_u64 needs 2 ≤ k ≤ 64, got {k}")));
     }
     msb_core(p, n, k, adder, |which, at, len, planes| {
         let (low, high) = planes.split_at_mut(planes.len().min(32));
-        let (mut a, mut b) = ([0u64; COMPONENT_BLOCK], [0u64; COMPONENT_BLOCK]);
+        let (mut x, mut y) = ([0u64; COMPONENT_BLOCK], [0u64; COMPONENT_BLOCK]);
         let (mut lo, mut hi) = ([0u32; COMPONENT_BLOCK], [0u32; COMPONENT_BLOCK]);
         for start in (at..at + len).step_by(COMPONENT_BLOCK) {
             let m = COMPONENT_BLOCK.min(at + len - start);
-            comp(start, &mut a[..m], &mut b[..m]);
-            let value = |i: usize| match which {
-                Operand::Me => a[i],
-                Operand::Prev => b[i],
-                Operand::Sum => a[i].wrapping_add(b[i]),
-            };
-            for i in 0..m {
-                let v = value(i);
-                (lo[i], hi[i]) = (v as u32, (v >> 32) as u32);
+            // The operand's value into `x`: one component, or the sum of both.
+            comp(start, matches!(which, Operand::Prev), &mut x[..m]);
+            if let Operand::Sum = which {
+                comp(start, true, &mut y[..m]);
+                x[..m].iter_mut().zip(&y[..m]).for_each(|(x, y)| *x = x.wrapping_add(*y));
+            }
+            for ((lo, hi), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(&x[..m]) {
+                (*lo, *hi) = (v as u32, (v >> 32) as u32);
             }
             BitVec::planes_into_u32(low, start, &lo[..m])?;
             if !high.is_empty() {

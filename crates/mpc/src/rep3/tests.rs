@@ -93,10 +93,10 @@ fn msb_of_u64_over_many_blocks_matches_plaintext() {
             let slices = msb_of_u64(p, k, &s[0].a, &s[0].b, Adder::Ripple)?;
             // x + off: party 0 adds the offset to its own component, party 1 to its `b`.
             let id = p.id();
-            let blocks = msb_of_u64_with(p, n, k, Adder::Ripple, |at, xa, xb| {
-                for (i, (a, b)) in xa.iter_mut().zip(xb.iter_mut()).enumerate() {
-                    *a = s[0].a[at + i].wrapping_add(if id == 0 { off } else { 0 });
-                    *b = s[0].b[at + i].wrapping_add(if id == 1 { off } else { 0 });
+            let blocks = msb_of_u64_with(p, n, k, Adder::Ripple, |at, prev, out| {
+                let (x, holder) = if prev { (&s[0].b, 1) } else { (&s[0].a, 0) };
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = x[at + i].wrapping_add(if id == holder { off } else { 0 });
                 }
             })?;
             Ok((open_bits(p, &slices)?, open_bits(p, &blocks)?))
