@@ -225,9 +225,14 @@ impl Cluster {
             assert!(planned || n.kernel.starts_with("gemm-"), "kernel {:?}", n.kernel);
             if planned {
                 // Planned by the first node to start, remembered next to the configuration, and
-                // found there by the others (they wait for its lock).
+                // found there by the others (they wait for its lock). (Node 0's comparison
+                // chunk is remembered there too, on a line of its own.)
                 let plans = std::fs::read_to_string(self.dir.join("kernel-plans.txt")).unwrap_or_default();
-                let remembered: Vec<_> = plans.lines().filter_map(|l| l.split_once('\t')).collect();
+                let remembered: Vec<_> = plans
+                    .lines()
+                    .filter(|l| l.starts_with("correlation "))
+                    .filter_map(|l| l.split_once('\t'))
+                    .collect();
                 assert!(remembered.len() == 1 && remembered[0].1 == n.kernel, "{plans}");
             }
             let host = argus_math::kernels::host();
@@ -273,7 +278,19 @@ fn enrol_check_delete_and_refuse(scheme: Option<&str>) {
         // (the choice depends on how busy this machine is).
         let chosen = log.lines().any(|l| l.contains("comparisons per chunk chosen") && l.contains("round_ms="));
         assert!(chosen, "node {node} measured its rounds and chose a chunk:\n{log}");
+        // Node 0 alone planned a chunk on its host (the schemes that time their comparison).
+        let planned = log.lines().any(|l| l.contains("comparison chunk planned") && l.contains("compare_chunk="));
+        let timed = !matches!(scheme, Some("mpclift-F16-shamir" | "plain-mask-Z16-rep3"));
+        assert_eq!(planned, node == 0 && timed, "node {node}:\n{log}");
     }
+    // All three use the same chunk (node 0's figures).
+    let chunk_of = |node: usize| {
+        let log = c.log(node);
+        let line = log.lines().find(|l| l.contains("comparisons per chunk chosen")).unwrap_or_default().to_string();
+        line.split_whitespace().find(|w| w.starts_with("compare_chunk=")).map(str::to_string)
+    };
+    assert!(chunk_of(0).is_some());
+    assert_eq!([chunk_of(1), chunk_of(2)], [chunk_of(0), chunk_of(0)]);
     assert!(!c.submit(&gen.genuine_template(&people[3]).unwrap(), Kind::Check).unwrap().unique);
     let stranger = gen.random_template();
     let o = c.submit(&stranger, Kind::Check).unwrap();

@@ -150,7 +150,7 @@ pub struct IrisSettings {
     pub adder: AdderSetting,
     /// Comparisons per chunk of the comparison phase (see [`CompareChunk`]): `"auto"` (the
     /// default) chooses from the round time the nodes measure at every session start and every
-    /// 256 batches; 0 is the adder's default (2^20 with ripple, 2^21 with log depth); otherwise
+    /// 256 batches and, on a LAN, the chunk node 0 planned on its host; 0 is the adder's default (2^20 with ripple, 2^21 with log depth); otherwise
     /// from 1024 to 67108864 (2^26). The phase runs its rounds once per chunk and holds a chunk's values at once, ~40
     /// bytes per comparison with ripple and ~90 with log depth, so a larger chunk buys fewer
     /// rounds with memory, for nodes far apart (docs/OPERATIONS.md): a batch of 32 queries
@@ -176,8 +176,10 @@ pub struct IrisSettings {
 pub enum CompareChunk {
     /// Chosen when the nodes connect, and again every 256 batches, from the round time they
     /// measure between them ([`argus_mpc::Party::round_time`],
-    /// [`argus_iris::protocol::auto_compare_chunk`]): the adder's default on one machine or a LAN, 2^22 from 2 ms rounds (a ~4 ms round trip), 2^23
-    /// from 5 ms (~10 ms), with the ripple adder.
+    /// [`argus_iris::protocol::auto_compare_chunk`]): on one machine or a LAN the chunk node 0
+    /// planned by timing the candidates on its host when it started
+    /// ([`argus_iris::protocol::plan_compare_chunk`]), 2^22 from 2 ms rounds (a ~4 ms round
+    /// trip), 2^23 from 5 ms (~10 ms), with the ripple adder; the log-depth adder's default.
     #[default]
     Auto,
     /// This many comparisons; 0: the adder's default.

@@ -634,3 +634,37 @@ fn every_kernel_path_gives_the_same_galois_check() {
     }));
     assert_eq!(kernels::correlation_path(shape, batch.len()), plans[0].path);
 }
+
+/// The comparison chunk's planner times every candidate and picks the fastest it measured; with
+/// a cache file a second plan reads that pick back instead of measuring, and a line that is no
+/// candidate is measured over. The log-depth adder and the schemes whose comparison is not
+/// timed plan nothing. (That every chunk gives the same bits: `compare`'s chunking test.)
+#[test]
+fn the_compare_chunk_plan_is_the_fastest_candidate_measured_and_is_remembered() {
+    use argus_iris::protocol::{plan_compare_chunk, CHUNK_CANDIDATES};
+    use argus_math::kernels::{PlanOptions, PlanSource};
+    use argus_mpc::rep3::Adder;
+    let geometry = IrisGeometry::DEPLOYED;
+    let cfg = MatchConfig::default();
+    let dir = std::env::temp_dir().join(format!("argus-chunk-plan-{}", std::process::id()));
+    let file = dir.join("plans");
+    let options = PlanOptions { cache: Some(file.clone()), budget: std::time::Duration::ZERO, replan: false };
+    let plan = plan_compare_chunk(&MpcLiftGr16, geometry, &cfg, Adder::Ripple, &options).unwrap().unwrap();
+    assert_eq!(plan.source, PlanSource::Measured);
+    assert!(plan.cache_error.is_none(), "{:?}", plan.cache_error);
+    assert_eq!(plan.measured.iter().map(|m| m.0).collect::<Vec<_>>(), CHUNK_CANDIDATES);
+    assert!(plan.measured.iter().all(|m| m.1.is_finite() && m.1 > 0.0), "{:?}", plan.measured);
+    let fastest = plan.measured.iter().min_by(|x, y| x.1.total_cmp(&y.1)).unwrap();
+    assert_eq!(plan.chunk, fastest.0);
+    let again = plan_compare_chunk(&MpcLiftGr16, geometry, &cfg, Adder::Ripple, &options).unwrap().unwrap();
+    assert_eq!((again.source, again.chunk, again.measured.len()), (PlanSource::Cache, plan.chunk, 0));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let line = text.lines().find(|l| l.starts_with("compare-chunk v1")).unwrap();
+    assert!(line.contains(&format!("scheme {} bits 12800", MpcLiftGr16.name())), "{line}");
+    std::fs::write(&file, text.replace(&format!("\t{}", plan.chunk), "\t12345")).unwrap();
+    let over = plan_compare_chunk(&MpcLiftGr16, geometry, &cfg, Adder::Ripple, &options).unwrap().unwrap();
+    assert_eq!(over.source, PlanSource::Measured);
+    assert!(plan_compare_chunk(&MpcLiftGr16, geometry, &cfg, Adder::LogDepth, &options).unwrap().is_none());
+    assert!(plan_compare_chunk(&PlainMaskZ16, geometry, &cfg, Adder::Ripple, &options).unwrap().is_none());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -104,6 +104,21 @@ impl Party {
         }
         Ok(Duration::from_micros(micros))
     }
+    /// Party 0's `value`, learned by every party (one round: party 0 sends it to the others, whose
+    /// own `value` is ignored): for public choices that must be the same everywhere, such as a
+    /// block size party 0 measured. All parties call it at the same point of their sessions.
+    pub fn value_of_party0(&self, value: u64) -> Result<u64> {
+        if self.id() == 0 {
+            for q in 1..self.n() {
+                self.net.send(q, value.to_le_bytes().to_vec())?;
+            }
+            return Ok(value);
+        }
+        let got = self.net.recv(0)?;
+        <[u8; 8]>::try_from(got.as_slice())
+            .map(u64::from_le_bytes)
+            .map_err(|_| MpcError::Malformed { peer: 0, reason: format!("a public value of {} bytes", got.len()) })
+    }
     /// Bytes and rounds so far (subtract two readings to measure a protocol call).
     pub fn stats(&self) -> Stats {
         self.net.stats()

@@ -27,7 +27,8 @@ fn check_session(parties: usize, backend: Backend) {
         }
         let zero = p.prg.zero_share(&ring, 64);
         let round = p.round_time(3)?;
-        Ok((me, draws, theirs, zero, round))
+        let chosen = p.value_of_party0(1000 + me as u64)?;
+        Ok((me, draws, theirs, zero, (round, chosen)))
     })
     .unwrap();
     assert_eq!(out.len(), parties);
@@ -40,8 +41,9 @@ fn check_session(parties: usize, backend: Backend) {
         let sum = out.iter().fold(0u64, |acc, o| ring.add(acc, o.3[i]));
         assert_eq!(sum, 0, "{parties} parties: zero shares do not sum to zero");
     }
-    // every party learns party 0's round time
+    // every party learns party 0's round time and party 0's value
     assert!(out.iter().all(|o| o.4 == out[0].4));
+    assert_eq!(out[0].4 .1, 1000);
 }
 
 #[test]

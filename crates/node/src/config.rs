@@ -18,7 +18,7 @@
 //! mask_mode = "per-bit"             # or "trimmed"
 //! reveal_matches = false            # true: log the identities each query matched (operator only)
 //! adder = "ripple"                  # the comparisons' adder; "log-depth": fewer rounds, more bytes (WAN)
-//! compare_chunk = "auto"            # comparisons per chunk, from the nodes' round time; 0: the adder's default; or a count
+//! compare_chunk = "auto"            # comparisons per chunk, from the round time and node 0's plan; 0: the adder's default; or a count
 //! min_valid = 0.25                  # a query with an eye less valid (unmasked) than this is refused
 //! mirror_check = true               # refuse a query whose mirror image (eyes swapped) is enrolled
 //!

@@ -78,8 +78,9 @@ pub fn run_node(cfg: NodeConfig, stop: Arc<AtomicBool>) -> Result<(), NodeError>
     argus_math::kernels::set_threads(cfg.batch.threads);
     let result = with_scheme!(cfg.iris.scheme, s => {
         choose_kernels(&cfg, &s, geometry, &match_cfg)?;
+        let planned = plan_compare_chunk(&cfg, &s, geometry, &match_cfg)?;
         let engine = Engine::new(s, match_cfg, cfg.iris.tuning(), geometry, store)?;
-        Core::new(cfg, engine, rx, stop, board).run()
+        Core::new(cfg, engine, rx, stop, board).with_planned_chunk(planned).run()
     });
     // A moment for the client port to deliver the last replies (the stopped node's "retry").
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
@@ -122,6 +123,40 @@ fn choose_kernels<S: IrisScheme>(
         "kernels"
     );
     Ok(())
+}
+
+/// With `compare_chunk = "auto"`, node 0 plans the comparisons per chunk on its host (the
+/// candidates timed for a moment, or the choice remembered in `kernel_cache`), which it sends
+/// the others at every session start; 0 where nothing is planned (other nodes, a set chunk, the
+/// log-depth adder). Logs the choice.
+fn plan_compare_chunk<S: IrisScheme>(
+    cfg: &NodeConfig,
+    scheme: &S,
+    geometry: IrisGeometry,
+    match_cfg: &MatchConfig,
+) -> Result<usize, NodeError> {
+    use crate::config::CompareChunk;
+    if cfg.id != 0 || cfg.iris.compare_chunk != CompareChunk::Auto {
+        return Ok(0);
+    }
+    let options = argus_math::kernels::PlanOptions { cache: cfg.kernel_cache.clone(), ..Default::default() };
+    let adder = cfg.iris.tuning().adder;
+    let Some(plan) = argus_iris::protocol::plan_compare_chunk(scheme, geometry, match_cfg, adder, &options)
+        .map_err(|e| NodeError::Config(format!("planning the comparison chunk: {e}")))?
+    else {
+        return Ok(0);
+    };
+    if let Some(e) = &plan.cache_error {
+        tracing::warn!(node = cfg.id, "{e}: the comparison chunk's plan holds until the node stops");
+    }
+    tracing::info!(
+        node = cfg.id,
+        compare_chunk = plan.chunk,
+        source = ?plan.source,
+        candidates = plan.measured.len(),
+        "comparison chunk planned (for rounds under 2 ms)"
+    );
+    Ok(plan.chunk)
 }
 
 /// The client port's TLS: the node's server side, choosing [`wire::CLIENT_PROTOCOL`].

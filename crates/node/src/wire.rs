@@ -25,7 +25,9 @@ pub use argus_client::wire::*;
 /// * 5 (2026-11-29): before it, the validity check of the queries' shares (`invalid`); queries
 ///   carry their unrotated row alone; after it, with `iris.mirror_check`, the mirror check of
 ///   the queries found unique.
-pub const PEER_PROTOCOL: u32 = 5;
+/// * 6 (2026-11-29): with `compare_chunk = "auto"`, after the round time node 0 sends the
+///   comparisons per chunk it planned on its host (`argus_mpc::Party::value_of_party0`).
+pub const PEER_PROTOCOL: u32 = 6;
 
 /// One item of a batch, as the leader proposes it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -512,6 +512,7 @@ fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<[Rec
     let rot = geometry.cols.min(cfg.rotations.clone().count());
     let reps = a.reps.max(1);
     let kernel = choose_kernel(a, scheme, geometry, &cfg)?;
+    let planned = plan_chunk(a, scheme, geometry, &cfg)?;
     // The three parties share this machine's cores: a third each for their products.
     argus_math::kernels::set_threads(super::party_threads());
     let per_party = run3(backend, a.net()?, |p| {
@@ -524,7 +525,7 @@ fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<[Rec
         let mut tuning = tuning(a);
         if a.compare_chunk == CompareChunk::Auto {
             let round;
-            (round, tuning.compare_chunk) = argus_iris::protocol::choose_compare_chunk(p, tuning.adder)?;
+            (round, tuning.compare_chunk) = argus_iris::protocol::choose_compare_chunk(p, tuning.adder, planned)?;
             if p.id() == 0 {
                 eprintln!(
                     "compare_chunk auto: rounds of {:.2} ms, {} comparisons per chunk",
@@ -588,6 +589,33 @@ fn choose_kernel<S: IrisScheme>(
         );
     }
     Ok(argus_iris::protocol::kernel_name(scheme, geometry, cfg, a.batch))
+}
+
+/// With `--compare-chunk auto`, the comparisons per chunk planned here as node 0 plans them
+/// (the candidates' times printed); 0 where nothing is planned.
+fn plan_chunk<S: IrisScheme>(
+    a: &IrisArgs,
+    scheme: &S,
+    geometry: argus_iris::IrisGeometry,
+    cfg: &MatchConfig,
+) -> Result<usize, String> {
+    if a.compare_chunk != CompareChunk::Auto {
+        return Ok(0);
+    }
+    let options = argus_math::kernels::PlanOptions { replan: true, ..Default::default() };
+    let Some(plan) = argus_iris::protocol::plan_compare_chunk(scheme, geometry, cfg, a.adder(), &options)
+        .map_err(|e| e.to_string())?
+    else {
+        return Ok(0);
+    };
+    let each: Vec<String> = plan.measured.iter().map(|(c, t)| format!("{c} {:.1}", t * 1e3)).collect();
+    eprintln!(
+        "compare_chunk plan: {} comparisons per chunk (ms per {} comparisons on three in-memory parties: {})",
+        plan.chunk,
+        argus_iris::protocol::CHUNK_SAMPLE,
+        each.join(", ")
+    );
+    Ok(plan.chunk)
 }
 
 /// Medians over the repetitions of each party's (seconds, stats, CPU seconds): the slowest

@@ -15,7 +15,7 @@
 use argus_math::{BitVec, Modulus, Ring, Z32, Z64};
 use argus_mpc::rep3::{self, Adder, Rep3, Rep3Bits, ReshareFor};
 use argus_mpc::{MpcError, Party};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::factor_of;
 use crate::{EyeRule, IrisError, MatchConfig};
@@ -242,7 +242,8 @@ pub(crate) fn resolve(
 /// party (~90 with the log-depth adder's prefix planes), so a batch of 32 queries against 10,000
 /// entries (20 M comparisons) would otherwise hold ~1–2 GB at once; chunks keep that bounded and
 /// let the allocator reuse the same buffers, at the cost of the phase's rounds once per chunk.
-/// Larger chunks are no faster with the parties on one machine (docs/BENCHMARKS.md).
+/// With `compare_chunk = "auto"` nodes on a LAN use the chunk planned on node 0's host instead
+/// ([`super::plan_compare_chunk`]); this is the default where nothing is planned.
 pub const COMPARE_CHUNK: usize = 1 << 20;
 
 /// The default comparisons per chunk for `adder` (where [`Tuning::compare_chunk`] is 0):
@@ -265,16 +266,18 @@ pub const AUTO_CHUNK_ROUNDS: [Duration; 2] = [Duration::from_millis(2), Duration
 pub const AUTO_CHUNKS: [usize; 2] = [1 << 22, 1 << 23];
 
 /// Comparisons per chunk for nodes whose rounds take `round` ([`argus_mpc::Party::round_time`]):
-/// the adder's default below [`AUTO_CHUNK_ROUNDS`], else [`AUTO_CHUNKS`]'s, with the ripple
-/// adder; the log-depth adder's few rounds keep its default. The steps are where the larger
-/// chunks measured faster over a simulated link (docs/BENCHMARKS.md, "Iris over a simulated
-/// link"); below them they do not pay, and against large databases they cost (fewer pieces
-/// overlap the products). Each step holds ~40 bytes per comparison more per node.
-pub fn auto_compare_chunk(round: Duration, adder: Adder) -> usize {
+/// below [`AUTO_CHUNK_ROUNDS`] the chunk planned on this host (`planned`, from
+/// [`super::plan_compare_chunk`]; 0: none, the adder's default), else [`AUTO_CHUNKS`]'s, with
+/// the ripple adder; the log-depth adder's few rounds keep its default. The steps are where the
+/// larger chunks measured faster over a simulated link (docs/BENCHMARKS.md, "Iris over a
+/// simulated link"); below them they do not pay, and against large databases they cost (fewer
+/// pieces overlap the products). Each step holds ~40 bytes per comparison more per node.
+pub fn auto_compare_chunk(round: Duration, adder: Adder, planned: usize) -> usize {
     match adder {
         Adder::LogDepth => compare_chunk(adder),
         Adder::Ripple => match AUTO_CHUNK_ROUNDS.iter().rposition(|&r| round >= r) {
             Some(step) => AUTO_CHUNKS[step],
+            None if planned > 0 => planned,
             None => COMPARE_CHUNK,
         },
     }
@@ -284,11 +287,86 @@ pub fn auto_compare_chunk(round: Duration, adder: Adder) -> usize {
 pub const ROUND_PROBES: usize = 10;
 
 /// `compare_chunk = "auto"`: times the parties' rounds by [`ROUND_PROBES`] trips of a token
-/// around them ([`Party::round_time`]; all three call it at the same point and learn party 0's
-/// figure, so they choose alike) and returns that time and [`auto_compare_chunk`]'s chunk for it.
-pub fn choose_compare_chunk(p: &Party, adder: Adder) -> Result<(Duration, usize), MpcError> {
+/// around them ([`Party::round_time`]) and learns party 0's `planned` chunk (0: none), and
+/// returns that time and [`auto_compare_chunk`]'s chunk for it. All three call it at the same
+/// point and learn party 0's figures, so they choose alike.
+pub fn choose_compare_chunk(p: &Party, adder: Adder, planned: usize) -> Result<(Duration, usize), MpcError> {
     let round = p.round_time(ROUND_PROBES)?;
-    Ok((round, auto_compare_chunk(round, adder)))
+    let planned = usize::try_from(p.value_of_party0(planned as u64)?).unwrap_or(usize::MAX);
+    Ok((round, auto_compare_chunk(round, adder, planned)))
+}
+
+/// Comparisons per chunk the chunk planner tries ([`super::plan_compare_chunk`]).
+pub const CHUNK_CANDIDATES: [usize; 5] = [1 << 17, 1 << 18, 1 << 19, 1 << 20, 1 << 21];
+
+/// Comparisons every candidate chunk is timed on (the largest candidate's).
+pub const CHUNK_SAMPLE: usize = 1 << 21;
+
+/// Timed rounds over all candidates at most (the best time of each counts).
+const CHUNK_ROUNDS: usize = 3;
+
+/// Times the comparison phase ([`compare`] by `plan`, with `adder`) of [`CHUNK_SAMPLE`] random
+/// comparisons over `ring` in chunks of each of `chunks`, run by three in-memory parties on this
+/// host's threads: a warm-up at the first chunk, then rounds over all of them, interleaved,
+/// while `budget` lasts (one at least, [`CHUNK_ROUNDS`] at most). Returns each chunk's best
+/// seconds by party 0's clock, which decides when to stop, so all three run the same rounds.
+pub(crate) fn time_chunks<R: Ring>(
+    ring: &R,
+    plan: ComparisonPlan,
+    adder: Adder,
+    chunks: &[usize],
+    budget: Duration,
+) -> Result<Vec<(usize, f64)>, MpcError> {
+    use argus_mpc::local::{run3, Backend};
+    let start = Instant::now();
+    let times = run3(Backend::Memory, argus_net::NetConfig::default(), |p| {
+        // Timing data, not secrets: a fixed xorshift stream per party.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (p.id() as u64 + 1);
+        let mut random = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ring.from_u128(u128::from(x))
+        };
+        let dots: Vec<R::El> = (0..CHUNK_SAMPLE).map(|_| random()).collect();
+        let mls: Vec<R::El> = (0..CHUNK_SAMPLE).map(|_| random()).collect();
+        let run = |p: &mut Party, chunk: usize| {
+            in_chunks(p, &dots, &mls, chunk, |p, d, m| compare(p, ring, d.to_vec(), m.to_vec(), plan, adder))
+        };
+        if let Some(&first) = chunks.first() {
+            run(p, first)?;
+        }
+        let mut best = vec![f64::INFINITY; chunks.len()];
+        for round in 1..=CHUNK_ROUNDS {
+            for (b, &chunk) in best.iter_mut().zip(chunks) {
+                let t = Instant::now();
+                run(p, chunk)?;
+                *b = b.min(t.elapsed().as_secs_f64());
+            }
+            let more = round < CHUNK_ROUNDS && start.elapsed() < budget;
+            if p.value_of_party0(u64::from(more))? == 0 {
+                break;
+            }
+        }
+        Ok(best)
+    })?;
+    Ok(chunks.iter().copied().zip(times.into_iter().next().unwrap_or_default()).collect())
+}
+
+/// [`crate::protocol::scheme::IrisScheme::time_compare_chunks`] for the schemes whose
+/// comparison is [`compare`] over `ring` (the replicated ones and GR's, whose products are
+/// additive shares over Z_2^16): [`time_chunks`] under the plan for `len`-bit codes and `cfg`.
+pub(crate) fn time_compare_chunks<R: Ring>(
+    ring: &R,
+    len: usize,
+    cfg: &MatchConfig,
+    adder: Adder,
+    chunks: &[usize],
+    budget: Duration,
+) -> Result<Vec<(usize, f64)>, MpcError> {
+    let plan =
+        ComparisonPlan::new(ring.modulus(), len, cfg, factor_of(cfg.mask_mode)).map_err(MpcError::InvalidParameter)?;
+    time_chunks(ring, plan, adder, chunks, budget)
 }
 
 /// Runs a comparison phase `f` over chunks of at most `chunk` comparisons (the same range of
@@ -469,17 +547,21 @@ mod tests {
     use argus_mpc::local::{run3, Backend};
     use argus_net::NetConfig;
 
-    /// `"auto"` keeps the default on one machine or a LAN, and takes 2^22 from 2 ms rounds and
-    /// 2^23 from 5 ms with the ripple adder; the log-depth adder keeps its default.
+    /// `"auto"` takes the planned chunk (or without one the default) on one machine or a LAN,
+    /// and 2^22 from 2 ms rounds and 2^23 from 5 ms with the ripple adder; the log-depth adder
+    /// keeps its default.
     #[test]
     fn auto_chunks_grow_with_the_round_time() {
         let ms = |m: f64| Duration::from_secs_f64(m / 1000.0);
-        let ripple = |m| auto_compare_chunk(ms(m), Adder::Ripple);
-        assert_eq!([ripple(0.0), ripple(0.05), ripple(1.999)], [COMPARE_CHUNK; 3]);
-        assert_eq!([ripple(2.0), ripple(2.7), ripple(4.99)], [1 << 22; 3]);
-        assert_eq!([ripple(5.0), ripple(20.0), ripple(1000.0)], [1 << 23; 3]);
-        for m in [0.0, 5.0, 50.0] {
-            assert_eq!(auto_compare_chunk(ms(m), Adder::LogDepth), compare_chunk(Adder::LogDepth));
+        for planned in [0, 1 << 19] {
+            let ripple = |m| auto_compare_chunk(ms(m), Adder::Ripple, planned);
+            let local = if planned == 0 { COMPARE_CHUNK } else { planned };
+            assert_eq!([ripple(0.0), ripple(0.05), ripple(1.999)], [local; 3]);
+            assert_eq!([ripple(2.0), ripple(2.7), ripple(4.99)], [1 << 22; 3]);
+            assert_eq!([ripple(5.0), ripple(20.0), ripple(1000.0)], [1 << 23; 3]);
+            for m in [0.0, 5.0, 50.0] {
+                assert_eq!(auto_compare_chunk(ms(m), Adder::LogDepth, planned), compare_chunk(Adder::LogDepth));
+            }
         }
     }
 

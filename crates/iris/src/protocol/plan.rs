@@ -1,9 +1,13 @@
-//! The kernels a scheme's batch checks run on this host: planned by measurement
-//! ([`argus_math::kernels::plan_correlation`]) when a node starts and before `argus bench`
-//! measures, and named in `argus status` and the bench's records.
+//! The kernels a scheme's batch checks run on this host, and the comparisons per chunk of its
+//! comparison phase: planned by measurement ([`argus_math::kernels::plan_correlation`],
+//! [`plan_compare_chunk`]) when a node starts and before `argus bench` measures, and named in
+//! `argus status` and the bench's records.
 
-use argus_math::kernels::{self, CorrelationPath, CorrelationPlan, PlanOptions};
+use argus_math::kernels::{self, CorrelationPath, CorrelationPlan, PlanOptions, PlanSource};
+use argus_mpc::rep3::Adder;
+use argus_mpc::MpcError;
 
+use super::compare::CHUNK_CANDIDATES;
 use super::scheme::IrisScheme;
 use crate::{IrisGeometry, MatchConfig};
 
@@ -70,4 +74,73 @@ pub fn kernel_name<S: IrisScheme + ?Sized>(
     } else {
         paths.join("+")
     }
+}
+
+/// The outcome of [`plan_compare_chunk`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChunkPlan {
+    /// The chosen comparisons per chunk.
+    pub chunk: usize,
+    /// Where it came from ([`PlanSource::Measured`] or [`PlanSource::Cache`]).
+    pub source: PlanSource,
+    /// Every candidate measured (empty unless measured now): its chunk and its best seconds for
+    /// [`CHUNK_SAMPLE`](super::compare::CHUNK_SAMPLE) comparisons.
+    pub measured: Vec<(usize, f64)>,
+    /// The cache file could not be read or written (the plan holds for this process).
+    pub cache_error: Option<String>,
+}
+
+/// Plans the comparisons per chunk of `scheme`'s comparison phase for codes of `geometry` under
+/// `cfg` on this host, for `compare_chunk = "auto"` on one machine or a LAN (far-apart nodes
+/// take larger chunks by their round time, [`super::auto_compare_chunk`]): every one of
+/// [`CHUNK_CANDIDATES`] timed on random shares by three in-memory parties
+/// ([`IrisScheme::time_compare_chunks`]) while `options.budget` lasts, the fastest chosen — or
+/// the choice remembered in `options.cache` (per build, CPU, kernel level, scheme, code length,
+/// threshold and mask mode; unless `options.replan`). A chunk is the block of the comparison
+/// phase's working set (~40 bytes per comparison and party), so which one is fastest depends on
+/// the host's caches. `None` with the log-depth adder (its few rounds keep its default) and for
+/// schemes whose comparison is not timed.
+///
+/// Errors: the scheme cannot run codes of `geometry` under `cfg`.
+pub fn plan_compare_chunk<S: IrisScheme + ?Sized>(
+    scheme: &S,
+    geometry: IrisGeometry,
+    cfg: &MatchConfig,
+    adder: Adder,
+    options: &PlanOptions,
+) -> Result<Option<ChunkPlan>, MpcError> {
+    if adder != Adder::Ripple {
+        return Ok(None);
+    }
+    let len = geometry.bits();
+    let shape = format!(
+        "scheme {} bits {len} threshold {} mask {:?} adder ripple candidates {:?}",
+        scheme.name(),
+        cfg.threshold,
+        cfg.mask_mode,
+        CHUNK_CANDIDATES
+    );
+    let key = kernels::plan_key(&kernels::host(), "compare-chunk v1", &shape);
+    let parse = |line: &str| line.parse::<usize>().ok().filter(|c| CHUNK_CANDIDATES.contains(c));
+    let mut failed = None;
+    let measure = || match scheme.time_compare_chunks(len, cfg, adder, &CHUNK_CANDIDATES, options.budget) {
+        Some(Ok(m)) => m,
+        Some(Err(e)) => {
+            failed = Some(e);
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    let (measured, remembered) =
+        kernels::remembered_or_measured(&key, options, parse, measure, |m| fastest(m).map(|c| c.to_string()));
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let Some(chunk) = remembered.path.or_else(|| fastest(&measured)) else { return Ok(None) };
+    Ok(Some(ChunkPlan { chunk, source: remembered.source, measured, cache_error: remembered.cache_error }))
+}
+
+/// The chunk of the fastest timing.
+fn fastest(measured: &[(usize, f64)]) -> Option<usize> {
+    measured.iter().min_by(|x, y| x.1.total_cmp(&y.1)).map(|m| m.0)
 }

@@ -8,9 +8,11 @@
 //! the query's unrotated row ([`IrisScheme::enrollment_of`]): one upload serves both.
 
 use argus_math::kernels::Correlation;
+use argus_mpc::rep3::Adder;
 use argus_mpc::{MpcError, Party};
 use argus_net::PartyId;
 use argus_prg::{Prg, Seed};
+use std::time::Duration;
 
 use super::recovery::{Auditable, Recoverable};
 use super::schemes::Registered;
@@ -175,6 +177,22 @@ pub trait IrisScheme: Sync + Registered {
     fn correlations(&self, geometry: IrisGeometry, cfg: &MatchConfig) -> Vec<Correlation> {
         let _ = (geometry, cfg);
         Vec::new()
+    }
+    /// Times this scheme's comparison phase for `len`-bit codes under `cfg` with `adder` on random
+    /// shares, at each of `chunks` comparisons per chunk (each one's best seconds for
+    /// [`CHUNK_SAMPLE`](super::compare::CHUNK_SAMPLE) comparisons, `budget` bounding the rounds):
+    /// what [`super::plan_compare_chunk`] measures. `None` where the scheme's comparison is not
+    /// timed; it then keeps the adder's default chunk.
+    fn time_compare_chunks(
+        &self,
+        len: usize,
+        cfg: &MatchConfig,
+        adder: Adder,
+        chunks: &[usize],
+        budget: Duration,
+    ) -> Option<Result<Vec<(usize, f64)>, MpcError>> {
+        let _ = (len, cfg, adder, chunks, budget);
+        None
     }
     /// Whether the three parties' databases hold consistent shares of the same entries (a
     /// corrupted or wrongly recovered share would otherwise silently change results): true on all

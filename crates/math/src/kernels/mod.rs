@@ -59,8 +59,9 @@ pub use f65519::P65519;
 pub use isa::{available, detected, Isa, ISA_ENV};
 pub use measure::{measure_plain_dot, measure_plain_dot_with, PlainDotMeasurement, PlainDotVariant, MEASURE_QUERIES};
 pub use planner::{
-    correlation_candidates, correlation_path, host, install_correlation_path, plan_correlation, CorrelationPath,
-    CorrelationPlan, Host, LeafKernel, PlanOptions, PlanSource, SAMPLE_ROWS,
+    correlation_candidates, correlation_path, host, install_correlation_path, plan_correlation, plan_key,
+    remembered_or_measured, CorrelationPath, CorrelationPlan, Host, LeafKernel, PlanOptions, PlanSource, Remembered,
+    SAMPLE_ROWS,
 };
 pub use ring128::Gemm128;
 pub use threads::{set_threads, threads};

@@ -340,32 +340,71 @@ pub fn plan_correlation(shape: Correlation, nq: usize, options: &PlanOptions) ->
         }
     }
     let key = cache_key(&host, shape, nq);
+    let parse = |line: &str| line.parse::<CorrelationPath>().ok().filter(|p| p.runs_here(shape));
+    let (measured, remembered) = remembered_or_measured(
+        &key,
+        options,
+        parse,
+        || measure(shape, nq, options.budget),
+        |m| Some(best(m).to_string()),
+    );
+    let (path, source, measured) = match remembered.path {
+        Some(path) => (path, remembered.source, Vec::new()),
+        None => (best(&measured), PlanSource::Measured, measured),
+    };
+    install(path);
+    plan(path, source, measured, remembered.cache_error)
+}
+
+/// The fastest of [`measure`]'s timings.
+fn best(measured: &[(CorrelationPath, f64)]) -> CorrelationPath {
+    measured.iter().min_by(|x, y| x.1.total_cmp(&y.1)).map(|m| m.0).expect("the unplanned path is timed")
+}
+
+/// What [`remembered_or_measured`] found in the cache.
+#[derive(Clone, Debug)]
+pub struct Remembered<T> {
+    /// The plan read from the cache (`None`: measured now).
+    pub path: Option<T>,
+    /// [`PlanSource::Cache`] or [`PlanSource::Measured`].
+    pub source: PlanSource,
+    /// The cache file could not be read or written (the plan holds for this process).
+    pub cache_error: Option<String>,
+}
+
+/// The cache side of a plan, for [`plan_correlation`] and any other plan of this host (the iris
+/// comparison's chunk): under the cache's lock (processes sharing the cache, such as the three
+/// nodes of a local deployment, plan one at a time, each on a quiet machine, the later ones
+/// finding the first one's choice), `key`'s line read back by `parse` (unless
+/// `options.replan`; a line `parse` refuses is measured over), else `measure` run and its
+/// result's `line` written under `key` (where it has one). Returns the measurement (`M::default()` where the
+/// cache answered) and what the cache gave.
+pub fn remembered_or_measured<T, M: Default>(
+    key: &str,
+    options: &PlanOptions,
+    parse: impl Fn(&str) -> Option<T>,
+    measure: impl FnOnce() -> M,
+    line: impl Fn(&M) -> Option<String>,
+) -> (M, Remembered<T>) {
     let mut cache_error = None;
-    // Processes sharing the cache (the three nodes of a local deployment) plan one at a time,
-    // so that each measures on a quiet machine and the later ones find its choice.
     let _lock = options.cache.as_deref().map(|f| CacheLock::take(f, options.budget));
     if let (Some(file), false) = (&options.cache, options.replan) {
         match read_cache(file) {
             Ok(lines) => {
-                if let Some(path) = lines.get(&key).and_then(|p| p.parse::<CorrelationPath>().ok()) {
-                    if path.runs_here(shape) {
-                        install(path);
-                        return plan(path, PlanSource::Cache, Vec::new(), None);
-                    }
+                if let Some(path) = lines.get(key).and_then(|l| parse(l)) {
+                    return (M::default(), Remembered { path: Some(path), source: PlanSource::Cache, cache_error });
                 }
             }
             Err(e) => cache_error = Some(e),
         }
     }
-    let measured = measure(shape, nq, options.budget);
-    let path = measured.iter().min_by(|x, y| x.1.total_cmp(&y.1)).map(|m| m.0).expect("the unplanned path is timed");
-    install(path);
-    if let Some(file) = &options.cache {
-        if let Err(e) = write_cache(file, &key, &path.to_string()) {
+    let measured = measure();
+    if let (Some(file), Some(line)) = (&options.cache, line(&measured)) {
+        if let Err(e) = write_cache(file, key, &line) {
             cache_error = Some(e);
         }
     }
-    plan(path, PlanSource::Measured, measured, cache_error)
+    (measured, Remembered { path: None, source: PlanSource::Measured, cache_error })
 }
 
 /// The timing of [`plan_correlation`]: every candidate's best seconds.
@@ -472,17 +511,21 @@ impl Drop for CacheLock {
 /// The cache line's key: what makes a plan valid (the planner's own version, the build, the CPU,
 /// the kernel level, the shape, the queries).
 fn cache_key(host: &Host, shape: Correlation, nq: usize) -> String {
+    plan_key(host, "correlation v1", &format!("shape {}x{}x{} queries {nq}", shape.positions, shape.width, shape.lags))
+}
+
+/// A cache key for a plan of `what` (its name and version) for `shape` on `host`: with the build
+/// (this executable's modification time), the CPU and the kernel level, so another build or CPU
+/// plans again.
+pub fn plan_key(host: &Host, what: &str, shape: &str) -> String {
     let build = std::env::current_exe()
         .and_then(|p| p.metadata())
         .and_then(|m| m.modified())
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_secs());
-    let cpu: String = host.cpu.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    format!(
-        "correlation v1 build {build} cpu {cpu} isa {} shape {}x{}x{} queries {nq}",
-        host.isa, shape.positions, shape.width, shape.lags
-    )
+    let clean = |s: &str| -> String { s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect() };
+    format!("{what} build {build} cpu {} isa {} {}", clean(&host.cpu), host.isa, clean(shape))
 }
 
 /// The cache file's lines `key \t path`; a missing file is an empty cache.

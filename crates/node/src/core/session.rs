@@ -120,8 +120,9 @@ impl<S: IrisScheme> Core<S> {
     }
 
     /// With `compare_chunk = "auto"`, the comparisons per chunk, from the round time the three
-    /// nodes measure between them (all three learn node 0's figure, so they choose alike; the
-    /// settings check has made sure all three are on `auto`). Measured at session start (`first`,
+    /// nodes measure between them and the chunk node 0 planned on its host (all three learn node
+    /// 0's figures, so they choose alike; the settings check has made sure all three are on
+    /// `auto`). Measured at session start (`first`,
     /// logged at info) and every [`REMEASURE_EVERY`] batches (logged at info only when the choice
     /// changes).
     pub(super) fn choose_compare_chunk(&mut self, p: &Party, first: bool) -> Result<(), End> {
@@ -129,7 +130,8 @@ impl<S: IrisScheme> Core<S> {
             return Ok(());
         }
         let (round, chunk) =
-            argus_iris::protocol::choose_compare_chunk(p, self.engine.tuning.adder).map_err(|e| End::Peer(e.into()))?;
+            argus_iris::protocol::choose_compare_chunk(p, self.engine.tuning.adder, self.planned_chunk)
+                .map_err(|e| End::Peer(e.into()))?;
         let (node, round_ms) = (self.cfg.id, round.as_secs_f64() * 1e3);
         if first || chunk != self.engine.tuning.compare_chunk {
             tracing::info!(node, round_ms, compare_chunk = chunk, "rounds measured; comparisons per chunk chosen");

@@ -27,10 +27,11 @@ mod validity;
 use argus_math::kernels::{Correlation, Correlator};
 use argus_math::Z16;
 use argus_mpc::galois::{self as gr, Basis};
-use argus_mpc::rep3::Rep3Bits;
+use argus_mpc::rep3::{Adder, Rep3Bits};
 use argus_mpc::{MpcError, Party};
 use rand::rngs::OsRng;
 use rand_core::{CryptoRng, RngCore};
+use std::time::Duration;
 
 use crate::protocol::compare::{
     self, check_ring, resolve, reveal_short, short_of_counts, Checked, ComparisonPlan, Order, Tuning,
@@ -587,6 +588,16 @@ impl IrisScheme for MpcLiftGr16 {
     }
     fn correlations(&self, geometry: IrisGeometry, cfg: &MatchConfig) -> Vec<Correlation> {
         correlations(geometry, cfg)
+    }
+    fn time_compare_chunks(
+        &self,
+        len: usize,
+        cfg: &MatchConfig,
+        adder: Adder,
+        chunks: &[usize],
+        budget: Duration,
+    ) -> Option<Result<Vec<(usize, f64)>, MpcError>> {
+        Some(compare::time_compare_chunks(&Z16::new(), len, cfg, adder, chunks, budget))
     }
     fn share_enrollment(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {
         share_enrollment(t, cfg, &mut OsRng)

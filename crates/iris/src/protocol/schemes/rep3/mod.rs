@@ -28,10 +28,11 @@ mod recovery;
 mod validity;
 
 use argus_math::{Ring, Z16, Z32};
-use argus_mpc::rep3::{self, Rep3, Rep3Pre};
+use argus_mpc::rep3::{self, Adder, Rep3, Rep3Pre};
 use argus_mpc::{MpcError, Party};
 use rand::rngs::OsRng;
 use rand_core::{CryptoRng, RngCore};
+use std::time::Duration;
 
 use crate::protocol::compare::{
     check_ring, compare, in_chunks, resolve, reveal_short, short_of_counts, Checked, ComparisonPlan, Order, Tuning,
@@ -411,6 +412,16 @@ macro_rules! rep3_scheme {
             }
             fn enrollment_of(&self, q: &Self::Share) -> Result<Self::Share, IrisError> {
                 codec::enrollment_of(q)
+            }
+            fn time_compare_chunks(
+                &self,
+                len: usize,
+                cfg: &MatchConfig,
+                adder: Adder,
+                chunks: &[usize],
+                budget: Duration,
+            ) -> Option<Result<Vec<(usize, f64)>, MpcError>> {
+                Some(crate::protocol::compare::time_compare_chunks(&$ring, len, cfg, adder, chunks, budget))
             }
         }
     };
