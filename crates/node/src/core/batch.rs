@@ -126,13 +126,17 @@ impl<S: IrisScheme> Core<S> {
         subs: &[&Item],
         dedup: bool,
     ) -> Result<Ran, NodeError> {
+        let t0 = Instant::now();
         let refused = refusals(&self.engine.invalid(p, shares)?, &self.engine.short_masks(p, shares)?);
+        let t_refusals = t0.elapsed();
         let checked_at = checked_together(kinds, &refused);
         let checked = match checked_at.len() {
             0 => Default::default(),
             n if n == shares.len() => self.engine.check(p, shares, dedup)?,
             _ => self.engine.check(p, &checked_at.iter().map(|&i| shares[i].clone()).collect::<Vec<_>>(), dedup)?,
         };
+        let t_check = t0.elapsed() - t_refusals;
+        let mut mirrored = 0;
         // Mirror attacks (issue 35, item 9): a query unique as presented whose mirror image
         // matches an enrolled identity. Only those are checked mirrored, so nothing more is
         // revealed of the others. Per checked query: whether it is such an attack.
@@ -141,17 +145,31 @@ impl<S: IrisScheme> Core<S> {
             let at: Vec<usize> = (0..mirror.len()).filter(|&j| checked.unique[j]).collect();
             if !at.is_empty() {
                 let qs: Vec<S::Share> = at.iter().map(|&j| shares[checked_at[j]].clone()).collect();
+                mirrored = qs.len();
                 for (j, unique) in at.into_iter().zip(self.engine.mirror_unique(p, &qs)?) {
                     mirror[j] = !unique;
                 }
             }
         }
+        let t_mirror = t0.elapsed() - t_refusals - t_check;
         let mut verified = Vec::new();
         for (i, k) in kinds.iter().enumerate() {
             if let (Kind::Verify(id), None) = (k, refused[i]) {
                 verified.push(self.engine.verify(p, &shares[i], *id)?);
             }
         }
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        tracing::debug!(
+            node = self.cfg.id,
+            queries = shares.len(),
+            checked = checked_at.len(),
+            mirrored,
+            refusals_ms = ms(t_refusals),
+            check_ms = ms(t_check),
+            mirror_ms = ms(t_mirror),
+            verify_ms = ms(t0.elapsed() - t_refusals - t_check - t_mirror),
+            "batch protocol phases"
+        );
         Ok(Ran { refused, checks: checked_at.iter().map(|&i| subs[i].clone()).collect(), checked, mirror, verified })
     }
 
