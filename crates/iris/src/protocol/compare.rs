@@ -287,12 +287,17 @@ pub fn auto_compare_chunk(round: Duration, adder: Adder, planned: usize) -> usiz
 pub const ROUND_PROBES: usize = 10;
 
 /// `compare_chunk = "auto"`: times the parties' rounds by [`ROUND_PROBES`] trips of a token
-/// around them ([`Party::round_time`]) and learns party 0's `planned` chunk (0: none), and
-/// returns that time and [`auto_compare_chunk`]'s chunk for it. All three call it at the same
+/// around them ([`Party::round_time`]) and learns party 0's `planned` chunk (0: none, else one
+/// of [`CHUNK_CANDIDATES`]), and returns that time and [`auto_compare_chunk`]'s chunk for it. All three call it at the same
 /// point and learn party 0's figures, so they choose alike.
 pub fn choose_compare_chunk(p: &Party, adder: Adder, planned: usize) -> Result<(Duration, usize), MpcError> {
     let round = p.round_time(ROUND_PROBES)?;
-    let planned = usize::try_from(p.value_of_party0(planned as u64)?).unwrap_or(usize::MAX);
+    // Party 0 plans among the candidates only; anything else is a broken peer, not a chunk.
+    let planned = p.value_of_party0(planned as u64)?;
+    let planned = match usize::try_from(planned) {
+        Ok(c) if c == 0 || CHUNK_CANDIDATES.contains(&c) => c,
+        _ => return Err(MpcError::Malformed { peer: 0, reason: format!("a planned chunk of {planned} comparisons") }),
+    };
     Ok((round, auto_compare_chunk(round, adder, planned)))
 }
 
@@ -320,16 +325,9 @@ pub(crate) fn time_chunks<R: Ring>(
     use argus_mpc::local::{run3, Backend};
     let start = Instant::now();
     let times = run3(Backend::Memory, argus_net::NetConfig::default(), |p| {
-        // Timing data, not secrets: a fixed xorshift stream per party.
-        let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (p.id() as u64 + 1);
-        let mut random = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            ring.from_u128(u128::from(x))
-        };
-        let dots: Vec<R::El> = (0..CHUNK_SAMPLE).map(|_| random()).collect();
-        let mls: Vec<R::El> = (0..CHUNK_SAMPLE).map(|_| random()).collect();
+        // Random shares from the session's own streams (timing data: the values do not matter).
+        let dots = ring.sample_vec(p.prg.next(), CHUNK_SAMPLE);
+        let mls = ring.sample_vec(p.prg.next(), CHUNK_SAMPLE);
         let run = |p: &mut Party, chunk: usize| {
             in_chunks(p, &dots, &mls, chunk, |p, d, m| compare(p, ring, d.to_vec(), m.to_vec(), plan, adder))
         };
@@ -563,6 +561,24 @@ mod tests {
                 assert_eq!(auto_compare_chunk(ms(m), Adder::LogDepth, planned), compare_chunk(Adder::LogDepth));
             }
         }
+    }
+
+    /// Every party takes party 0's planned chunk (its own is ignored); a value that is no
+    /// candidate is refused as malformed.
+    #[test]
+    fn the_planned_chunk_is_party_0s_and_a_candidate() {
+        let run = |planned: [usize; 3]| {
+            run3(Backend::Memory, NetConfig::default(), |p| choose_compare_chunk(p, Adder::Ripple, planned[p.id()]))
+        };
+        for (planned, want) in [([1 << 18, 0, 1 << 21], 1 << 18), ([0, 1 << 18, 1 << 19], 0)] {
+            let out = run(planned).unwrap();
+            for &(round, chunk) in &out {
+                // The round time decides between the plan and the far-apart steps.
+                assert_eq!(chunk, auto_compare_chunk(round, Adder::Ripple, want));
+            }
+        }
+        let e = run([12345, 0, 0]).unwrap_err().to_string();
+        assert!(e.contains("a planned chunk of 12345 comparisons"), "{e}");
     }
 
     /// Chunking is invisible: the MPCLift-Z16 comparison of random shares over chunks of 7 (not

@@ -377,8 +377,8 @@ pub struct Remembered<T> {
 /// nodes of a local deployment, plan one at a time, each on a quiet machine, the later ones
 /// finding the first one's choice), `key`'s line read back by `parse` (unless
 /// `options.replan`; a line `parse` refuses is measured over), else `measure` run and its
-/// result's `line` written under `key` (where it has one). Returns the measurement (`M::default()` where the
-/// cache answered) and what the cache gave.
+/// result's `line` written under `key` (where it has one). Returns the measurement
+/// (`M::default()` where the cache answered) and what the cache gave.
 pub fn remembered_or_measured<T, M: Default>(
     key: &str,
     options: &PlanOptions,
