@@ -121,6 +121,9 @@ struct Conn {
     out: mpsc::UnboundedSender<Vec<u8>>,
     pending: Pending,
     next_tag: Arc<AtomicU64>,
+    /// The node's refusal of the connection (tag 0), kept for the requests that register after
+    /// it arrived: they would otherwise see only the closed connection.
+    refused: Arc<Mutex<Option<Reply>>>,
 }
 
 /// A client of the three nodes. Cheap to share behind an `Arc`; many requests may be in flight.
@@ -185,6 +188,8 @@ impl Client {
             }
         });
         let readers = pending.clone();
+        let refused: Arc<Mutex<Option<Reply>>> = Arc::default();
+        let refusal = refused.clone();
         tokio::spawn(async move {
             while let Ok(Some(frame)) = wire::read_frame(&mut rd).await {
                 let Ok(env) = wire::decode::<Envelope<Reply>>(&frame) else { break };
@@ -195,6 +200,7 @@ impl Client {
                     }
                     // Tag 0: the node refused the connection (e.g. unknown client).
                     None if env.tag == 0 => {
+                        *refusal.lock().unwrap() = Some(env.body.clone());
                         for (_, w) in readers.lock().unwrap().iter_mut().flat_map(|p| p.drain()) {
                             let _ = w.send(env.body.clone());
                         }
@@ -205,7 +211,7 @@ impl Client {
             // Connection gone: waiters see their sender dropped, later requests are refused.
             *readers.lock().unwrap() = None;
         });
-        Ok(Conn { out, pending, next_tag: Arc::new(AtomicU64::new(1)) })
+        Ok(Conn { out, pending, next_tag: Arc::new(AtomicU64::new(1)), refused })
     }
 
     /// Sends one request to one node and waits for its reply.
@@ -228,19 +234,20 @@ impl Client {
             source: std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "connection lost"),
         };
         let registered = conn.pending.lock().unwrap().as_mut().map(|p| p.insert(tag, tx)).is_some();
+        let refusal = || conn.refused.lock().unwrap().clone();
         if !registered {
             *self.conns[node].lock().await = None;
-            return Err(lost());
+            return refusal().ok_or_else(lost);
         }
         if conn.out.send(wire::encode(&Envelope { tag, body: req })).is_err() {
             *self.conns[node].lock().await = None;
-            return Err(lost());
+            return refusal().ok_or_else(lost);
         }
         match tokio::time::timeout(self.cfg.timeout, rx).await {
             Ok(Ok(reply)) => Ok(reply),
             Ok(Err(_)) => {
                 *self.conns[node].lock().await = None;
-                Err(lost())
+                refusal().ok_or_else(lost)
             }
             Err(_) => {
                 if let Some(p) = conn.pending.lock().unwrap().as_mut() {
