@@ -177,7 +177,7 @@ pub enum CompareChunk {
     /// Chosen when the nodes connect, and again every 256 batches, from the round time they
     /// measure between them ([`argus_mpc::Party::round_time`],
     /// [`argus_iris::protocol::auto_compare_chunk`]): on one machine or a LAN the chunk node 0
-    /// planned by timing the candidates on its host when it started
+    /// picks for that round time from the candidates it timed on its host when it started
     /// ([`argus_iris::protocol::plan_compare_chunk`]), 2^22 from 2 ms rounds (a ~4 ms round
     /// trip), 2^23 from 5 ms (~10 ms), with the ripple adder; the log-depth adder's default.
     #[default]

@@ -652,16 +652,19 @@ fn the_compare_chunk_plan_is_the_fastest_candidate_measured_and_is_remembered() 
     let plan = plan_compare_chunk(&MpcLiftGr16, geometry, &cfg, Adder::Ripple, &options).unwrap().unwrap();
     assert_eq!(plan.source, PlanSource::Measured);
     assert!(plan.cache_error.is_none(), "{:?}", plan.cache_error);
-    assert_eq!(plan.measured.iter().map(|m| m.0).collect::<Vec<_>>(), CHUNK_CANDIDATES);
-    assert!(plan.measured.iter().all(|m| m.1.is_finite() && m.1 > 0.0), "{:?}", plan.measured);
-    let fastest = plan.measured.iter().min_by(|x, y| x.1.total_cmp(&y.1)).unwrap();
-    assert_eq!(plan.chunk, fastest.0);
+    let seconds = &plan.times.seconds;
+    assert_eq!(seconds.iter().map(|m| m.0).collect::<Vec<_>>(), CHUNK_CANDIDATES);
+    assert!(seconds.iter().all(|m| m.1.is_finite() && m.1 > 0.0), "{seconds:?}");
+    // The MSB's rounds and a few more per chunk (reshare, carry count).
+    assert!((30..60).contains(&plan.times.rounds_per_chunk), "{}", plan.times.rounds_per_chunk);
+    let fastest = seconds.iter().min_by(|x, y| x.1.total_cmp(&y.1)).unwrap();
+    assert_eq!(plan.local_chunk(), fastest.0);
     let again = plan_compare_chunk(&MpcLiftGr16, geometry, &cfg, Adder::Ripple, &options).unwrap().unwrap();
-    assert_eq!((again.source, again.chunk, again.measured.len()), (PlanSource::Cache, plan.chunk, 0));
+    assert_eq!((again.source, &again.times), (PlanSource::Cache, &plan.times));
     let text = std::fs::read_to_string(&file).unwrap();
-    let line = text.lines().find(|l| l.starts_with("compare-chunk v1")).unwrap();
+    let line = text.lines().find(|l| l.starts_with("compare-chunk v2")).unwrap();
     assert!(line.contains(&format!("scheme {} bits 12800", MpcLiftGr16.name())), "{line}");
-    std::fs::write(&file, text.replace(&format!("\t{}", plan.chunk), "\t12345")).unwrap();
+    std::fs::write(&file, text.replace("rounds:", "turns:")).unwrap();
     let over = plan_compare_chunk(&MpcLiftGr16, geometry, &cfg, Adder::Ripple, &options).unwrap().unwrap();
     assert_eq!(over.source, PlanSource::Measured);
     assert!(plan_compare_chunk(&MpcLiftGr16, geometry, &cfg, Adder::LogDepth, &options).unwrap().is_none());

@@ -125,38 +125,38 @@ fn choose_kernels<S: IrisScheme>(
     Ok(())
 }
 
-/// With `compare_chunk = "auto"`, node 0 plans the comparisons per chunk on its host (the
-/// candidates timed for a moment, or the choice remembered in `kernel_cache`), which it sends
-/// the others at every session start; 0 where nothing is planned (other nodes, a set chunk, the
-/// log-depth adder). Logs the choice.
+/// With `compare_chunk = "auto"`, node 0 times the comparison chunks on its host (the
+/// candidates timed for a moment, or the times remembered in `kernel_cache`), from which it picks
+/// for the round time at every session start and tells the others; `None` where nothing is
+/// planned (other nodes, a set chunk, the log-depth adder). Logs the chunk for one machine.
 fn plan_compare_chunk<S: IrisScheme>(
     cfg: &NodeConfig,
     scheme: &S,
     geometry: IrisGeometry,
     match_cfg: &MatchConfig,
-) -> Result<usize, NodeError> {
+) -> Result<Option<argus_iris::protocol::ChunkTimes>, NodeError> {
     use crate::config::CompareChunk;
     if cfg.id != 0 || cfg.iris.compare_chunk != CompareChunk::Auto {
-        return Ok(0);
+        return Ok(None);
     }
     let options = argus_math::kernels::PlanOptions { cache: cfg.kernel_cache.clone(), ..Default::default() };
     let adder = cfg.iris.tuning().adder;
     let Some(plan) = argus_iris::protocol::plan_compare_chunk(scheme, geometry, match_cfg, adder, &options)
         .map_err(|e| NodeError::Config(format!("planning the comparison chunk: {e}")))?
     else {
-        return Ok(0);
+        return Ok(None);
     };
     if let Some(e) = &plan.cache_error {
         tracing::warn!(node = cfg.id, "{e}: the comparison chunk's plan holds until the node stops");
     }
     tracing::info!(
         node = cfg.id,
-        compare_chunk = plan.chunk,
+        compare_chunk = plan.local_chunk(),
+        rounds_per_chunk = plan.times.rounds_per_chunk,
         source = ?plan.source,
-        candidates = plan.measured.len(),
-        "comparison chunk planned (for rounds under 2 ms)"
+        "comparison chunk planned (on one machine; with rounds under 2 ms chosen per session by the round time)"
     );
-    Ok(plan.chunk)
+    Ok(Some(plan.times))
 }
 
 /// The client port's TLS: the node's server side, choosing [`wire::CLIENT_PROTOCOL`].

@@ -525,7 +525,8 @@ fn e2e<S: IrisScheme>(a: &IrisArgs, backend: Backend, scheme: &S) -> Result<[Rec
         let mut tuning = tuning(a);
         if a.compare_chunk == CompareChunk::Auto {
             let round;
-            (round, tuning.compare_chunk) = argus_iris::protocol::choose_compare_chunk(p, tuning.adder, planned)?;
+            (round, tuning.compare_chunk) =
+                argus_iris::protocol::choose_compare_chunk(p, tuning.adder, planned.as_ref())?;
             if p.id() == 0 {
                 eprintln!(
                     "compare_chunk auto: rounds of {:.2} ms, {} comparisons per chunk",
@@ -591,31 +592,33 @@ fn choose_kernel<S: IrisScheme>(
     Ok(argus_iris::protocol::kernel_name(scheme, geometry, cfg, a.batch))
 }
 
-/// With `--compare-chunk auto`, the comparisons per chunk planned here as node 0 plans them
-/// (the candidates' times printed); 0 where nothing is planned.
+/// With `--compare-chunk auto`, the comparison chunks timed here as node 0 times them (the
+/// candidates' times printed); `None` where nothing is planned.
 fn plan_chunk<S: IrisScheme>(
     a: &IrisArgs,
     scheme: &S,
     geometry: argus_iris::IrisGeometry,
     cfg: &MatchConfig,
-) -> Result<usize, String> {
+) -> Result<Option<argus_iris::protocol::ChunkTimes>, String> {
     if a.compare_chunk != CompareChunk::Auto {
-        return Ok(0);
+        return Ok(None);
     }
     let options = argus_math::kernels::PlanOptions { replan: true, ..Default::default() };
     let Some(plan) = argus_iris::protocol::plan_compare_chunk(scheme, geometry, cfg, a.adder(), &options)
         .map_err(|e| e.to_string())?
     else {
-        return Ok(0);
+        return Ok(None);
     };
-    let each: Vec<String> = plan.measured.iter().map(|(c, t)| format!("{c} {:.1}", t * 1e3)).collect();
+    let each: Vec<String> = plan.times.seconds.iter().map(|(c, t)| format!("{c} {:.1}", t * 1e3)).collect();
     eprintln!(
-        "compare_chunk plan: {} comparisons per chunk (ms per {} comparisons on three in-memory parties: {})",
-        plan.chunk,
+        "compare_chunk plan: {} comparisons per chunk on one machine (ms per {} comparisons on three in-memory \
+         parties: {}; {} rounds per chunk)",
+        plan.local_chunk(),
         argus_iris::protocol::CHUNK_SAMPLE,
-        each.join(", ")
+        each.join(", "),
+        plan.times.rounds_per_chunk
     );
-    Ok(plan.chunk)
+    Ok(Some(plan.times))
 }
 
 /// Medians over the repetitions of each party's (seconds, stats, CPU seconds): the slowest

@@ -287,13 +287,19 @@ pub fn auto_compare_chunk(round: Duration, adder: Adder, planned: usize) -> usiz
 pub const ROUND_PROBES: usize = 10;
 
 /// `compare_chunk = "auto"`: times the parties' rounds by [`ROUND_PROBES`] trips of a token
-/// around them ([`Party::round_time`]) and learns party 0's `planned` chunk (0: none, else one
-/// of [`CHUNK_CANDIDATES`]), and returns that time and [`auto_compare_chunk`]'s chunk for it. All three call it at the same
+/// around them ([`Party::round_time`]), then party 0 picks from its chunk timings (`planned`,
+/// [`ChunkTimes::best_for`] that round time; none: 0) and the others learn its pick; returns
+/// the round time and [`auto_compare_chunk`]'s chunk for it. All three call it at the same
 /// point and learn party 0's figures, so they choose alike.
-pub fn choose_compare_chunk(p: &Party, adder: Adder, planned: usize) -> Result<(Duration, usize), MpcError> {
+pub fn choose_compare_chunk(
+    p: &Party,
+    adder: Adder,
+    planned: Option<&ChunkTimes>,
+) -> Result<(Duration, usize), MpcError> {
     let round = p.round_time(ROUND_PROBES)?;
-    // Party 0 plans among the candidates only; anything else is a broken peer, not a chunk.
-    let planned = p.value_of_party0(planned as u64)?;
+    let mine = planned.and_then(|t| t.best_for(round)).unwrap_or(0);
+    // Party 0 picks among the candidates only; anything else is a broken peer, not a chunk.
+    let planned = p.value_of_party0(mine as u64)?;
     let planned = match usize::try_from(planned) {
         Ok(c) if c == 0 || CHUNK_CANDIDATES.contains(&c) => c,
         _ => return Err(MpcError::Malformed { peer: 0, reason: format!("a planned chunk of {planned} comparisons") }),
@@ -310,18 +316,68 @@ pub const CHUNK_SAMPLE: usize = 1 << 21;
 /// Timed rounds over all candidates at most (the best time of each counts).
 const CHUNK_ROUNDS: usize = 3;
 
+/// What timing the comparison phase at several chunk sizes found
+/// ([`IrisScheme::time_compare_chunks`](super::scheme::IrisScheme::time_compare_chunks)): each
+/// chunk's best seconds for [`CHUNK_SAMPLE`] comparisons with no delay between the parties, and
+/// the phase's rounds per chunk.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChunkTimes {
+    /// Per candidate chunk, its best seconds.
+    pub seconds: Vec<(usize, f64)>,
+    /// Rounds of one chunk's comparison phase (the same for every chunk size).
+    pub rounds_per_chunk: u64,
+}
+
+impl ChunkTimes {
+    /// The chunk that compares [`CHUNK_SAMPLE`] values fastest where every round also takes
+    /// `round`: its measured seconds plus its chunks' rounds times `round` (smaller chunks stay
+    /// in cache but run the phase's rounds more often). `None` if nothing was timed.
+    pub fn best_for(&self, round: Duration) -> Option<usize> {
+        let cost = |&(chunk, secs): &(usize, f64)| {
+            let chunks = CHUNK_SAMPLE.div_ceil(chunk.max(1)) as f64;
+            secs + chunks * self.rounds_per_chunk as f64 * round.as_secs_f64()
+        };
+        self.seconds.iter().min_by(|x, y| cost(x).total_cmp(&cost(y))).map(|m| m.0)
+    }
+
+    /// As a line of a plan cache: `chunk:seconds` by candidate, then `rounds:` and the rounds
+    /// per chunk (what [`ChunkTimes::from_line`] reads).
+    pub fn to_line(&self) -> String {
+        let each: Vec<String> = self.seconds.iter().map(|(c, t)| format!("{c}:{t:e}")).collect();
+        format!("{} rounds:{}", each.join(" "), self.rounds_per_chunk)
+    }
+
+    /// Reads [`ChunkTimes::to_line`]'s line; `None` unless it times exactly `candidates`, in
+    /// order, with finite times.
+    pub fn from_line(line: &str, candidates: &[usize]) -> Option<ChunkTimes> {
+        let mut words = line.split_whitespace();
+        let mut seconds = Vec::with_capacity(candidates.len());
+        for &want in candidates {
+            let (c, t) = words.next()?.split_once(':')?;
+            let (c, t) = (c.parse::<usize>().ok()?, t.parse::<f64>().ok()?);
+            if c != want || !t.is_finite() || t < 0.0 {
+                return None;
+            }
+            seconds.push((c, t));
+        }
+        let rounds_per_chunk = words.next()?.strip_prefix("rounds:")?.parse().ok()?;
+        words.next().is_none().then_some(ChunkTimes { seconds, rounds_per_chunk })
+    }
+}
+
 /// Times the comparison phase ([`compare`] by `plan`, with `adder`) of [`CHUNK_SAMPLE`] random
 /// comparisons over `ring` in chunks of each of `chunks`, run by three in-memory parties on this
 /// host's threads: a warm-up at the first chunk, then rounds over all of them, interleaved,
 /// while `budget` lasts (one at least, [`CHUNK_ROUNDS`] at most). Returns each chunk's best
-/// seconds by party 0's clock, which decides when to stop, so all three run the same rounds.
+/// seconds by party 0's clock, which decides when to stop, so all three run the same rounds,
+/// and the rounds per chunk (counted in the warm-up).
 pub(crate) fn time_chunks<R: Ring>(
     ring: &R,
     plan: ComparisonPlan,
     adder: Adder,
     chunks: &[usize],
     budget: Duration,
-) -> Result<Vec<(usize, f64)>, MpcError> {
+) -> Result<ChunkTimes, MpcError> {
     use argus_mpc::local::{run3, Backend};
     let start = Instant::now();
     let times = run3(Backend::Memory, argus_net::NetConfig::default(), |p| {
@@ -331,8 +387,11 @@ pub(crate) fn time_chunks<R: Ring>(
         let run = |p: &mut Party, chunk: usize| {
             in_chunks(p, &dots, &mls, chunk, |p, d, m| compare(p, ring, d.to_vec(), m.to_vec(), plan, adder))
         };
+        let mut rounds_per_chunk = 0;
         if let Some(&first) = chunks.first() {
+            let before = p.stats();
             run(p, first)?;
+            rounds_per_chunk = (p.stats() - before).rounds / CHUNK_SAMPLE.div_ceil(first.max(1)) as u64;
         }
         let mut best = vec![f64::INFINITY; chunks.len()];
         for round in 1..=CHUNK_ROUNDS {
@@ -346,9 +405,9 @@ pub(crate) fn time_chunks<R: Ring>(
                 break;
             }
         }
-        Ok(best)
+        Ok(ChunkTimes { seconds: chunks.iter().copied().zip(best).collect(), rounds_per_chunk })
     })?;
-    Ok(chunks.iter().copied().zip(times.into_iter().next().unwrap_or_default()).collect())
+    Ok(times.into_iter().next().unwrap_or_default())
 }
 
 /// [`crate::protocol::scheme::IrisScheme::time_compare_chunks`] for the schemes whose
@@ -361,7 +420,7 @@ pub(crate) fn time_compare_chunks<R: Ring>(
     adder: Adder,
     chunks: &[usize],
     budget: Duration,
-) -> Result<Vec<(usize, f64)>, MpcError> {
+) -> Result<ChunkTimes, MpcError> {
     let plan =
         ComparisonPlan::new(ring.modulus(), len, cfg, factor_of(cfg.mask_mode)).map_err(MpcError::InvalidParameter)?;
     time_chunks(ring, plan, adder, chunks, budget)
@@ -567,18 +626,53 @@ mod tests {
     /// candidate is refused as malformed.
     #[test]
     fn the_planned_chunk_is_party_0s_and_a_candidate() {
-        let run = |planned: [usize; 3]| {
-            run3(Backend::Memory, NetConfig::default(), |p| choose_compare_chunk(p, Adder::Ripple, planned[p.id()]))
+        let times = |best: usize| ChunkTimes {
+            seconds: CHUNK_CANDIDATES.iter().map(|&c| (c, if c == best { 0.05 } else { 0.06 })).collect(),
+            rounds_per_chunk: 0,
         };
-        for (planned, want) in [([1 << 18, 0, 1 << 21], 1 << 18), ([0, 1 << 18, 1 << 19], 0)] {
+        let run = |planned: [Option<ChunkTimes>; 3]| {
+            run3(Backend::Memory, NetConfig::default(), |p| {
+                choose_compare_chunk(p, Adder::Ripple, planned[p.id()].as_ref())
+            })
+        };
+        for (planned, want) in
+            [([Some(times(1 << 18)), None, Some(times(1 << 21))], 1 << 18), ([None, Some(times(1 << 18)), None], 0)]
+        {
             let out = run(planned).unwrap();
             for &(round, chunk) in &out {
                 // The round time decides between the plan and the far-apart steps.
                 assert_eq!(chunk, auto_compare_chunk(round, Adder::Ripple, want));
             }
         }
-        let e = run([12345, 0, 0]).unwrap_err().to_string();
+        let bad = ChunkTimes { seconds: vec![(12345, 0.01)], rounds_per_chunk: 0 };
+        let e = run([Some(bad), None, None]).unwrap_err().to_string();
         assert!(e.contains("a planned chunk of 12345 comparisons"), "{e}");
+    }
+
+    /// The planned chunk weighs the rounds: with none the fastest measured wins; as rounds get
+    /// dearer, larger chunks (fewer rounds) do. The cache line reads back, and only for the
+    /// same candidates.
+    #[test]
+    fn chunk_times_weigh_rounds_and_read_back() {
+        let t = ChunkTimes {
+            seconds: vec![(1 << 17, 0.065), (1 << 18, 0.058), (1 << 19, 0.060), (1 << 20, 0.068), (1 << 21, 0.080)],
+            rounds_per_chunk: 32,
+        };
+        let ms = |m: f64| Duration::from_secs_f64(m / 1000.0);
+        assert_eq!(t.best_for(Duration::ZERO), Some(1 << 18));
+        // 0.01 ms rounds: 2^18 60.6 ms against 2^19's 61.3; 0.1 ms: 2^19 72.8 against 2^20's
+        // 74.4; 1 ms: 2^21 112 against 2^20's 132.
+        assert_eq!(t.best_for(ms(0.01)), Some(1 << 18));
+        assert_eq!(t.best_for(ms(0.1)), Some(1 << 19));
+        assert_eq!(t.best_for(ms(1.0)), Some(1 << 21));
+        assert_eq!(ChunkTimes::default().best_for(Duration::ZERO), None);
+        let line = t.to_line();
+        assert_eq!(ChunkTimes::from_line(&line, &t.seconds.iter().map(|s| s.0).collect::<Vec<_>>()), Some(t.clone()));
+        assert_eq!(ChunkTimes::from_line(&line, &CHUNK_CANDIDATES), Some(t.clone()));
+        assert_eq!(ChunkTimes::from_line(&line, &CHUNK_CANDIDATES[1..]), None);
+        for bad in ["", "131072", "rounds:3", &line.replace("rounds:32", "rounds:x"), &format!("{line} more")] {
+            assert_eq!(ChunkTimes::from_line(bad, &CHUNK_CANDIDATES), None, "{bad}");
+        }
     }
 
     /// Chunking is invisible: the MPCLift-Z16 comparison of random shares over chunks of 7 (not

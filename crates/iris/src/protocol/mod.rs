@@ -27,7 +27,8 @@ pub mod validity;
 
 pub use compare::{
     auto_compare_chunk, check_ring, choose_compare_chunk, compare_chunk, comparison_bits, mpclift_msb, reduced_terms,
-    Checked, Tuning, AUTO_CHUNKS, AUTO_CHUNK_ROUNDS, CHUNK_CANDIDATES, CHUNK_SAMPLE, COMPARE_CHUNK, ROUND_PROBES,
+    Checked, ChunkTimes, Tuning, AUTO_CHUNKS, AUTO_CHUNK_ROUNDS, CHUNK_CANDIDATES, CHUNK_SAMPLE, COMPARE_CHUNK,
+    ROUND_PROBES,
 };
 pub use plan::{choose_kernels, kernel_name, plan_compare_chunk, plan_kernels, ChunkPlan};
 pub use schemes::Scheme;

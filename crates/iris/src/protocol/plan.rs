@@ -7,7 +7,7 @@ use argus_math::kernels::{self, CorrelationPath, CorrelationPlan, PlanOptions, P
 use argus_mpc::rep3::Adder;
 use argus_mpc::MpcError;
 
-use super::compare::CHUNK_CANDIDATES;
+use super::compare::{ChunkTimes, CHUNK_CANDIDATES};
 use super::scheme::IrisScheme;
 use crate::{IrisGeometry, MatchConfig};
 
@@ -79,26 +79,32 @@ pub fn kernel_name<S: IrisScheme + ?Sized>(
 /// The outcome of [`plan_compare_chunk`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChunkPlan {
-    /// The chosen comparisons per chunk.
-    pub chunk: usize,
-    /// Where it came from ([`PlanSource::Measured`] or [`PlanSource::Cache`]).
+    /// Every candidate's time and the rounds per chunk, from which a session picks its chunk
+    /// for its round time ([`ChunkTimes::best_for`]).
+    pub times: ChunkTimes,
+    /// Where they came from ([`PlanSource::Measured`] or [`PlanSource::Cache`]).
     pub source: PlanSource,
-    /// Every candidate measured (empty unless measured now): its chunk and its best seconds for
-    /// [`CHUNK_SAMPLE`](super::compare::CHUNK_SAMPLE) comparisons.
-    pub measured: Vec<(usize, f64)>,
     /// The cache file could not be read or written (the plan holds for this process).
     pub cache_error: Option<String>,
+}
+
+impl ChunkPlan {
+    /// The chunk for parties with no delay between them (one machine).
+    pub fn local_chunk(&self) -> usize {
+        self.times.best_for(std::time::Duration::ZERO).unwrap_or(super::COMPARE_CHUNK)
+    }
 }
 
 /// Plans the comparisons per chunk of `scheme`'s comparison phase for codes of `geometry` under
 /// `cfg` on this host, for `compare_chunk = "auto"` on one machine or a LAN (far-apart nodes
 /// take larger chunks by their round time, [`super::auto_compare_chunk`]): every one of
 /// [`CHUNK_CANDIDATES`] timed on random shares by three in-memory parties
-/// ([`IrisScheme::time_compare_chunks`]) while `options.budget` lasts, the fastest chosen — or
-/// the choice remembered in `options.cache` (per build, CPU, kernel level, scheme, code length,
-/// threshold and mask mode; unless `options.replan`). A chunk is the block of the comparison
-/// phase's working set (~40 bytes per comparison and party), so which one is fastest depends on
-/// the host's caches. `None` with the log-depth adder (its few rounds keep its default) and for
+/// ([`IrisScheme::time_compare_chunks`]) while `options.budget` lasts — or the times
+/// remembered in `options.cache` (per build, CPU, kernel level, scheme, code length, threshold
+/// and mask mode; unless `options.replan`). A chunk is the block of the comparison phase's
+/// working set (~40 bytes per comparison and party), so which one is fastest depends on the
+/// host's caches; smaller chunks run the phase's rounds more often, so a session picks with its
+/// round time ([`ChunkTimes::best_for`], [`super::choose_compare_chunk`]). `None` with the log-depth adder (its few rounds keep its default) and for
 /// schemes whose comparison is not timed.
 ///
 /// Errors: the scheme cannot run codes of `geometry` under `cfg`.
@@ -120,27 +126,25 @@ pub fn plan_compare_chunk<S: IrisScheme + ?Sized>(
         cfg.mask_mode,
         CHUNK_CANDIDATES
     );
-    let key = kernels::plan_key(&kernels::host(), "compare-chunk v1", &shape);
-    let parse = |line: &str| line.parse::<usize>().ok().filter(|c| CHUNK_CANDIDATES.contains(c));
+    let key = kernels::plan_key(&kernels::host(), "compare-chunk v2", &shape);
+    let parse = |line: &str| ChunkTimes::from_line(line, &CHUNK_CANDIDATES);
     let mut failed = None;
     let measure = || match scheme.time_compare_chunks(len, cfg, adder, &CHUNK_CANDIDATES, options.budget) {
         Some(Ok(m)) => m,
         Some(Err(e)) => {
             failed = Some(e);
-            Vec::new()
+            ChunkTimes::default()
         }
-        None => Vec::new(),
+        None => ChunkTimes::default(),
     };
-    let (measured, remembered) =
-        kernels::remembered_or_measured(&key, options, parse, measure, |m| fastest(m).map(|c| c.to_string()));
+    let line = |t: &ChunkTimes| (!t.seconds.is_empty()).then(|| t.to_line());
+    let (measured, remembered) = kernels::remembered_or_measured(&key, options, parse, measure, line);
     if let Some(e) = failed {
         return Err(e);
     }
-    let Some(chunk) = remembered.path.or_else(|| fastest(&measured)) else { return Ok(None) };
-    Ok(Some(ChunkPlan { chunk, source: remembered.source, measured, cache_error: remembered.cache_error }))
-}
-
-/// The chunk of the fastest timing.
-fn fastest(measured: &[(usize, f64)]) -> Option<usize> {
-    measured.iter().min_by(|x, y| x.1.total_cmp(&y.1)).map(|m| m.0)
+    let times = remembered.path.unwrap_or(measured);
+    if times.seconds.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(ChunkPlan { times, source: remembered.source, cache_error: remembered.cache_error }))
 }

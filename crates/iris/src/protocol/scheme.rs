@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use super::recovery::{Auditable, Recoverable};
 use super::schemes::Registered;
-use super::{Checked, Tuning};
+use super::{Checked, ChunkTimes, Tuning};
 use crate::{IrisError, IrisGeometry, MatchConfig, Template};
 
 /// What a share is expected to hold (checked by [`IrisScheme::decode`]).
@@ -180,8 +180,8 @@ pub trait IrisScheme: Sync + Registered {
     }
     /// Times this scheme's comparison phase for `len`-bit codes under `cfg` with `adder` on random
     /// shares, at each of `chunks` comparisons per chunk (each one's best seconds for
-    /// [`CHUNK_SAMPLE`](super::compare::CHUNK_SAMPLE) comparisons, `budget` bounding the rounds):
-    /// what [`super::plan_compare_chunk`] measures. `None` where the scheme's comparison is not
+    /// [`CHUNK_SAMPLE`](super::compare::CHUNK_SAMPLE) comparisons and the rounds per chunk,
+    /// `budget` bounding the repetitions): what [`super::plan_compare_chunk`] measures. `None` where the scheme's comparison is not
     /// timed; it then keeps the adder's default chunk.
     fn time_compare_chunks(
         &self,
@@ -190,7 +190,7 @@ pub trait IrisScheme: Sync + Registered {
         adder: Adder,
         chunks: &[usize],
         budget: Duration,
-    ) -> Option<Result<Vec<(usize, f64)>, MpcError>> {
+    ) -> Option<Result<ChunkTimes, MpcError>> {
         let _ = (len, cfg, adder, chunks, budget);
         None
     }

@@ -100,9 +100,9 @@ pub struct Core<S: IrisScheme> {
     pruned_at: Option<Instant>,
     /// Where [`Core::publish`] puts the status.
     board: StatusBoard,
-    /// The comparisons per chunk planned on this host ([`Core::with_planned_chunk`]; 0: none),
-    /// which node 0 sends the others with `compare_chunk = "auto"`.
-    planned_chunk: usize,
+    /// The comparison chunks timed on this host ([`Core::with_planned_chunk`]), from which node
+    /// 0 picks for its round time and tells the others with `compare_chunk = "auto"`.
+    planned_chunk: Option<argus_iris::protocol::ChunkTimes>,
     /// The client that led the last batch ([`pick::pick`]).
     last_lead: Option<String>,
 }
@@ -177,16 +177,16 @@ impl<S: IrisScheme> Core<S> {
             window: (Instant::now(), 0, 0, Duration::ZERO),
             pruned_at: None,
             board,
-            planned_chunk: 0,
+            planned_chunk: None,
             last_lead: None,
         }
     }
 
-    /// Sets the comparisons per chunk planned on this host
-    /// ([`argus_iris::protocol::plan_compare_chunk`]): node 0's is the one the three nodes use
-    /// with `compare_chunk = "auto"` on one machine or a LAN.
-    pub fn with_planned_chunk(mut self, chunk: usize) -> Self {
-        self.planned_chunk = chunk;
+    /// Sets the comparison chunks timed on this host
+    /// ([`argus_iris::protocol::plan_compare_chunk`]): node 0's pick from them is the chunk the
+    /// three nodes use with `compare_chunk = "auto"` on one machine or a LAN.
+    pub fn with_planned_chunk(mut self, times: Option<argus_iris::protocol::ChunkTimes>) -> Self {
+        self.planned_chunk = times;
         self
     }
 

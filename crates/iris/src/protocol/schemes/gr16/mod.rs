@@ -596,7 +596,7 @@ impl IrisScheme for MpcLiftGr16 {
         adder: Adder,
         chunks: &[usize],
         budget: Duration,
-    ) -> Option<Result<Vec<(usize, f64)>, MpcError>> {
+    ) -> Option<Result<crate::protocol::ChunkTimes, MpcError>> {
         Some(compare::time_compare_chunks(&Z16::new(), len, cfg, adder, chunks, budget))
     }
     fn share_enrollment(&self, t: &Template, cfg: &MatchConfig) -> Result<[Self::Share; 3], IrisError> {

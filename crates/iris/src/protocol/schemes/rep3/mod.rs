@@ -420,7 +420,7 @@ macro_rules! rep3_scheme {
                 adder: Adder,
                 chunks: &[usize],
                 budget: Duration,
-            ) -> Option<Result<Vec<(usize, f64)>, MpcError>> {
+            ) -> Option<Result<crate::protocol::ChunkTimes, MpcError>> {
                 Some(crate::protocol::compare::time_compare_chunks(&$ring, len, cfg, adder, chunks, budget))
             }
         }
