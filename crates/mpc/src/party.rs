@@ -85,10 +85,7 @@ impl Party {
                 token(self.net.recv(prev)?)?;
                 self.net.send(next, vec![0])?;
             }
-            let got = self.net.recv(0)?;
-            let micros = <[u8; 8]>::try_from(got.as_slice())
-                .map_err(|_| MpcError::Malformed { peer: 0, reason: format!("a round time of {} bytes", got.len()) })?;
-            return Ok(Duration::from_micros(u64::from_le_bytes(micros)));
+            return Ok(Duration::from_micros(self.value_of_party0(0)?));
         }
         let mut trips: Vec<Duration> = Vec::with_capacity(probes.max(1));
         for _ in 0..probes.max(1) {
@@ -99,10 +96,7 @@ impl Party {
         }
         trips.sort();
         let micros = u64::try_from((trips[trips.len() / 2] / self.n() as u32).as_micros()).unwrap_or(u64::MAX);
-        for q in 1..self.n() {
-            self.net.send(q, micros.to_le_bytes().to_vec())?;
-        }
-        Ok(Duration::from_micros(micros))
+        Ok(Duration::from_micros(self.value_of_party0(micros)?))
     }
     /// Party 0's `value`, learned by every party (one round: party 0 sends it to the others, whose
     /// own `value` is ignored): for public choices that must be the same everywhere, such as a

@@ -80,7 +80,7 @@ pub fn run_node(cfg: NodeConfig, stop: Arc<AtomicBool>) -> Result<(), NodeError>
         choose_kernels(&cfg, &s, geometry, &match_cfg)?;
         let planned = plan_compare_chunk(&cfg, &s, geometry, &match_cfg)?;
         let engine = Engine::new(s, match_cfg, cfg.iris.tuning(), geometry, store)?;
-        Core::new(cfg, engine, rx, stop, board).with_planned_chunk(planned).run()
+        Core::new(cfg, engine, rx, stop, board).with_chunk_times(planned).run()
     });
     // A moment for the client port to deliver the last replies (the stopped node's "retry").
     runtime.shutdown_timeout(SHUTDOWN_GRACE);

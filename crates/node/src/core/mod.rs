@@ -100,9 +100,9 @@ pub struct Core<S: IrisScheme> {
     pruned_at: Option<Instant>,
     /// Where [`Core::publish`] puts the status.
     board: StatusBoard,
-    /// The comparison chunks timed on this host ([`Core::with_planned_chunk`]), from which node
+    /// The comparison chunks timed on this host ([`Core::with_chunk_times`]), from which node
     /// 0 picks for its round time and tells the others with `compare_chunk = "auto"`.
-    planned_chunk: Option<argus_iris::protocol::ChunkTimes>,
+    chunk_times: Option<argus_iris::protocol::ChunkTimes>,
     /// The client that led the last batch ([`pick::pick`]).
     last_lead: Option<String>,
 }
@@ -177,7 +177,7 @@ impl<S: IrisScheme> Core<S> {
             window: (Instant::now(), 0, 0, Duration::ZERO),
             pruned_at: None,
             board,
-            planned_chunk: None,
+            chunk_times: None,
             last_lead: None,
         }
     }
@@ -185,8 +185,8 @@ impl<S: IrisScheme> Core<S> {
     /// Sets the comparison chunks timed on this host
     /// ([`argus_iris::protocol::plan_compare_chunk`]): node 0's pick from them is the chunk the
     /// three nodes use with `compare_chunk = "auto"` on one machine or a LAN.
-    pub fn with_planned_chunk(mut self, times: Option<argus_iris::protocol::ChunkTimes>) -> Self {
-        self.planned_chunk = times;
+    pub fn with_chunk_times(mut self, times: Option<argus_iris::protocol::ChunkTimes>) -> Self {
+        self.chunk_times = times;
         self
     }
 

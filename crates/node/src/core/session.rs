@@ -130,7 +130,7 @@ impl<S: IrisScheme> Core<S> {
             return Ok(());
         }
         let (round, chunk) =
-            argus_iris::protocol::choose_compare_chunk(p, self.engine.tuning.adder, self.planned_chunk.as_ref())
+            argus_iris::protocol::choose_compare_chunk(p, self.engine.tuning.adder, self.chunk_times.as_ref())
                 .map_err(|e| End::Peer(e.into()))?;
         let (node, round_ms) = (self.cfg.id, round.as_secs_f64() * 1e3);
         if first || chunk != self.engine.tuning.compare_chunk {
